@@ -1,0 +1,102 @@
+//! What a run reports while it goes: for transcripts, status and the CLI.
+
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+
+use crate::{ToolCallRequest, Usage};
+
+/// One thing that happened during a turn.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum TurnEvent {
+    /// The user's message entered the turn.
+    UserMessage {
+        /// Text.
+        text: String,
+    },
+    /// The model replied.
+    ModelReply {
+        /// Iteration number (1-based).
+        iteration: u32,
+        /// Text of the reply.
+        text: String,
+        /// Tool calls it asked for.
+        tool_calls: Vec<ToolCallRequest>,
+        /// Token usage.
+        usage: Usage,
+    },
+    /// A hook decided something about a tool call.
+    HookDecision {
+        /// Hook name (`before_tool_call`, `after_tool_call`).
+        hook: String,
+        /// Plugin that decided.
+        plugin: String,
+        /// Tool call id.
+        call_id: String,
+        /// What it decided, in words (`allow`, `block: …`, `rewrite: …`, `replace`, `failed: …`).
+        decision: String,
+    },
+    /// A tool call finished (or was refused).
+    ToolResult {
+        /// Tool call id.
+        call_id: String,
+        /// Tool name.
+        tool: String,
+        /// Output the model sees.
+        content: String,
+        /// Whether it is an error.
+        is_error: bool,
+    },
+    /// The turn ended with this answer.
+    FinalAnswer {
+        /// Text.
+        text: String,
+    },
+}
+
+type Listener = Arc<dyn Fn(&TurnEvent) + Send + Sync>;
+
+/// Collects a run's events in order, and forwards each to an optional listener.
+#[derive(Clone, Default)]
+pub struct EventSink {
+    events: Arc<Mutex<Vec<TurnEvent>>>,
+    listener: Option<Listener>,
+}
+
+impl std::fmt::Debug for EventSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventSink")
+            .field("events", &self.snapshot().len())
+            .finish()
+    }
+}
+
+impl EventSink {
+    /// A sink that also calls `listener` for every event as it happens.
+    pub fn with_listener(listener: impl Fn(&TurnEvent) + Send + Sync + 'static) -> Self {
+        Self {
+            events: Arc::default(),
+            listener: Some(Arc::new(listener)),
+        }
+    }
+
+    /// Record an event.
+    pub fn emit(&self, event: TurnEvent) {
+        if let Some(listener) = &self.listener {
+            listener(&event);
+        }
+        self.events
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(event);
+    }
+
+    /// All events so far, in order.
+    pub fn snapshot(&self) -> Vec<TurnEvent> {
+        self.events
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+}

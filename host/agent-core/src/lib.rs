@@ -1,0 +1,14 @@
+//! Agent core: messages, the model and tool contracts, run context and events,
+//! and the turn loop that ties them together.
+
+mod events;
+mod message;
+mod model;
+mod tool;
+mod turn;
+
+pub use events::{EventSink, TurnEvent};
+pub use message::{Message, ToolCallRequest, ToolResultMessage};
+pub use model::{ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelResponse, StopReason, Usage};
+pub use tool::{RunContext, ToolExecutor, ToolOutput, ToolSpec};
+pub use turn::{TurnError, TurnLoop, TurnOutcome};

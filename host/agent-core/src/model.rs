@@ -1,0 +1,106 @@
+//! The contract between the loop and whatever plays the model.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::{Message, ToolCallRequest, ToolSpec};
+
+/// One request to a model.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRequest {
+    /// Model reference, `provider/model`.
+    pub model_ref: String,
+    /// System prompt.
+    pub system: Option<String>,
+    /// The conversation so far.
+    pub messages: Vec<Message>,
+    /// Tools the model may call.
+    pub tools: Vec<ToolSpec>,
+}
+
+/// Why the model stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// Finished its answer.
+    EndTurn,
+    /// Wants tool results.
+    ToolUse,
+    /// Hit the output token limit.
+    MaxTokens,
+    /// Stopped by a content filter or for another provider reason.
+    Other,
+}
+
+/// Token usage of one model call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+}
+
+/// A complete model reply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelResponse {
+    /// Reply text.
+    pub text: String,
+    /// Tool calls requested.
+    pub tool_calls: Vec<ToolCallRequest>,
+    /// Why the model stopped.
+    pub stop_reason: StopReason,
+    /// Token usage, when the provider reports it.
+    pub usage: Usage,
+}
+
+/// What kind of failure a model call hit; the loop acts on some of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModelErrorKind {
+    /// Credentials missing or refused (401/403).
+    Auth,
+    /// The model id is not known to the provider.
+    UnknownModel,
+    /// The prompt does not fit the model's context window.
+    ContextOverflow,
+    /// Rate limited, after retries.
+    RateLimited,
+    /// Other 4xx: the request itself is wrong.
+    BadRequest,
+    /// 5xx or transport failure, after retries.
+    Unavailable,
+    /// The stream stalled past the idle timeout.
+    Timeout,
+    /// The provider sent something that does not parse.
+    Protocol,
+    /// Anything else (configuration, scripted provider exhausted …).
+    Other,
+}
+
+/// A failed model call.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{kind:?}: {message}")]
+pub struct ModelError {
+    /// Category the loop can act on.
+    pub kind: ModelErrorKind,
+    /// Human-readable detail (never contains credentials).
+    pub message: String,
+}
+
+impl ModelError {
+    /// A model error of a kind with a message.
+    pub fn new(kind: ModelErrorKind, message: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+/// Something that answers model requests: a transport to a provider, or the
+/// scripted offline provider.
+#[async_trait]
+pub trait ModelClient: Send + Sync {
+    /// Send one request and return the complete reply.
+    async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError>;
+}

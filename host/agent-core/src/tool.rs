@@ -1,0 +1,62 @@
+//! The contract between the loop and tool execution.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::{EventSink, ToolCallRequest};
+
+/// A tool as the model sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Tool name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// JSON Schema of the parameters.
+    pub parameters: serde_json::Value,
+}
+
+/// Who is running: passed to tools and hooks.
+#[derive(Debug, Clone)]
+pub struct RunContext {
+    /// Agent id.
+    pub agent_id: String,
+    /// Session id, if any.
+    pub session_id: Option<String>,
+    /// Model reference of the run.
+    pub model_ref: String,
+    /// Where the run reports what happens.
+    pub events: EventSink,
+}
+
+impl RunContext {
+    /// A context for an agent and model, with a fresh event sink.
+    pub fn new(agent_id: impl Into<String>, model_ref: impl Into<String>) -> Self {
+        Self {
+            agent_id: agent_id.into(),
+            session_id: None,
+            model_ref: model_ref.into(),
+            events: EventSink::default(),
+        }
+    }
+}
+
+/// The output of one tool call, as the model will see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    /// Output text (JSON text for successful calls).
+    pub content: String,
+    /// Whether the call failed, was refused or was blocked.
+    pub is_error: bool,
+}
+
+/// Runs tool calls. There is one implementation in the host (the tool
+/// dispatcher), so every call goes through the same policy and hooks.
+#[async_trait]
+pub trait ToolExecutor: Send + Sync {
+    /// The tools the model may be offered.
+    fn specs(&self) -> Vec<ToolSpec>;
+
+    /// Run one call. Failures are reported in the output, never as a panic.
+    async fn execute(&self, call: &ToolCallRequest, ctx: &RunContext) -> ToolOutput;
+}

@@ -1,0 +1,204 @@
+//! The built-in turn loop (runtime `openclaw`): user message → model → tool
+//! calls → tool results → model … until a final answer or the iteration bound.
+
+use std::sync::Arc;
+
+use crate::{
+    Message, ModelClient, ModelError, ModelRequest, RunContext, ToolExecutor, ToolResultMessage,
+    TurnEvent, Usage,
+};
+
+/// Why a turn did not produce an answer.
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    /// The model call failed.
+    #[error("model call failed: {0}")]
+    Model(#[from] ModelError),
+    /// The model kept calling tools past the bound.
+    #[error("no final answer after {0} model calls (agent.maxIterations)")]
+    MaxIterations(u32),
+}
+
+/// The result of a turn.
+#[derive(Debug, Clone)]
+pub struct TurnOutcome {
+    /// Messages the turn added (user message first), for the transcript.
+    pub new_messages: Vec<Message>,
+    /// The final answer.
+    pub answer: String,
+    /// Model calls made.
+    pub iterations: u32,
+    /// Token usage summed over the turn.
+    pub usage: Usage,
+}
+
+/// The agent loop: owns no state between turns.
+#[derive(Clone)]
+pub struct TurnLoop {
+    model: Arc<dyn ModelClient>,
+    tools: Arc<dyn ToolExecutor>,
+    max_iterations: u32,
+    system: Option<String>,
+}
+
+impl TurnLoop {
+    /// A loop over a model and a tool executor, bounded to `max_iterations` model calls.
+    pub fn new(model: Arc<dyn ModelClient>, tools: Arc<dyn ToolExecutor>, max_iterations: u32) -> Self {
+        Self {
+            model,
+            tools,
+            max_iterations: max_iterations.max(1),
+            system: None,
+        }
+    }
+
+    /// Set the system prompt.
+    pub fn with_system(mut self, system: impl Into<String>) -> Self {
+        self.system = Some(system.into());
+        self
+    }
+
+    /// Run one turn on top of `history`. Tool failures become error results the
+    /// model sees; only a failed model call or the iteration bound end the turn early.
+    pub async fn run(
+        &self,
+        ctx: &RunContext,
+        history: &[Message],
+        user_text: &str,
+    ) -> Result<TurnOutcome, TurnError> {
+        let mut messages = history.to_vec();
+        let first_new = messages.len();
+        messages.push(Message::user(user_text));
+        ctx.events.emit(TurnEvent::UserMessage {
+            text: user_text.to_string(),
+        });
+        let tools = self.tools.specs();
+        let mut usage = Usage::default();
+        for iteration in 1..=self.max_iterations {
+            let request = ModelRequest {
+                model_ref: ctx.model_ref.clone(),
+                system: self.system.clone(),
+                messages: messages.clone(),
+                tools: tools.clone(),
+            };
+            let reply = self.model.complete(request).await?;
+            usage.input_tokens += reply.usage.input_tokens;
+            usage.output_tokens += reply.usage.output_tokens;
+            ctx.events.emit(TurnEvent::ModelReply {
+                iteration,
+                text: reply.text.clone(),
+                tool_calls: reply.tool_calls.clone(),
+                usage: reply.usage,
+            });
+            messages.push(Message::Assistant {
+                text: reply.text.clone(),
+                tool_calls: reply.tool_calls.clone(),
+            });
+            if reply.tool_calls.is_empty() {
+                ctx.events.emit(TurnEvent::FinalAnswer {
+                    text: reply.text.clone(),
+                });
+                return Ok(TurnOutcome {
+                    new_messages: messages.split_off(first_new),
+                    answer: reply.text,
+                    iterations: iteration,
+                    usage,
+                });
+            }
+            for call in &reply.tool_calls {
+                let output = self.tools.execute(call, ctx).await;
+                ctx.events.emit(TurnEvent::ToolResult {
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    content: output.content.clone(),
+                    is_error: output.is_error,
+                });
+                messages.push(Message::ToolResult(ToolResultMessage {
+                    call_id: call.id.clone(),
+                    tool: call.name.clone(),
+                    content: output.content,
+                    is_error: output.is_error,
+                }));
+            }
+        }
+        Err(TurnError::MaxIterations(self.max_iterations))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use async_trait::async_trait;
+
+    use super::*;
+    use crate::{ModelResponse, StopReason, ToolCallRequest, ToolOutput, ToolSpec};
+
+    struct Replies(Mutex<Vec<ModelResponse>>, Mutex<Vec<ModelRequest>>);
+
+    #[async_trait]
+    impl ModelClient for Replies {
+        async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+            self.1.lock().unwrap().push(request);
+            Ok(self.0.lock().unwrap().remove(0))
+        }
+    }
+
+    struct Upper;
+
+    #[async_trait]
+    impl ToolExecutor for Upper {
+        fn specs(&self) -> Vec<ToolSpec> {
+            vec![ToolSpec {
+                name: "upper".into(),
+                description: "uppercase".into(),
+                parameters: serde_json::json!({"type": "object"}),
+            }]
+        }
+        async fn execute(&self, call: &ToolCallRequest, _ctx: &RunContext) -> ToolOutput {
+            ToolOutput {
+                content: call.arguments["s"].as_str().unwrap_or("").to_uppercase(),
+                is_error: false,
+            }
+        }
+    }
+
+    fn reply(text: &str, calls: Vec<ToolCallRequest>) -> ModelResponse {
+        ModelResponse {
+            text: text.into(),
+            stop_reason: if calls.is_empty() { StopReason::EndTurn } else { StopReason::ToolUse },
+            tool_calls: calls,
+            usage: Usage { input_tokens: 10, output_tokens: 2 },
+        }
+    }
+
+    fn call(id: &str) -> ToolCallRequest {
+        ToolCallRequest { id: id.into(), name: "upper".into(), arguments: serde_json::json!({"s": "hi"}) }
+    }
+
+    #[tokio::test]
+    async fn tool_results_reach_the_model_and_the_answer_ends_the_turn() {
+        let model = Arc::new(Replies(
+            Mutex::new(vec![reply("", vec![call("c1")]), reply("it says HI", vec![])]),
+            Mutex::default(),
+        ));
+        let turn = TurnLoop::new(model.clone(), Arc::new(Upper), 4);
+        let ctx = RunContext::new("main", "scripted/demo");
+        let out = turn.run(&ctx, &[], "shout hi").await.unwrap();
+        assert_eq!(out.answer, "it says HI");
+        assert_eq!(out.iterations, 2);
+        assert_eq!(out.usage.input_tokens, 20);
+        assert_eq!(out.new_messages.len(), 4);
+        let second = &model.1.lock().unwrap()[1];
+        assert!(matches!(&second.messages[2], Message::ToolResult(r) if r.content == "HI" && r.call_id == "c1"));
+        assert!(matches!(ctx.events.snapshot().last(), Some(TurnEvent::FinalAnswer { text }) if text == "it says HI"));
+    }
+
+    #[tokio::test]
+    async fn a_model_that_never_stops_calling_tools_hits_the_bound() {
+        let replies = (0..3).map(|i| reply("", vec![call(&format!("c{i}"))])).collect();
+        let turn = TurnLoop::new(Arc::new(Replies(Mutex::new(replies), Mutex::default())), Arc::new(Upper), 3);
+        let err = turn.run(&RunContext::new("main", "m/x"), &[], "loop").await.unwrap_err();
+        assert!(matches!(err, TurnError::MaxIterations(3)));
+    }
+}

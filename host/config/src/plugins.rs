@@ -1,0 +1,161 @@
+//! The `plugins` section: where plugins come from, who may load, what each may touch.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Deserialize;
+
+/// The `plugins` section.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PluginsConfig {
+    /// Plugin packages: a directory holding `openclaw.plugin.json`, or a
+    /// directory of such directories.
+    #[serde(default)]
+    pub paths: Vec<PathBuf>,
+    /// When set, only these plugin ids load.
+    #[serde(default)]
+    pub allow: Option<Vec<String>>,
+    /// These plugin ids never load (wins over `allow`).
+    #[serde(default)]
+    pub deny: Vec<String>,
+    /// Where compiled components are cached (default: a `clawhost` dir in the user cache).
+    #[serde(default)]
+    pub cache_dir: Option<PathBuf>,
+    /// Resource limits for every plugin instance.
+    #[serde(default)]
+    pub limits: PluginLimits,
+    /// Per-plugin settings by plugin id.
+    #[serde(default)]
+    pub entries: BTreeMap<String, PluginEntry>,
+}
+
+/// Resource limits for plugin instances.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PluginLimits {
+    /// Linear memory cap per instance, in MiB.
+    #[serde(default = "default_memory_mb")]
+    pub memory_mb: u64,
+    /// Wall-clock deadline of one call into a plugin, in milliseconds.
+    #[serde(default = "default_call_timeout_ms")]
+    pub call_timeout_ms: u64,
+    /// Traps in a row after which a plugin is disabled.
+    #[serde(default = "default_max_traps")]
+    pub max_consecutive_traps: u32,
+}
+
+fn default_memory_mb() -> u64 {
+    64
+}
+fn default_call_timeout_ms() -> u64 {
+    5_000
+}
+fn default_max_traps() -> u32 {
+    3
+}
+
+impl Default for PluginLimits {
+    fn default() -> Self {
+        Self {
+            memory_mb: default_memory_mb(),
+            call_timeout_ms: default_call_timeout_ms(),
+            max_consecutive_traps: default_max_traps(),
+        }
+    }
+}
+
+/// Operator settings for one plugin.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PluginEntry {
+    /// `false` skips the plugin without treating it as refused.
+    #[serde(default = "default_true")]
+    pub enabled: bool,
+    /// Expected sha256 (hex) of the component file; a mismatch refuses the plugin.
+    #[serde(default)]
+    pub sha256: Option<String>,
+    /// The plugin's own configuration, handed to it through the `config` import.
+    #[serde(default)]
+    pub config: serde_json::Value,
+    /// Capabilities the operator allows this plugin.
+    #[serde(default)]
+    pub grants: PluginGrants,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+impl Default for PluginEntry {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            sha256: None,
+            config: serde_json::Value::Null,
+            grants: PluginGrants::default(),
+        }
+    }
+}
+
+/// Capabilities an operator allows one plugin. The effective grant is this ∩
+/// what the plugin's manifest asks for.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PluginGrants {
+    /// Host directories the plugin may see.
+    #[serde(default)]
+    pub filesystem: Vec<FsGrant>,
+    /// Environment variables the plugin may read.
+    #[serde(default)]
+    pub env: Vec<EnvGrant>,
+}
+
+/// A host directory mounted into a plugin.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FsGrant {
+    /// Path the plugin sees (absolute, e.g. `/notes`).
+    pub guest_path: String,
+    /// Host directory behind it (relative to the config file's directory).
+    pub host_path: PathBuf,
+    /// Most access allowed.
+    #[serde(default)]
+    pub access: Access,
+}
+
+/// Filesystem access level.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Access {
+    /// Read files and list directories.
+    #[default]
+    ReadOnly,
+    /// Also create, write and remove.
+    ReadWrite,
+}
+
+/// An environment variable a plugin may read.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum EnvGrant {
+    /// Pass the host's value of this variable (if set).
+    Inherit(String),
+    /// Set this variable to a fixed value.
+    Fixed {
+        /// Variable name.
+        name: String,
+        /// Value.
+        value: String,
+    },
+}
+
+impl EnvGrant {
+    /// The variable name.
+    pub fn name(&self) -> &str {
+        match self {
+            EnvGrant::Inherit(name) => name,
+            EnvGrant::Fixed { name, .. } => name,
+        }
+    }
+}

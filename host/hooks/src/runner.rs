@@ -1,0 +1,299 @@
+//! Runs the handlers subscribed to a hook, in order, with the fail policy.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::catalog::*;
+
+/// Why a handler gave no usable answer.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum HookError {
+    /// The handler trapped, timed out or is disabled.
+    #[error("{0}")]
+    Failed(String),
+    /// The handler answered a different hook than it was asked.
+    #[error("answered {answered} to a {asked} event")]
+    WrongOutcome {
+        /// The hook asked.
+        asked: &'static str,
+        /// What it answered.
+        answered: &'static str,
+    },
+}
+
+/// Something that handles hook events: a plugin, or a host-side handler.
+#[async_trait]
+pub trait HookHandler: Send + Sync {
+    /// Handle one event.
+    async fn handle(&self, event: HookEvent) -> Result<HookOutcome, HookError>;
+}
+
+/// One handler subscribed to one hook.
+#[derive(Clone)]
+pub struct HookRegistration {
+    /// Owner (plugin id).
+    pub plugin_id: String,
+    /// The hook.
+    pub kind: HookKind,
+    /// Higher runs first.
+    pub priority: i32,
+    /// The handler.
+    pub handler: Arc<dyn HookHandler>,
+}
+
+/// What one handler decided, for transcripts and status.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HookDecisionRecord {
+    /// Hook.
+    pub hook: HookKind,
+    /// Plugin id.
+    pub plugin_id: String,
+    /// The decision in words.
+    pub decision: String,
+}
+
+/// Result of running `before_tool_call`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BeforeToolCallResult {
+    /// `Ok(params)` to go on with, or `Err(reason)` when blocked.
+    pub verdict: Result<Value, String>,
+    /// What each handler decided, in order.
+    pub decisions: Vec<HookDecisionRecord>,
+}
+
+/// Result of running `after_tool_call`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AfterToolCallResult {
+    /// The result the model will see.
+    pub outcome: Result<Value, String>,
+    /// What each handler decided, in order.
+    pub decisions: Vec<HookDecisionRecord>,
+}
+
+/// The registered handlers of every hook, each list sorted by descending priority.
+#[derive(Clone, Default)]
+pub struct HookRunner {
+    registrations: Vec<HookRegistration>,
+}
+
+fn short(value: &Value) -> String {
+    let text = value.to_string();
+    if text.chars().count() > 120 {
+        format!("{}…", text.chars().take(120).collect::<String>())
+    } else {
+        text
+    }
+}
+
+impl HookRunner {
+    /// A runner over these registrations.
+    pub fn new(mut registrations: Vec<HookRegistration>) -> Self {
+        registrations.sort_by(|a, b| {
+            b.priority
+                .cmp(&a.priority)
+                .then_with(|| a.plugin_id.cmp(&b.plugin_id))
+        });
+        Self { registrations }
+    }
+
+    /// Handlers of one hook, in the order they run.
+    pub fn handlers(&self, kind: HookKind) -> impl Iterator<Item = &HookRegistration> {
+        self.registrations.iter().filter(move |r| r.kind == kind)
+    }
+
+    /// Run `before_tool_call`: each handler sees the parameters left by the one
+    /// before; the first block ends the run; a failing handler blocks the call.
+    pub async fn before_tool_call(&self, mut event: BeforeToolCallEvent) -> BeforeToolCallResult {
+        let mut decisions = Vec::new();
+        for reg in self.handlers(HookKind::BeforeToolCall) {
+            let answer = reg
+                .handler
+                .handle(HookEvent::BeforeToolCall(event.clone()))
+                .await;
+            let record = |decision: String| HookDecisionRecord {
+                hook: HookKind::BeforeToolCall,
+                plugin_id: reg.plugin_id.clone(),
+                decision,
+            };
+            match answer {
+                Ok(HookOutcome::BeforeToolCall(BeforeToolCallOutcome::Allow)) => {
+                    decisions.push(record("allow".into()));
+                }
+                Ok(HookOutcome::BeforeToolCall(BeforeToolCallOutcome::Rewrite(params))) => {
+                    decisions.push(record(format!("rewrite: {}", short(&params))));
+                    event.params = params;
+                }
+                Ok(HookOutcome::BeforeToolCall(BeforeToolCallOutcome::Block(reason))) => {
+                    decisions.push(record(format!("block: {reason}")));
+                    return BeforeToolCallResult {
+                        verdict: Err(reason),
+                        decisions,
+                    };
+                }
+                other => {
+                    let error = match other {
+                        Err(e) => e,
+                        Ok(_) => HookError::WrongOutcome {
+                            asked: "before_tool_call",
+                            answered: "after_tool_call",
+                        },
+                    };
+                    let reason = format!(
+                        "blocked: before_tool_call hook of plugin `{}` failed ({error})",
+                        reg.plugin_id
+                    );
+                    decisions.push(record(format!("failed: {error}")));
+                    return BeforeToolCallResult {
+                        verdict: Err(reason),
+                        decisions,
+                    };
+                }
+            }
+        }
+        BeforeToolCallResult {
+            verdict: Ok(event.params),
+            decisions,
+        }
+    }
+
+    /// Run `after_tool_call`: each handler sees the result left by the one
+    /// before. A failing handler withholds the result (it may have been a
+    /// redaction hook), replacing it with an error.
+    pub async fn after_tool_call(&self, mut event: AfterToolCallEvent) -> AfterToolCallResult {
+        let mut decisions = Vec::new();
+        for reg in self.handlers(HookKind::AfterToolCall) {
+            let answer = reg
+                .handler
+                .handle(HookEvent::AfterToolCall(event.clone()))
+                .await;
+            let record = |decision: String| HookDecisionRecord {
+                hook: HookKind::AfterToolCall,
+                plugin_id: reg.plugin_id.clone(),
+                decision,
+            };
+            match answer {
+                Ok(HookOutcome::AfterToolCall(AfterToolCallOutcome::Keep)) => {
+                    decisions.push(record("keep".into()));
+                }
+                Ok(HookOutcome::AfterToolCall(AfterToolCallOutcome::Replace(outcome))) => {
+                    let shown = match &outcome {
+                        Ok(v) => short(v),
+                        Err(e) => format!("error: {e}"),
+                    };
+                    decisions.push(record(format!("replace: {shown}")));
+                    event.outcome = outcome;
+                }
+                other => {
+                    let error = match other {
+                        Err(e) => e,
+                        Ok(_) => HookError::WrongOutcome {
+                            asked: "after_tool_call",
+                            answered: "before_tool_call",
+                        },
+                    };
+                    decisions.push(record(format!("failed: {error}")));
+                    event.outcome = Err(format!(
+                        "result withheld: after_tool_call hook of plugin `{}` failed ({error})",
+                        reg.plugin_id
+                    ));
+                    break;
+                }
+            }
+        }
+        AfterToolCallResult {
+            outcome: event.outcome,
+            decisions,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use serde_json::json;
+
+    use super::*;
+
+    struct Scripted(Mutex<Vec<Result<HookOutcome, HookError>>>, Arc<Mutex<Vec<String>>>, String);
+
+    #[async_trait]
+    impl HookHandler for Scripted {
+        async fn handle(&self, event: HookEvent) -> Result<HookOutcome, HookError> {
+            if let HookEvent::BeforeToolCall(e) = &event {
+                self.1.lock().unwrap().push(format!("{}:{}", self.2, e.params));
+            }
+            self.0.lock().unwrap().remove(0)
+        }
+    }
+
+    fn reg(id: &str, priority: i32, kind: HookKind, answer: Result<HookOutcome, HookError>, seen: &Arc<Mutex<Vec<String>>>) -> HookRegistration {
+        HookRegistration {
+            plugin_id: id.into(),
+            kind,
+            priority,
+            handler: Arc::new(Scripted(Mutex::new(vec![answer]), seen.clone(), id.into())),
+        }
+    }
+
+    fn ctx() -> CallContext {
+        CallContext { agent_id: "a".into(), session_id: None, model_ref: "m/x".into() }
+    }
+
+    fn before(params: Value) -> BeforeToolCallEvent {
+        BeforeToolCallEvent { tool: "t".into(), call_id: "c".into(), params, tool_plugin: None, context: ctx() }
+    }
+
+    use BeforeToolCallOutcome as B;
+    use HookKind::*;
+    use HookOutcome as O;
+
+    #[tokio::test]
+    async fn before_runs_by_descending_priority_and_passes_rewrites_on() {
+        let seen = Arc::default();
+        let runner = HookRunner::new(vec![
+            reg("low", 1, BeforeToolCall, Ok(O::BeforeToolCall(B::Allow)), &seen),
+            reg("high", 10, BeforeToolCall, Ok(O::BeforeToolCall(B::Rewrite(json!({"n": 2})))), &seen),
+        ]);
+        let out = runner.before_tool_call(before(json!({"n": 1}))).await;
+        assert_eq!(out.verdict, Ok(json!({"n": 2})));
+        assert_eq!(*seen.lock().unwrap(), vec![r#"high:{"n":1}"#.to_string(), r#"low:{"n":2}"#.to_string()]);
+    }
+
+    #[tokio::test]
+    async fn a_block_is_terminal_and_a_failure_blocks() {
+        let seen = Arc::default();
+        let runner = HookRunner::new(vec![
+            reg("b", 5, BeforeToolCall, Ok(O::BeforeToolCall(B::Block("no".into()))), &seen),
+            reg("c", 1, BeforeToolCall, Ok(O::BeforeToolCall(B::Allow)), &seen),
+        ]);
+        let out = runner.before_tool_call(before(json!({}))).await;
+        assert_eq!(out.verdict, Err("no".into()));
+        assert_eq!(seen.lock().unwrap().len(), 1, "handler after a block must not run");
+
+        let runner = HookRunner::new(vec![reg("f", 0, BeforeToolCall, Err(HookError::Failed("trapped".into())), &seen)]);
+        let out = runner.before_tool_call(before(json!({}))).await;
+        let reason = out.verdict.unwrap_err();
+        assert!(reason.contains("`f`") && reason.contains("trapped"), "{reason}");
+    }
+
+    #[tokio::test]
+    async fn after_replacements_chain_and_a_failure_withholds_the_result() {
+        let seen = Arc::default();
+        let event = AfterToolCallEvent {
+            tool: "t".into(), call_id: "c".into(), params: json!({}), outcome: Ok(json!("secret")),
+            duration_ms: 1, context: ctx(),
+        };
+        let runner = HookRunner::new(vec![
+            reg("r", 2, AfterToolCall, Ok(O::AfterToolCall(AfterToolCallOutcome::Replace(Ok(json!("clean"))))), &seen),
+            reg("k", 1, AfterToolCall, Ok(O::AfterToolCall(AfterToolCallOutcome::Keep)), &seen),
+        ]);
+        assert_eq!(runner.after_tool_call(event.clone()).await.outcome, Ok(json!("clean")));
+
+        let runner = HookRunner::new(vec![reg("x", 0, AfterToolCall, Err(HookError::Failed("timeout".into())), &seen)]);
+        let out = runner.after_tool_call(event).await;
+        assert!(out.outcome.unwrap_err().contains("withheld"));
+    }
+}

@@ -1,0 +1,123 @@
+//! Conversions between the WIT types and the host's typed hook catalog.
+
+use clawhost_agent_core::ToolSpec;
+use clawhost_hooks::{
+    AfterToolCallOutcome, BeforeToolCallOutcome, CallContext, HookError, HookEvent, HookKind,
+    HookOutcome,
+};
+
+use crate::bindings::wit;
+
+pub(crate) fn context(ctx: &CallContext) -> wit::CallContext {
+    wit::CallContext {
+        agent_id: ctx.agent_id.clone(),
+        session_id: ctx.session_id.clone(),
+        model_ref: ctx.model_ref.clone(),
+    }
+}
+
+pub(crate) fn hook_kind(kind: wit::HookKind) -> HookKind {
+    match kind {
+        wit::HookKind::BeforeToolCall => HookKind::BeforeToolCall,
+        wit::HookKind::AfterToolCall => HookKind::AfterToolCall,
+    }
+}
+
+pub(crate) fn event(event: &HookEvent) -> wit::HookEvent {
+    match event {
+        HookEvent::BeforeToolCall(e) => wit::HookEvent::BeforeToolCall(wit::BeforeToolCallEvent {
+            tool: e.tool.clone(),
+            call_id: e.call_id.clone(),
+            params: e.params.to_string(),
+            tool_plugin: e.tool_plugin.clone(),
+            context: context(&e.context),
+        }),
+        HookEvent::AfterToolCall(e) => wit::HookEvent::AfterToolCall(wit::AfterToolCallEvent {
+            tool: e.tool.clone(),
+            call_id: e.call_id.clone(),
+            params: e.params.to_string(),
+            outcome: e.outcome.as_ref().map(|v| v.to_string()).map_err(Clone::clone),
+            duration_ms: e.duration_ms,
+            context: context(&e.context),
+        }),
+    }
+}
+
+fn json(text: &str, what: &str) -> Result<serde_json::Value, HookError> {
+    serde_json::from_str(text)
+        .map_err(|e| HookError::Failed(format!("the plugin's {what} is not valid JSON: {e}")))
+}
+
+pub(crate) fn outcome(outcome: wit::HookOutcome) -> Result<HookOutcome, HookError> {
+    Ok(match outcome {
+        wit::HookOutcome::BeforeToolCall(o) => HookOutcome::BeforeToolCall(match o {
+            wit::BeforeToolCallOutcome::Allow => BeforeToolCallOutcome::Allow,
+            wit::BeforeToolCallOutcome::Block(reason) => BeforeToolCallOutcome::Block(reason),
+            wit::BeforeToolCallOutcome::Rewrite(p) => {
+                BeforeToolCallOutcome::Rewrite(json(&p, "rewritten parameters")?)
+            }
+        }),
+        wit::HookOutcome::AfterToolCall(o) => HookOutcome::AfterToolCall(match o {
+            wit::AfterToolCallOutcome::Keep => AfterToolCallOutcome::Keep,
+            wit::AfterToolCallOutcome::Replace(Ok(v)) => {
+                AfterToolCallOutcome::Replace(Ok(json(&v, "replacement result")?))
+            }
+            wit::AfterToolCallOutcome::Replace(Err(e)) => AfterToolCallOutcome::Replace(Err(e)),
+        }),
+    })
+}
+
+/// A registration checked and converted to host types.
+#[derive(Debug, Clone)]
+pub struct Registration {
+    /// Plugin id.
+    pub id: String,
+    /// Plugin version.
+    pub version: String,
+    /// Tools.
+    pub tools: Vec<ToolSpec>,
+    /// Hook subscriptions with priority.
+    pub hooks: Vec<(HookKind, i32)>,
+    /// Harness ids.
+    pub harnesses: Vec<String>,
+}
+
+/// Check what `register` returned against the manifest id and convert it.
+pub(crate) fn registration(manifest_id: &str, r: wit::Registration) -> Result<Registration, String> {
+    if r.id != manifest_id {
+        return Err(format!(
+            "register() returned id `{}` but the manifest says `{manifest_id}`",
+            r.id
+        ));
+    }
+    let mut tools = Vec::new();
+    for t in r.tools {
+        let parameters: serde_json::Value = serde_json::from_str(&t.parameters)
+            .map_err(|e| format!("tool `{}`: parameters is not valid JSON: {e}", t.name))?;
+        let spec = ToolSpec {
+            name: t.name,
+            description: t.description,
+            parameters,
+        };
+        clawhost_tools::compile_schema(&spec).map_err(|e| e.to_string())?;
+        if tools.iter().any(|s: &ToolSpec| s.name == spec.name) {
+            return Err(format!("tool `{}` is registered twice", spec.name));
+        }
+        tools.push(spec);
+    }
+    let mut hooks: Vec<(HookKind, i32)> = Vec::new();
+    for h in r.hooks {
+        let kind = hook_kind(h.hook);
+        if hooks.iter().any(|(k, _)| *k == kind) {
+            return Err(format!("hook `{}` is subscribed twice", kind.name()));
+        }
+        hooks.push((kind, h.priority));
+    }
+    Ok(Registration {
+        id: r.id,
+        version: r.version,
+        tools,
+        hooks,
+        harnesses: r.harnesses,
+    })
+}

@@ -1,0 +1,93 @@
+//! The one wasmtime engine: component model, epoch interruption, pooling
+//! allocator, a shared linker, and the epoch ticker thread.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use wasmtime::component::{HasSelf, Linker};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use crate::bindings::PluginWorld;
+use crate::state::PluginState;
+
+/// How often the epoch advances; deadlines are rounded up to this.
+pub const EPOCH_TICK: Duration = Duration::from_millis(5);
+
+/// The engine and linker shared by every plugin.
+pub struct PluginEngine {
+    engine: Engine,
+    linker: Linker<PluginState>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Drop for PluginEngine {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn base_config() -> Config {
+    let mut config = Config::new();
+    config.wasm_component_model(true);
+    config.epoch_interruption(true);
+    config
+}
+
+impl PluginEngine {
+    /// Build the engine. `memory_cap` sizes the pooling allocator's slots
+    /// (it falls back to on-demand allocation where pooling cannot reserve memory).
+    pub fn new(memory_cap: u64) -> wasmtime::Result<Self> {
+        let mut pooling = PoolingAllocationConfig::default();
+        pooling
+            .total_component_instances(256)
+            .total_core_instances(1024)
+            .total_memories(256)
+            .total_tables(512)
+            .max_memory_size(memory_cap.max(1 << 20) as usize);
+        let mut config = base_config();
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling));
+        let engine = match Engine::new(&config) {
+            Ok(engine) => engine,
+            Err(e) => {
+                tracing::warn!(error = %e, "pooling allocator unavailable; using on-demand allocation");
+                Engine::new(&base_config())?
+            }
+        };
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        PluginWorld::add_to_linker::<PluginState, HasSelf<PluginState>>(&mut linker, |s| s)?;
+
+        let stop = Arc::new(AtomicBool::new(false));
+        let ticker_engine = engine.clone();
+        let ticker_stop = stop.clone();
+        std::thread::Builder::new()
+            .name("clawhost-epoch".into())
+            .spawn(move || {
+                while !ticker_stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(EPOCH_TICK);
+                    ticker_engine.increment_epoch();
+                }
+            })?;
+        Ok(Self {
+            engine,
+            linker,
+            stop,
+        })
+    }
+
+    /// The wasmtime engine.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The linker with WASI and the host interface.
+    pub fn linker(&self) -> &Linker<PluginState> {
+        &self.linker
+    }
+
+    /// Epoch ticks covering `timeout` (at least one, plus one for the partial tick).
+    pub fn ticks_for(timeout: Duration) -> u64 {
+        (timeout.as_nanos() / EPOCH_TICK.as_nanos()) as u64 + 1
+    }
+}

@@ -1,0 +1,122 @@
+//! Typed errors of plugin loading and plugin calls.
+
+use std::path::PathBuf;
+
+use crate::api_version::{API_PACKAGE, API_VERSION};
+
+/// Why a plugin was not loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The manifest is missing or invalid.
+    #[error("plugin manifest {path}: {reason}")]
+    Manifest {
+        /// Manifest path.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The operator's rules refuse the plugin.
+    #[error("plugin `{id}` refused: {rule}")]
+    Refused {
+        /// Plugin id.
+        id: String,
+        /// The rule that refused it.
+        rule: String,
+    },
+    /// Built against a plugin API this host does not speak.
+    #[error("plugin `{id}` targets an incompatible plugin API ({found}); this host speaks {API_PACKAGE}@{API_VERSION}: rebuild it against clawhost-sdk {API_VERSION}")]
+    ApiVersion {
+        /// Plugin id.
+        id: String,
+        /// What was found.
+        found: String,
+    },
+    /// The component is not a clawhost plugin.
+    #[error("plugin `{id}` is not a clawhost plugin: {reason}")]
+    NotAPlugin {
+        /// Plugin id.
+        id: String,
+        /// Why.
+        reason: String,
+    },
+    /// A grant the operator configured cannot be honoured.
+    #[error("plugin `{id}`: grant {what} cannot be honoured: {reason}")]
+    Grant {
+        /// Plugin id.
+        id: String,
+        /// The grant.
+        what: String,
+        /// Why.
+        reason: String,
+    },
+    /// Reading, compiling or instantiating failed.
+    #[error("plugin `{id}`: {stage} failed: {reason}")]
+    Runtime {
+        /// Plugin id.
+        id: String,
+        /// Which step.
+        stage: &'static str,
+        /// The error, with its causes.
+        reason: String,
+    },
+    /// `register` returned something invalid.
+    #[error("plugin `{id}` registered invalid data: {reason}")]
+    Registration {
+        /// Plugin id.
+        id: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl LoadError {
+    /// The plugin id the error is about, when known.
+    pub fn plugin_id(&self) -> Option<&str> {
+        match self {
+            LoadError::Manifest { .. } => None,
+            LoadError::Refused { id, .. }
+            | LoadError::ApiVersion { id, .. }
+            | LoadError::NotAPlugin { id, .. }
+            | LoadError::Grant { id, .. }
+            | LoadError::Runtime { id, .. }
+            | LoadError::Registration { id, .. } => Some(id),
+        }
+    }
+}
+
+/// Why a call into a plugin failed (as opposed to the plugin returning an error).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CallError {
+    /// The call ran past its wall-clock deadline and was stopped.
+    #[error("plugin `{id}` exceeded its {timeout_ms} ms deadline and was stopped")]
+    Timeout {
+        /// Plugin id.
+        id: String,
+        /// The deadline.
+        timeout_ms: u64,
+    },
+    /// The instance tried to grow its memory past the cap.
+    #[error("plugin `{id}` exceeded its memory limit of {limit_mb} MiB and was stopped")]
+    MemoryLimit {
+        /// Plugin id.
+        id: String,
+        /// The cap.
+        limit_mb: u64,
+    },
+    /// The instance trapped (panic, unreachable, bad access …).
+    #[error("plugin `{id}` trapped: {reason}")]
+    Trapped {
+        /// Plugin id.
+        id: String,
+        /// The trap.
+        reason: String,
+    },
+    /// The plugin was disabled after repeated traps.
+    #[error("plugin `{id}` is disabled: {reason}")]
+    Disabled {
+        /// Plugin id.
+        id: String,
+        /// Why.
+        reason: String,
+    },
+}

@@ -1,0 +1,211 @@
+//! The plugin host: admits, compiles (through the cache), sandboxes,
+//! instantiates and registers plugin packages.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clawhost_config::{Config, PluginsConfig};
+use clawhost_hooks::HookRegistration;
+use clawhost_tools::Tool;
+
+use crate::cache::ComponentCache;
+use crate::engine::PluginEngine;
+use crate::instance::{CallLimits, PluginInstance, Request, Response};
+use crate::logs::PluginLogs;
+use crate::manifest::{discover, PluginPackage};
+use crate::plugin::{LoadedPlugin, PluginStatus};
+use crate::sandbox::EffectiveGrants;
+use crate::{admission, api_version, convert, LoadError};
+
+/// The outcome of loading one package.
+#[derive(Debug)]
+pub struct LoadReport {
+    /// The package directory.
+    pub dir: PathBuf,
+    /// The plugin id, when the manifest was readable.
+    pub id: Option<String>,
+    /// `Ok` when loaded.
+    pub result: Result<(), LoadError>,
+}
+
+/// Loaded plugins and the engine they run on.
+pub struct PluginHost {
+    engine: Arc<PluginEngine>,
+    cache: Arc<ComponentCache>,
+    config: PluginsConfig,
+    base_dir: PathBuf,
+    plugins: Vec<Arc<LoadedPlugin>>,
+}
+
+impl PluginHost {
+    /// A host with no plugins yet, configured by `config.plugins`.
+    pub fn new(config: &Config) -> Result<Self, LoadError> {
+        let limits = &config.plugins.limits;
+        let engine = PluginEngine::new(limits.memory_mb << 20).map_err(|e| LoadError::Runtime {
+            id: "(host)".into(),
+            stage: "engine setup",
+            reason: format!("{e:#}"),
+        })?;
+        let cache_dir = match &config.plugins.cache_dir {
+            Some(dir) => Some(config.resolve(dir)),
+            None => ComponentCache::default_dir(),
+        };
+        let cache = ComponentCache::new(engine.engine(), cache_dir);
+        Ok(Self {
+            engine: Arc::new(engine),
+            cache: Arc::new(cache),
+            config: config.plugins.clone(),
+            base_dir: config.base_dir.clone(),
+            plugins: Vec::new(),
+        })
+    }
+
+    /// Load every package found under `plugins.paths`; failures are reported,
+    /// not fatal, so one bad plugin does not stop the others.
+    pub async fn load_configured(&mut self) -> Vec<LoadReport> {
+        let mut reports = Vec::new();
+        for path in self.config.paths.clone() {
+            let path = if path.is_absolute() { path } else { self.base_dir.join(path) };
+            let dirs = match discover(&path) {
+                Ok(dirs) => dirs,
+                Err(e) => {
+                    reports.push(LoadReport {
+                        dir: path.clone(),
+                        id: None,
+                        result: Err(LoadError::Manifest {
+                            path,
+                            reason: format!("cannot list plugin packages: {e}"),
+                        }),
+                    });
+                    continue;
+                }
+            };
+            for dir in dirs {
+                let result = self.load_package(&dir).await;
+                let id = match &result {
+                    Ok(p) => Some(p.id().to_string()),
+                    Err(e) => e.plugin_id().map(str::to_string),
+                };
+                match &result {
+                    Ok(_) => tracing::info!(plugin = ?id, dir = %dir.display(), "plugin loaded"),
+                    Err(e) => tracing::warn!(dir = %dir.display(), error = %e, "plugin not loaded"),
+                }
+                reports.push(LoadReport {
+                    dir,
+                    id,
+                    result: result.map(|_| ()),
+                });
+            }
+        }
+        reports
+    }
+
+    /// Load one plugin package directory.
+    pub async fn load_package(&mut self, dir: &Path) -> Result<Arc<LoadedPlugin>, LoadError> {
+        let package = PluginPackage::read(dir)?;
+        let id = package.manifest.id.clone();
+        let entry = self.config.entries.get(&id).cloned().unwrap_or_default();
+        if !entry.enabled {
+            return Err(LoadError::Refused {
+                id,
+                rule: "plugins.entries.<id>.enabled is false".replace("<id>", &package.manifest.id),
+            });
+        }
+        admission::check_lists(&id, &self.config)?;
+        if let Some(existing) = self.plugins.iter().find(|p| p.id() == id) {
+            return Err(LoadError::Refused {
+                id,
+                rule: format!("a plugin with this id is already loaded from {}", existing.dir.display()),
+            });
+        }
+        api_version::check_manifest(&id, &package.manifest.api_version)?;
+        let runtime = |stage: &'static str| {
+            let id = id.clone();
+            move |e: String| LoadError::Runtime { id, stage, reason: e }
+        };
+        let path = package.component_path();
+        let bytes = std::fs::read(&path)
+            .map_err(|e| runtime("reading the component")(format!("{}: {e}", path.display())))?;
+        let sha256 = admission::sha256_hex(&bytes);
+        admission::check_pin(&id, &sha256, &self.config)?;
+        let grants = EffectiveGrants::resolve(
+            &id,
+            &package.manifest.capabilities,
+            &entry.grants,
+            &self.base_dir,
+        )?;
+
+        let (engine, cache, key) = (self.engine.clone(), self.cache.clone(), sha256.clone());
+        let (component, cache_outcome) = tokio::task::spawn_blocking(move || cache.load(engine.engine(), &key, &bytes))
+            .await
+            .map_err(|e| runtime("compiling")(e.to_string()))?
+            .map_err(|e| runtime("compiling")(format!("{e:#}")))?;
+        api_version::check_component(&id, self.engine.engine(), &component)?;
+        let pre = self
+            .engine
+            .linker()
+            .instantiate_pre(&component)
+            .map_err(|e| runtime("linking")(format!("{e:#}")))?;
+
+        let limits = &self.config.limits;
+        let logs = PluginLogs::new(&id);
+        let instance = PluginInstance::new(
+            id.clone(),
+            self.engine.clone(),
+            pre,
+            grants,
+            entry.config.to_string().into(),
+            logs.clone(),
+            CallLimits {
+                memory_bytes: limits.memory_mb << 20,
+                timeout: Duration::from_millis(limits.call_timeout_ms),
+                max_consecutive_traps: limits.max_consecutive_traps.max(1),
+            },
+        )
+        .map_err(|e| runtime("linking")(format!("{e:#}")))?;
+        let registration = match instance.call(Request::Register).await {
+            Ok(Response::Registration(r)) => r,
+            Ok(_) => unreachable!("register answers with a registration"),
+            Err(e) => return Err(runtime("register()")(e.to_string())),
+        };
+        let registration = convert::registration(&id, registration)
+            .map_err(|reason| LoadError::Registration { id: id.clone(), reason })?;
+        let plugin = Arc::new(LoadedPlugin {
+            manifest: package.manifest,
+            dir: package.dir,
+            sha256,
+            cache: cache_outcome,
+            registration,
+            instance,
+            logs,
+        });
+        self.plugins.push(plugin.clone());
+        Ok(plugin)
+    }
+
+    /// Loaded plugins, in load order.
+    pub fn plugins(&self) -> &[Arc<LoadedPlugin>] {
+        &self.plugins
+    }
+
+    /// A loaded plugin by id.
+    pub fn plugin(&self, id: &str) -> Option<&Arc<LoadedPlugin>> {
+        self.plugins.iter().find(|p| p.id() == id)
+    }
+
+    /// Status of every loaded plugin.
+    pub fn statuses(&self) -> Vec<PluginStatus> {
+        self.plugins.iter().map(|p| p.status()).collect()
+    }
+
+    /// Every plugin tool.
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.plugins.iter().flat_map(|p| p.tools()).collect()
+    }
+
+    /// Every plugin hook subscription.
+    pub fn hook_registrations(&self) -> Vec<HookRegistration> {
+        self.plugins.iter().flat_map(|p| p.hook_registrations()).collect()
+    }
+}

@@ -1,0 +1,196 @@
+//! One plugin's live instance: calls with a wall-clock deadline and a memory
+//! cap, discarding a trapped instance and disabling a plugin that keeps trapping.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex as SyncMutex};
+use std::time::Duration;
+
+use tokio::sync::Mutex;
+use wasmtime::component::InstancePre;
+use wasmtime::{Store, Trap};
+
+use crate::bindings::{wit, PluginWorld, PluginWorldPre};
+use crate::engine::PluginEngine;
+use crate::logs::PluginLogs;
+use crate::sandbox::EffectiveGrants;
+use crate::state::{MemoryCap, PluginState};
+use crate::CallError;
+
+/// Extra time the host waits beyond the epoch deadline before abandoning a
+/// call that is blocked in a host function (e.g. a guest sleeping in WASI).
+const HOST_GRACE: Duration = Duration::from_millis(250);
+
+/// A request into the plugin's exports.
+pub(crate) enum Request {
+    Register,
+    CallTool(wit::ToolCall),
+    Hook(wit::HookEvent),
+}
+
+/// The export's answer.
+pub(crate) enum Response {
+    Registration(wit::Registration),
+    Tool(Result<String, String>),
+    Hook(wit::HookOutcome),
+}
+
+struct Live {
+    store: Store<PluginState>,
+    world: PluginWorld,
+}
+
+/// Limits applied to every call.
+#[derive(Debug, Clone, Copy)]
+pub struct CallLimits {
+    /// Memory cap per instance, in bytes.
+    pub memory_bytes: u64,
+    /// Wall-clock deadline per call.
+    pub timeout: Duration,
+    /// Traps in a row before the plugin is disabled.
+    pub max_consecutive_traps: u32,
+}
+
+/// The running side of a loaded plugin.
+pub(crate) struct PluginInstance {
+    id: String,
+    engine: Arc<PluginEngine>,
+    pre: PluginWorldPre<PluginState>,
+    grants: EffectiveGrants,
+    config_json: Arc<str>,
+    logs: Arc<PluginLogs>,
+    limits: CallLimits,
+    live: Mutex<Option<Live>>,
+    consecutive_traps: AtomicU32,
+    instantiations: AtomicU32,
+    disabled: SyncMutex<Option<String>>,
+}
+
+impl PluginInstance {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        id: String,
+        engine: Arc<PluginEngine>,
+        pre: InstancePre<PluginState>,
+        grants: EffectiveGrants,
+        config_json: Arc<str>,
+        logs: Arc<PluginLogs>,
+        limits: CallLimits,
+    ) -> wasmtime::Result<Self> {
+        Ok(Self {
+            id,
+            engine,
+            pre: PluginWorldPre::new(pre)?,
+            grants,
+            config_json,
+            logs,
+            limits,
+            live: Mutex::new(None),
+            consecutive_traps: AtomicU32::new(0),
+            instantiations: AtomicU32::new(0),
+            disabled: SyncMutex::new(None),
+        })
+    }
+
+    /// Why the plugin is disabled, if it is.
+    pub(crate) fn disabled_reason(&self) -> Option<String> {
+        self.disabled.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// How many instances were created so far (1 + re-instantiations).
+    pub(crate) fn instantiations(&self) -> u32 {
+        self.instantiations.load(Ordering::Relaxed)
+    }
+
+    /// Traps in a row so far.
+    pub(crate) fn consecutive_traps(&self) -> u32 {
+        self.consecutive_traps.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn grants(&self) -> &EffectiveGrants {
+        &self.grants
+    }
+
+    async fn instantiate(&self) -> wasmtime::Result<Live> {
+        let wasi = self.grants.wasi_ctx(&self.logs)?;
+        let state = PluginState::new(
+            wasi,
+            MemoryCap::new(self.limits.memory_bytes),
+            self.logs.clone(),
+            self.config_json.clone(),
+        );
+        let mut store = Store::new(self.engine.engine(), state);
+        store.limiter(|s| &mut s.memory);
+        store.epoch_deadline_trap();
+        store.set_epoch_deadline(PluginEngine::ticks_for(self.limits.timeout));
+        let world = self.pre.instantiate_async(&mut store).await?;
+        self.instantiations.fetch_add(1, Ordering::Relaxed);
+        Ok(Live { store, world })
+    }
+
+    /// Make one call. Calls into one plugin are serialized.
+    pub(crate) async fn call(&self, request: Request) -> Result<Response, CallError> {
+        let mut slot = self.live.lock().await;
+        if let Some(reason) = self.disabled_reason() {
+            return Err(CallError::Disabled {
+                id: self.id.clone(),
+                reason,
+            });
+        }
+        let deadline = self.limits.timeout + HOST_GRACE;
+        let run = async {
+            if slot.is_none() {
+                *slot = Some(self.instantiate().await?);
+            }
+            let live = slot.as_mut().expect("instantiated above");
+            live.store.set_epoch_deadline(PluginEngine::ticks_for(self.limits.timeout));
+            let exports = live.world.openclaw_plugin_plugin();
+            let store = &mut live.store;
+            Ok::<_, wasmtime::Error>(match &request {
+                Request::Register => Response::Registration(exports.call_register(store).await?),
+                Request::CallTool(call) => Response::Tool(exports.call_call_tool(store, call).await?),
+                Request::Hook(event) => Response::Hook(exports.call_handle_hook(store, event).await?),
+            })
+        };
+        let outcome = tokio::time::timeout(deadline, run).await;
+        let error = match outcome {
+            Ok(Ok(response)) => {
+                self.consecutive_traps.store(0, Ordering::Relaxed);
+                return Ok(response);
+            }
+            Ok(Err(e)) => self.classify(&e, slot.as_ref()),
+            Err(_elapsed) => CallError::Timeout {
+                id: self.id.clone(),
+                timeout_ms: self.limits.timeout.as_millis() as u64,
+            },
+        };
+        // A trapped or abandoned instance is never reused.
+        *slot = None;
+        let traps = self.consecutive_traps.fetch_add(1, Ordering::Relaxed) + 1;
+        tracing::warn!(plugin = %self.id, traps, error = %error, "plugin call failed; instance discarded");
+        if traps >= self.limits.max_consecutive_traps {
+            let reason = format!("{traps} failed calls in a row, the last: {error}");
+            tracing::error!(plugin = %self.id, %reason, "plugin disabled");
+            *self.disabled.lock().unwrap_or_else(|p| p.into_inner()) = Some(reason);
+        }
+        Err(error)
+    }
+
+    fn classify(&self, e: &wasmtime::Error, live: Option<&Live>) -> CallError {
+        if live.is_some_and(|l| l.store.data().memory.hit) {
+            return CallError::MemoryLimit {
+                id: self.id.clone(),
+                limit_mb: self.limits.memory_bytes >> 20,
+            };
+        }
+        if e.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
+            return CallError::Timeout {
+                id: self.id.clone(),
+                timeout_ms: self.limits.timeout.as_millis() as u64,
+            };
+        }
+        CallError::Trapped {
+            id: self.id.clone(),
+            reason: format!("{e:#}"),
+        }
+    }
+}

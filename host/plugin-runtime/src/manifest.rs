@@ -1,0 +1,132 @@
+//! Plugin manifests (`openclaw.plugin.json`): identity and requested capabilities.
+
+use std::path::{Path, PathBuf};
+
+use clawhost_config::Access;
+use serde::Deserialize;
+
+use crate::LoadError;
+
+/// The file name of a plugin manifest inside a plugin package directory.
+pub const MANIFEST_FILE: &str = "openclaw.plugin.json";
+
+/// A plugin package's manifest.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PluginManifest {
+    /// Plugin id (`[a-z0-9][a-z0-9_-]*`), the key for allowlists and grants.
+    pub id: String,
+    /// Display name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Plugin version.
+    pub version: String,
+    /// What it does.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The plugin API version it was built against (e.g. `0.1.0`).
+    pub api_version: String,
+    /// The component file, relative to the manifest.
+    pub component: PathBuf,
+    /// Capabilities it asks for; it gets at most these, and only what the operator grants.
+    #[serde(default)]
+    pub capabilities: RequestedCapabilities,
+}
+
+/// Capabilities a plugin asks for.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RequestedCapabilities {
+    /// Directories it wants to see, by guest path.
+    #[serde(default)]
+    pub filesystem: Vec<RequestedDir>,
+    /// Environment variable names it wants to read.
+    #[serde(default)]
+    pub env: Vec<String>,
+}
+
+/// A directory a plugin asks to see.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RequestedDir {
+    /// Path as the plugin sees it.
+    pub guest_path: String,
+    /// Most access it wants.
+    #[serde(default)]
+    pub access: Access,
+}
+
+/// A manifest with the directory it was read from.
+#[derive(Debug, Clone)]
+pub struct PluginPackage {
+    /// The manifest.
+    pub manifest: PluginManifest,
+    /// The package directory.
+    pub dir: PathBuf,
+}
+
+impl PluginPackage {
+    /// Read and check `dir/openclaw.plugin.json`.
+    pub fn read(dir: &Path) -> Result<Self, LoadError> {
+        let path = dir.join(MANIFEST_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|e| LoadError::Manifest {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        let manifest: PluginManifest =
+            serde_json::from_str(&text).map_err(|e| LoadError::Manifest {
+                path: path.clone(),
+                reason: e.to_string(),
+            })?;
+        let id_ok = manifest
+            .id
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+            && manifest.id.len() <= 64
+            && manifest
+                .id
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+        if !id_ok {
+            return Err(LoadError::Manifest {
+                path,
+                reason: format!(
+                    "plugin id `{}` is invalid: use 1–64 characters of [a-z0-9_-], starting with a letter or digit",
+                    manifest.id
+                ),
+            });
+        }
+        for dir in &manifest.capabilities.filesystem {
+            if !dir.guest_path.starts_with('/') {
+                return Err(LoadError::Manifest {
+                    path,
+                    reason: format!("filesystem guestPath `{}` must be absolute", dir.guest_path),
+                });
+            }
+        }
+        Ok(Self {
+            manifest,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Path of the component file.
+    pub fn component_path(&self) -> PathBuf {
+        self.dir.join(&self.manifest.component)
+    }
+}
+
+/// Plugin package directories under `path`: `path` itself when it holds a
+/// manifest, else each immediate subdirectory that does (sorted).
+pub fn discover(path: &Path) -> std::io::Result<Vec<PathBuf>> {
+    if path.join(MANIFEST_FILE).is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(path)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join(MANIFEST_FILE).is_file())
+        .collect();
+    dirs.sort();
+    Ok(dirs)
+}

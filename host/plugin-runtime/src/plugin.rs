@@ -1,0 +1,218 @@
+//! A loaded plugin, and the adapters that make it a tool provider and a hook handler.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use clawhost_agent_core::{RunContext, ToolSpec};
+use clawhost_hooks::{CallContext, HookError, HookEvent, HookHandler, HookOutcome, HookRegistration};
+use clawhost_tools::{Tool, ToolOrigin};
+use serde_json::Value;
+
+use crate::bindings::wit;
+use crate::cache::CacheOutcome;
+use crate::convert::{self, Registration};
+use crate::instance::{PluginInstance, Request, Response};
+use crate::logs::{LogLine, PluginLogs};
+use crate::manifest::PluginManifest;
+use crate::sandbox::EffectiveGrants;
+use crate::CallError;
+
+/// A plugin that passed admission, compiled, instantiated and registered.
+pub struct LoadedPlugin {
+    pub(crate) manifest: PluginManifest,
+    pub(crate) dir: PathBuf,
+    pub(crate) sha256: String,
+    pub(crate) cache: CacheOutcome,
+    pub(crate) registration: Registration,
+    pub(crate) instance: PluginInstance,
+    pub(crate) logs: Arc<PluginLogs>,
+}
+
+/// Whether a plugin serves calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PluginState {
+    /// Serving.
+    Active,
+    /// Disabled after repeated traps.
+    Disabled(String),
+}
+
+/// A plugin's status, for `plugins status` and tests.
+#[derive(Debug, Clone)]
+pub struct PluginStatus {
+    /// Plugin id.
+    pub id: String,
+    /// Version it registered.
+    pub version: String,
+    /// Package directory.
+    pub dir: PathBuf,
+    /// Component sha256.
+    pub sha256: String,
+    /// Active or disabled.
+    pub state: PluginState,
+    /// Tool names.
+    pub tools: Vec<String>,
+    /// Hook names with priority.
+    pub hooks: Vec<(String, i32)>,
+    /// Harness ids.
+    pub harnesses: Vec<String>,
+    /// Effective grants.
+    pub grants: EffectiveGrants,
+    /// Instances created (re-instantiation after traps counts).
+    pub instantiations: u32,
+    /// Failed calls in a row.
+    pub consecutive_failures: u32,
+    /// Whether the compiled component came from the cache.
+    pub from_cache: bool,
+}
+
+impl LoadedPlugin {
+    /// Plugin id.
+    pub fn id(&self) -> &str {
+        &self.manifest.id
+    }
+
+    /// The checked registration.
+    pub fn registration(&self) -> &Registration {
+        &self.registration
+    }
+
+    /// Output the plugin logged or printed.
+    pub fn logs(&self) -> Vec<LogLine> {
+        self.logs.lines()
+    }
+
+    /// Current status.
+    pub fn status(&self) -> PluginStatus {
+        let r = &self.registration;
+        PluginStatus {
+            id: r.id.clone(),
+            version: r.version.clone(),
+            dir: self.dir.clone(),
+            sha256: self.sha256.clone(),
+            state: match self.instance.disabled_reason() {
+                Some(reason) => PluginState::Disabled(reason),
+                None => PluginState::Active,
+            },
+            tools: r.tools.iter().map(|t| t.name.clone()).collect(),
+            hooks: r.hooks.iter().map(|(k, p)| (k.name().to_string(), *p)).collect(),
+            harnesses: r.harnesses.clone(),
+            grants: self.instance.grants().clone(),
+            instantiations: self.instance.instantiations(),
+            consecutive_failures: self.instance.consecutive_traps(),
+            from_cache: self.cache == CacheOutcome::Hit,
+        }
+    }
+
+    /// Call one of the plugin's tools directly (the agent goes through the dispatcher).
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        call_id: &str,
+        params: &Value,
+        ctx: &CallContext,
+    ) -> Result<Result<Value, String>, CallError> {
+        let call = wit::ToolCall {
+            tool: tool.into(),
+            call_id: call_id.into(),
+            params: params.to_string(),
+            context: convert::context(ctx),
+        };
+        match self.instance.call(Request::CallTool(call)).await? {
+            Response::Tool(Ok(text)) => Ok(serde_json::from_str(&text).map_err(|e| {
+                format!("plugin `{}` returned a result that is not valid JSON: {e}", self.id())
+            })),
+            Response::Tool(Err(message)) => Ok(Err(message)),
+            _ => unreachable!("call-tool answers with a tool response"),
+        }
+    }
+
+    /// Deliver one hook event.
+    pub async fn handle_hook(&self, event: &HookEvent) -> Result<HookOutcome, HookError> {
+        let kind = event.kind();
+        match self.instance.call(Request::Hook(convert::event(event))).await {
+            Ok(Response::Hook(outcome)) => {
+                let outcome = convert::outcome(outcome)?;
+                let answered = match &outcome {
+                    HookOutcome::BeforeToolCall(_) => clawhost_hooks::HookKind::BeforeToolCall,
+                    HookOutcome::AfterToolCall(_) => clawhost_hooks::HookKind::AfterToolCall,
+                };
+                if answered != kind {
+                    return Err(HookError::WrongOutcome {
+                        asked: kind.name(),
+                        answered: answered.name(),
+                    });
+                }
+                Ok(outcome)
+            }
+            Ok(_) => unreachable!("handle-hook answers with a hook outcome"),
+            Err(e) => Err(HookError::Failed(e.to_string())),
+        }
+    }
+
+    /// Tools of this plugin, as dispatchable tools.
+    pub fn tools(self: &Arc<Self>) -> Vec<Arc<dyn Tool>> {
+        self.registration
+            .tools
+            .iter()
+            .map(|spec| {
+                Arc::new(PluginTool {
+                    plugin: self.clone(),
+                    spec: spec.clone(),
+                }) as Arc<dyn Tool>
+            })
+            .collect()
+    }
+
+    /// Hook subscriptions of this plugin.
+    pub fn hook_registrations(self: &Arc<Self>) -> Vec<HookRegistration> {
+        self.registration
+            .hooks
+            .iter()
+            .map(|(kind, priority)| HookRegistration {
+                plugin_id: self.id().to_string(),
+                kind: *kind,
+                priority: *priority,
+                handler: Arc::new(PluginHooks(self.clone())),
+            })
+            .collect()
+    }
+}
+
+struct PluginTool {
+    plugin: Arc<LoadedPlugin>,
+    spec: ToolSpec,
+}
+
+#[async_trait]
+impl Tool for PluginTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    fn origin(&self) -> ToolOrigin {
+        ToolOrigin::Plugin(self.plugin.id().to_string())
+    }
+
+    async fn call(&self, call_id: &str, params: Value, ctx: &RunContext) -> Result<Value, String> {
+        let ctx = CallContext {
+            agent_id: ctx.agent_id.clone(),
+            session_id: ctx.session_id.clone(),
+            model_ref: ctx.model_ref.clone(),
+        };
+        match self.plugin.call_tool(&self.spec.name, call_id, &params, &ctx).await {
+            Ok(result) => result,
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+struct PluginHooks(Arc<LoadedPlugin>);
+
+#[async_trait]
+impl HookHandler for PluginHooks {
+    async fn handle(&self, event: HookEvent) -> Result<HookOutcome, HookError> {
+        self.0.handle_hook(&event).await
+    }
+}

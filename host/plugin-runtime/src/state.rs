@@ -1,0 +1,122 @@
+//! Per-instance store data: the WASI context, resource limits, and the host
+//! interface (`log`, `config`) a plugin may call.
+
+use std::sync::Arc;
+
+use wasmtime::component::ResourceTable;
+use wasmtime::{ResourceLimiter, StoreLimits, StoreLimitsBuilder};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+use crate::bindings::host;
+use crate::logs::{LogLevel, LogSource, PluginLogs};
+
+/// A [`StoreLimits`] that remembers whether it refused a memory growth, so a
+/// trap can be reported as "memory limit" rather than a generic trap.
+pub struct MemoryCap {
+    limits: StoreLimits,
+    cap: usize,
+    /// Set when a growth past the cap was refused.
+    pub hit: bool,
+}
+
+impl MemoryCap {
+    /// A cap of `bytes` per linear memory; growth past it traps.
+    pub fn new(bytes: u64) -> Self {
+        let cap = usize::try_from(bytes).unwrap_or(usize::MAX);
+        Self {
+            limits: StoreLimitsBuilder::new()
+                .memory_size(cap)
+                .instances(64)
+                .tables(64)
+                .memories(16)
+                .trap_on_grow_failure(true)
+                .build(),
+            cap,
+            hit: false,
+        }
+    }
+}
+
+impl ResourceLimiter for MemoryCap {
+    fn memory_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.cap {
+            self.hit = true;
+        }
+        self.limits.memory_growing(current, desired, maximum)
+    }
+
+    fn table_growing(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        self.limits.table_growing(current, desired, maximum)
+    }
+
+    fn instances(&self) -> usize {
+        self.limits.instances()
+    }
+    fn tables(&self) -> usize {
+        self.limits.tables()
+    }
+    fn memories(&self) -> usize {
+        self.limits.memories()
+    }
+}
+
+/// The data of one plugin instance's store.
+pub struct PluginState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    /// Memory cap of this instance.
+    pub memory: MemoryCap,
+    logs: Arc<PluginLogs>,
+    config_json: Arc<str>,
+}
+
+impl PluginState {
+    /// State for a fresh instance.
+    pub fn new(wasi: WasiCtx, memory: MemoryCap, logs: Arc<PluginLogs>, config_json: Arc<str>) -> Self {
+        Self {
+            wasi,
+            table: ResourceTable::new(),
+            memory,
+            logs,
+            config_json,
+        }
+    }
+}
+
+impl WasiView for PluginState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl host::Host for PluginState {
+    fn log(&mut self, level: host::Level, message: String) {
+        let level = match level {
+            host::Level::Trace => LogLevel::Trace,
+            host::Level::Debug => LogLevel::Debug,
+            host::Level::Info => LogLevel::Info,
+            host::Level::Warn => LogLevel::Warn,
+            host::Level::Error => LogLevel::Error,
+        };
+        self.logs.push(LogSource::Log(level), message);
+    }
+
+    fn config(&mut self) -> String {
+        self.config_json.to_string()
+    }
+}
+
+impl crate::bindings::wit::Host for PluginState {}

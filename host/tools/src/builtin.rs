@@ -1,0 +1,42 @@
+//! Tools built into the host. They go through the same dispatch path as plugin tools.
+
+use async_trait::async_trait;
+use clawhost_agent_core::{RunContext, ToolSpec};
+use serde_json::{json, Value};
+
+use crate::{Tool, ToolOrigin};
+
+/// `echo`: returns its `text` parameter. Useful to check policy and hooks on host tools.
+pub struct EchoTool {
+    spec: ToolSpec,
+}
+
+impl Default for EchoTool {
+    fn default() -> Self {
+        Self {
+            spec: ToolSpec {
+                name: "echo".into(),
+                description: "Return the given text unchanged.".into(),
+                parameters: json!({
+                    "type": "object",
+                    "properties": { "text": { "type": "string" } },
+                    "required": ["text"],
+                    "additionalProperties": false
+                }),
+            },
+        }
+    }
+}
+
+#[async_trait]
+impl Tool for EchoTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+    fn origin(&self) -> ToolOrigin {
+        ToolOrigin::Host
+    }
+    async fn call(&self, _call_id: &str, params: Value, _ctx: &RunContext) -> Result<Value, String> {
+        Ok(json!({ "text": params["text"] }))
+    }
+}

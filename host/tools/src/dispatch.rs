@@ -1,0 +1,202 @@
+//! The one dispatch path every tool call takes.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use async_trait::async_trait;
+use clawhost_agent_core::{RunContext, ToolCallRequest, ToolExecutor, ToolOutput, ToolSpec, TurnEvent};
+use clawhost_hooks::{
+    AfterToolCallEvent, BeforeToolCallEvent, CallContext, HookDecisionRecord, HookRunner,
+};
+use serde_json::Value;
+
+use crate::{ToolOrigin, ToolPolicy, ToolRegistry};
+
+/// Runs tool calls: policy → schema validation → `before_tool_call` hooks
+/// (re-validating rewritten parameters) → tool → `after_tool_call` hooks.
+/// Every refusal or failure becomes an error result, never a panic.
+pub struct ToolDispatcher {
+    registry: ToolRegistry,
+    policy: ToolPolicy,
+    hooks: Arc<HookRunner>,
+}
+
+fn validation_error(validator: &jsonschema::Validator, params: &Value) -> Option<String> {
+    let problems: Vec<String> = validator
+        .iter_errors(params)
+        .map(|e| {
+            let at = e.instance_path().to_string();
+            if at.is_empty() {
+                e.to_string()
+            } else {
+                format!("{at}: {e}")
+            }
+        })
+        .collect();
+    (!problems.is_empty()).then(|| problems.join("; "))
+}
+
+fn error(content: String) -> ToolOutput {
+    ToolOutput {
+        content,
+        is_error: true,
+    }
+}
+
+fn report(ctx: &RunContext, call_id: &str, decisions: Vec<HookDecisionRecord>) {
+    for d in decisions {
+        ctx.events.emit(TurnEvent::HookDecision {
+            hook: d.hook.name().into(),
+            plugin: d.plugin_id,
+            call_id: call_id.into(),
+            decision: d.decision,
+        });
+    }
+}
+
+impl ToolDispatcher {
+    /// A dispatcher over registered tools, a policy and the hook runner.
+    pub fn new(registry: ToolRegistry, policy: ToolPolicy, hooks: Arc<HookRunner>) -> Self {
+        Self {
+            registry,
+            policy,
+            hooks,
+        }
+    }
+}
+
+#[async_trait]
+impl ToolExecutor for ToolDispatcher {
+    fn specs(&self) -> Vec<ToolSpec> {
+        self.registry
+            .tools
+            .values()
+            .filter(|e| {
+                self.policy
+                    .check(&e.tool.spec().name, &e.tool.origin())
+                    .is_ok()
+            })
+            .map(|e| e.tool.spec().clone())
+            .collect()
+    }
+
+    async fn execute(&self, call: &ToolCallRequest, ctx: &RunContext) -> ToolOutput {
+        let Some(entry) = self.registry.tools.get(&call.name) else {
+            return error(format!("unknown tool `{}`", call.name));
+        };
+        let origin = entry.tool.origin();
+        if let Err(denial) = self.policy.check(&call.name, &origin) {
+            return error(denial.to_string());
+        }
+        if let Some(problem) = validation_error(&entry.validator, &call.arguments) {
+            return error(format!("invalid arguments for `{}`: {problem}", call.name));
+        }
+        let context = CallContext {
+            agent_id: ctx.agent_id.clone(),
+            session_id: ctx.session_id.clone(),
+            model_ref: ctx.model_ref.clone(),
+        };
+        let before = self
+            .hooks
+            .before_tool_call(BeforeToolCallEvent {
+                tool: call.name.clone(),
+                call_id: call.id.clone(),
+                params: call.arguments.clone(),
+                tool_plugin: match &origin {
+                    ToolOrigin::Plugin(id) => Some(id.clone()),
+                    ToolOrigin::Host => None,
+                },
+                context: context.clone(),
+            })
+            .await;
+        report(ctx, &call.id, before.decisions);
+        let params = match before.verdict {
+            Ok(params) => params,
+            Err(reason) => return error(format!("tool call blocked: {reason}")),
+        };
+        if params != call.arguments {
+            if let Some(problem) = validation_error(&entry.validator, &params) {
+                return error(format!(
+                    "a before_tool_call hook rewrote the arguments of `{}` into invalid ones: {problem}",
+                    call.name
+                ));
+            }
+        }
+        let started = Instant::now();
+        let outcome = entry.tool.call(&call.id, params.clone(), ctx).await;
+        let duration_ms = started.elapsed().as_millis() as u64;
+        let after = self
+            .hooks
+            .after_tool_call(AfterToolCallEvent {
+                tool: call.name.clone(),
+                call_id: call.id.clone(),
+                params,
+                outcome,
+                duration_ms,
+                context,
+            })
+            .await;
+        report(ctx, &call.id, after.decisions);
+        match after.outcome {
+            Ok(value) => ToolOutput {
+                content: value.to_string(),
+                is_error: false,
+            },
+            Err(message) => error(message),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::EchoTool;
+
+    fn dispatcher(deny: &[&str]) -> ToolDispatcher {
+        let mut registry = ToolRegistry::new();
+        registry.register(Arc::new(EchoTool::default())).unwrap();
+        let policy = ToolPolicy::from_config(&clawhost_config::ToolsConfig {
+            allow: None,
+            deny: deny.iter().map(|s| s.to_string()).collect(),
+        });
+        ToolDispatcher::new(registry, policy, Arc::new(HookRunner::default()))
+    }
+
+    fn call(args: Value) -> ToolCallRequest {
+        ToolCallRequest { id: "c1".into(), name: "echo".into(), arguments: args }
+    }
+
+    #[tokio::test]
+    async fn valid_call_runs_and_invalid_arguments_become_an_error_result() {
+        let d = dispatcher(&[]);
+        let ctx = RunContext::new("a", "m/x");
+        let ok = d.execute(&call(json!({"text": "hi"})), &ctx).await;
+        assert_eq!(ok, ToolOutput { content: r#"{"text":"hi"}"#.into(), is_error: false });
+        let bad = d.execute(&call(json!({"text": 5})), &ctx).await;
+        assert!(bad.is_error && bad.content.contains("invalid arguments"), "{bad:?}");
+        let extra = d.execute(&call(json!({"text": "x", "y": 1})), &ctx).await;
+        assert!(extra.is_error, "{extra:?}");
+        let unknown = d.execute(&ToolCallRequest { name: "nope".into(), ..call(json!({})) }, &ctx).await;
+        assert!(unknown.is_error && unknown.content.contains("unknown tool"));
+    }
+
+    #[tokio::test]
+    async fn policy_refuses_before_anything_runs_and_hides_the_tool() {
+        let d = dispatcher(&["echo"]);
+        let out = d.execute(&call(json!({"text": "hi"})), &RunContext::new("a", "m/x")).await;
+        assert!(out.is_error && out.content.contains("tools.deny"), "{out:?}");
+        assert!(d.specs().is_empty());
+    }
+
+    #[test]
+    fn duplicate_and_badly_named_tools_are_refused() {
+        let mut registry = ToolRegistry::new();
+        registry.register(Arc::new(EchoTool::default())).unwrap();
+        let err = registry.register(Arc::new(EchoTool::default())).unwrap_err();
+        assert!(err.to_string().contains("clashes"));
+        let spec = ToolSpec { name: "bad name".into(), description: String::new(), parameters: json!({"type":"object"}) };
+        assert!(matches!(crate::registry::compile_schema(&spec), Err(crate::RegistryError::BadName(_))));
+    }
+}

@@ -1,0 +1,13 @@
+//! Tools: definitions and parameter schemas, tool policy, and the single
+//! dispatch path (policy → validation → `before_tool_call` → tool →
+//! `after_tool_call`) that every tool call goes through, whatever its origin.
+
+mod builtin;
+mod dispatch;
+mod policy;
+mod registry;
+
+pub use builtin::EchoTool;
+pub use dispatch::ToolDispatcher;
+pub use policy::{PolicyDenial, ToolPolicy};
+pub use registry::{compile_schema, RegistryError, Tool, ToolOrigin, ToolRegistry};

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Build every guest crate in plugins/ into a WebAssembly component and stage
+# each as a plugin package: target/plugins/<crate>/{openclaw.plugin.json,plugin.wasm}.
+#
+# Route used here (no rustup wasm target can be downloaded on these machines):
+# Debian's rustc-web 1.96 builds std for wasm32-wasip2 from rust-web-src
+# (-Zbuild-std under RUSTC_BOOTSTRAP=1) and links Debian's wasi-libc.
+# Elsewhere, with `rustup target add wasm32-wasip2`, set CLAWHOST_GUEST_CARGO=cargo
+# to build with the ordinary toolchain instead.
+#
+# Usage: plugins/build.sh [out-dir]   (default: <repo>/target/plugins)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(dirname "$here")
+out=${1:-$repo/target/plugins}
+tdir=$repo/target/guests
+
+if [ "${CLAWHOST_GUEST_CARGO:-}" = cargo ]; then
+  env -u CARGO_ENCODED_RUSTFLAGS -u RUSTFLAGS -u CARGO_TARGET_DIR \
+    cargo build --manifest-path "$here/Cargo.toml" --release --locked \
+      --target wasm32-wasip2 --target-dir "$tdir"
+else
+  need_install=0
+  for f in /usr/bin/cargo /usr/bin/rustc /usr/lib/rustlib/src/rust/library/Cargo.lock \
+           /usr/lib/rustlib/x86_64-unknown-linux-gnu/bin/wasm-component-ld \
+           /usr/bin/lld-22 /usr/lib/wasm32-wasi/libc.a; do
+    [ -e "$f" ] || need_install=1
+  done
+  if [ "$need_install" = 1 ]; then
+    echo "build.sh: installing Debian's rustc-web toolchain for wasm guests" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    # rust-web-llvm: wasm-component-ld and the rust-lld link; lld-22: what rust-lld points to
+    apt-get install -y -qq --no-install-recommends \
+      rustc-web cargo-web rust-web-src rust-web-llvm lld-22 wasi-libc >/dev/null
+  fi
+  # Debian's cargo/rustc explicitly (rustup's proxies come first in PATH); drop
+  # variables an outer cargo (build.rs, cargo test) may have set.
+  env -u CARGO_ENCODED_RUSTFLAGS -u RUSTFLAGS -u CARGO_BUILD_TARGET -u CARGO_TARGET_DIR \
+      -u RUSTC_WRAPPER -u RUSTC_WORKSPACE_WRAPPER -u RUSTUP_TOOLCHAIN -u CARGO \
+      RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1 \
+    /usr/bin/cargo build --manifest-path "$here/Cargo.toml" --release --locked \
+      --target wasm32-wasip2 -Zbuild-std=std,panic_abort --target-dir "$tdir" \
+      --config 'target.wasm32-wasip2.rustflags=["-L","native=/usr/lib/wasm32-wasi"]' >&2
+fi
+
+for manifest in "$here"/*/openclaw.plugin.json; do
+  crate=$(basename "$(dirname "$manifest")")
+  wasm="$tdir/wasm32-wasip2/release/${crate//-/_}.wasm"
+  [ -f "$wasm" ] || { echo "build.sh: $wasm was not built" >&2; exit 1; }
+  mkdir -p "$out/$crate"
+  cp "$manifest" "$out/$crate/openclaw.plugin.json"
+  cp "$wasm" "$out/$crate/plugin.wasm.tmp" && mv "$out/$crate/plugin.wasm.tmp" "$out/$crate/plugin.wasm"
+done
+echo "$out"

@@ -1,0 +1,69 @@
+//! Example after-tool-call hook: redacts secrets in tool results and annotates them.
+//!
+//! Every string in a result is scanned for tokens that look like API keys
+//! (`sk-…`, `ghp_…`, `AKIA…`) or e-mail addresses; each is replaced by
+//! `[REDACTED]`, and a `"redactions"` count is added to object results.
+
+use clawhost_sdk::{export_plugin, AfterDecision, AfterToolCall, HookKind, Plugin, Registration};
+use serde_json::Value;
+
+struct Redact;
+
+fn is_secret(token: &str) -> bool {
+    let t = token.trim_matches(|c: char| !c.is_alphanumeric() && c != '@' && c != '_' && c != '-');
+    let key_like = ["sk-", "ghp_", "AKIA"].iter().any(|p| t.starts_with(p) && t.len() >= 12);
+    let email = t.split_once('@').is_some_and(|(user, host)| !user.is_empty() && host.contains('.'));
+    key_like || email
+}
+
+fn redact_str(s: &str, count: &mut u64) -> String {
+    s.split_inclusive(char::is_whitespace)
+        .map(|piece| {
+            let token = piece.trim_end();
+            if is_secret(token) {
+                *count += 1;
+                format!("[REDACTED]{}", &piece[token.len()..])
+            } else {
+                piece.to_string()
+            }
+        })
+        .collect()
+}
+
+fn redact(value: &mut Value, count: &mut u64) {
+    match value {
+        Value::String(s) => *s = redact_str(s, count),
+        Value::Array(items) => items.iter_mut().for_each(|v| redact(v, count)),
+        Value::Object(map) => map.values_mut().for_each(|v| redact(v, count)),
+        _ => {}
+    }
+}
+
+impl Plugin for Redact {
+    fn register() -> Registration {
+        Registration::new("redact-results", "0.1.0").hook(HookKind::AfterToolCall, 0)
+    }
+
+    fn after_tool_call(event: AfterToolCall) -> AfterDecision {
+        let mut count = 0;
+        let replaced = match event.outcome {
+            Ok(mut value) => {
+                redact(&mut value, &mut count);
+                if let Value::Object(map) = &mut value {
+                    if count > 0 {
+                        map.insert("redactions".into(), count.into());
+                    }
+                }
+                Ok(value)
+            }
+            Err(message) => Err(redact_str(&message, &mut count)),
+        };
+        if count == 0 {
+            AfterDecision::Keep
+        } else {
+            AfterDecision::Replace(replaced)
+        }
+    }
+}
+
+export_plugin!(Redact);
