@@ -1,1 +1,76 @@
-//! placeholder
+//! Shared helpers for the integration tests: the plugins built from source,
+//! and configs that load them.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use clawhost_agent_core::{RunContext, ToolCallRequest, ToolExecutor, ToolOutput};
+use clawhost_config::Config;
+use clawhost_plugin_runtime::{LoadError, PluginHost};
+use clawhost_runner::EmbeddedRunner;
+use serde_json::Value;
+
+/// The directory of plugin packages built from `plugins/` (built once per test binary).
+pub fn plugins_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        clawhost::build::build_plugins(None).expect("building the plugins from source")
+    })
+}
+
+/// A shared compiled-component cache for tests, under `target/`.
+pub fn cache_dir() -> PathBuf {
+    clawhost::build::repo_root()
+        .join("target")
+        .join("component-cache")
+}
+
+/// A config from JSON whose relative paths resolve against `base`, loading
+/// plugins from [`plugins_dir`] with the test cache.
+pub fn config(json: Value, base: &Path) -> Config {
+    let mut config = Config::from_json_str(&json.to_string(), base).expect("valid test config");
+    config.plugins.paths = vec![plugins_dir().to_path_buf()];
+    config.plugins.cache_dir = Some(cache_dir());
+    config
+}
+
+/// A plugin host with only the named plugin packages (crate directory names) loaded.
+pub async fn host_with(config: &Config, packages: &[&str]) -> Result<PluginHost, LoadError> {
+    let mut host = PluginHost::new(config)?;
+    for package in packages {
+        host.load_package(&plugins_dir().join(package)).await?;
+    }
+    Ok(host)
+}
+
+/// A runner over a host with the named packages.
+pub async fn runner_with(config: Config, packages: &[&str]) -> EmbeddedRunner {
+    let host = host_with(&config, packages).await.expect("plugins load");
+    EmbeddedRunner::from_plugins(config, host).expect("tools register")
+}
+
+/// Run one tool call through the runner's dispatcher.
+pub async fn dispatch(
+    runner: &EmbeddedRunner,
+    tool: &str,
+    args: Value,
+) -> (ToolOutput, RunContext) {
+    let ctx = RunContext::new("test", "scripted/test");
+    let call = ToolCallRequest {
+        id: "call_1".into(),
+        name: tool.into(),
+        arguments: args,
+    };
+    let out = runner.dispatcher().execute(&call, &ctx).await;
+    (out, ctx)
+}
+
+/// Parse a successful tool output as JSON.
+pub fn json_of(out: &ToolOutput) -> Value {
+    assert!(
+        !out.is_error,
+        "expected success, got error: {}",
+        out.content
+    );
+    serde_json::from_str(&out.content).expect("tool output is JSON")
+}

@@ -9,6 +9,8 @@ mod turn;
 
 pub use events::{EventSink, TurnEvent};
 pub use message::{Message, ToolCallRequest, ToolResultMessage};
-pub use model::{ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelResponse, StopReason, Usage};
+pub use model::{
+    ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelResponse, StopReason, Usage,
+};
 pub use tool::{RunContext, ToolExecutor, ToolOutput, ToolSpec};
 pub use turn::{TurnError, TurnLoop, TurnOutcome};

@@ -43,7 +43,11 @@ pub struct TurnLoop {
 
 impl TurnLoop {
     /// A loop over a model and a tool executor, bounded to `max_iterations` model calls.
-    pub fn new(model: Arc<dyn ModelClient>, tools: Arc<dyn ToolExecutor>, max_iterations: u32) -> Self {
+    pub fn new(
+        model: Arc<dyn ModelClient>,
+        tools: Arc<dyn ToolExecutor>,
+        max_iterations: u32,
+    ) -> Self {
         Self {
             model,
             tools,
@@ -166,20 +170,34 @@ mod tests {
     fn reply(text: &str, calls: Vec<ToolCallRequest>) -> ModelResponse {
         ModelResponse {
             text: text.into(),
-            stop_reason: if calls.is_empty() { StopReason::EndTurn } else { StopReason::ToolUse },
+            stop_reason: if calls.is_empty() {
+                StopReason::EndTurn
+            } else {
+                StopReason::ToolUse
+            },
             tool_calls: calls,
-            usage: Usage { input_tokens: 10, output_tokens: 2 },
+            usage: Usage {
+                input_tokens: 10,
+                output_tokens: 2,
+            },
         }
     }
 
     fn call(id: &str) -> ToolCallRequest {
-        ToolCallRequest { id: id.into(), name: "upper".into(), arguments: serde_json::json!({"s": "hi"}) }
+        ToolCallRequest {
+            id: id.into(),
+            name: "upper".into(),
+            arguments: serde_json::json!({"s": "hi"}),
+        }
     }
 
     #[tokio::test]
     async fn tool_results_reach_the_model_and_the_answer_ends_the_turn() {
         let model = Arc::new(Replies(
-            Mutex::new(vec![reply("", vec![call("c1")]), reply("it says HI", vec![])]),
+            Mutex::new(vec![
+                reply("", vec![call("c1")]),
+                reply("it says HI", vec![]),
+            ]),
             Mutex::default(),
         ));
         let turn = TurnLoop::new(model.clone(), Arc::new(Upper), 4);
@@ -190,15 +208,28 @@ mod tests {
         assert_eq!(out.usage.input_tokens, 20);
         assert_eq!(out.new_messages.len(), 4);
         let second = &model.1.lock().unwrap()[1];
-        assert!(matches!(&second.messages[2], Message::ToolResult(r) if r.content == "HI" && r.call_id == "c1"));
-        assert!(matches!(ctx.events.snapshot().last(), Some(TurnEvent::FinalAnswer { text }) if text == "it says HI"));
+        assert!(
+            matches!(&second.messages[2], Message::ToolResult(r) if r.content == "HI" && r.call_id == "c1")
+        );
+        assert!(
+            matches!(ctx.events.snapshot().last(), Some(TurnEvent::FinalAnswer { text }) if text == "it says HI")
+        );
     }
 
     #[tokio::test]
     async fn a_model_that_never_stops_calling_tools_hits_the_bound() {
-        let replies = (0..3).map(|i| reply("", vec![call(&format!("c{i}"))])).collect();
-        let turn = TurnLoop::new(Arc::new(Replies(Mutex::new(replies), Mutex::default())), Arc::new(Upper), 3);
-        let err = turn.run(&RunContext::new("main", "m/x"), &[], "loop").await.unwrap_err();
+        let replies = (0..3)
+            .map(|i| reply("", vec![call(&format!("c{i}"))]))
+            .collect();
+        let turn = TurnLoop::new(
+            Arc::new(Replies(Mutex::new(replies), Mutex::default())),
+            Arc::new(Upper),
+            3,
+        );
+        let err = turn
+            .run(&RunContext::new("main", "m/x"), &[], "loop")
+            .await
+            .unwrap_err();
         assert!(matches!(err, TurnError::MaxIterations(3)));
     }
 }

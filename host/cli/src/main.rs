@@ -1,1 +1,69 @@
-fn main() {}
+//! `clawhost`: run agents whose tools, hooks and runtimes are sandboxed WebAssembly plugins.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use clawhost::transcript::{render_refusal, render_status};
+use clawhost_config::Config;
+use clawhost_plugin_runtime::PluginHost;
+
+#[derive(Parser)]
+#[command(name = "clawhost", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Build the example plugins and run one whole turn offline with the scripted model.
+    Demo {
+        /// Use already built plugin packages from this directory instead of building.
+        #[arg(long)]
+        plugins_dir: Option<PathBuf>,
+    },
+    /// Build the plugins in plugins/ from source into plugin packages.
+    BuildPlugins {
+        /// Output directory (default: target/plugins).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Load the configured plugins and show what loaded, what was refused and why.
+    Plugins {
+        /// Config file.
+        #[arg(long, short)]
+        config: PathBuf,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("CLAWHOST_LOG")
+                .unwrap_or_else(|_| "warn,clawhost_plugin_runtime::host=error".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().command {
+        Command::Demo { plugins_dir } => clawhost::demo::run(plugins_dir).await,
+        Command::BuildPlugins { out } => {
+            let dir = clawhost::build::build_plugins(out.as_deref())?;
+            println!("{}", dir.display());
+            Ok(())
+        }
+        Command::Plugins { config } => {
+            let config = Config::load(&config)?;
+            let mut host = PluginHost::new(&config).context("setting up the plugin engine")?;
+            let reports = host.load_configured().await;
+            for status in host.statuses() {
+                println!("{}", render_status(&status));
+            }
+            for line in reports.iter().filter_map(render_refusal) {
+                println!("{line}");
+            }
+            Ok(())
+        }
+    }
+}

@@ -128,7 +128,10 @@ mod tests {
           "agent": { "maxIterations": 3 }
         }"#;
         let c = Config::from_json_str(text, Path::new("/etc/claw")).unwrap();
-        assert_eq!(c.plugins.allow.as_deref(), Some(&["a".to_string(), "b".to_string()][..]));
+        assert_eq!(
+            c.plugins.allow.as_deref(),
+            Some(&["a".to_string(), "b".to_string()][..])
+        );
         assert_eq!(c.plugins.limits.memory_mb, 32);
         let a = &c.plugins.entries["a"];
         assert_eq!(a.grants.filesystem[0].access, Access::ReadOnly);
@@ -140,7 +143,8 @@ mod tests {
 
     #[test]
     fn unknown_keys_are_rejected_with_their_name() {
-        let err = Config::from_json_str(r#"{"plugins":{"alow":["a"]}}"#, Path::new(".")).unwrap_err();
+        let err =
+            Config::from_json_str(r#"{"plugins":{"alow":["a"]}}"#, Path::new(".")).unwrap_err();
         assert!(err.to_string().contains("alow"), "{err}");
     }
 }

@@ -217,19 +217,32 @@ mod tests {
 
     use super::*;
 
-    struct Scripted(Mutex<Vec<Result<HookOutcome, HookError>>>, Arc<Mutex<Vec<String>>>, String);
+    struct Scripted(
+        Mutex<Vec<Result<HookOutcome, HookError>>>,
+        Arc<Mutex<Vec<String>>>,
+        String,
+    );
 
     #[async_trait]
     impl HookHandler for Scripted {
         async fn handle(&self, event: HookEvent) -> Result<HookOutcome, HookError> {
             if let HookEvent::BeforeToolCall(e) = &event {
-                self.1.lock().unwrap().push(format!("{}:{}", self.2, e.params));
+                self.1
+                    .lock()
+                    .unwrap()
+                    .push(format!("{}:{}", self.2, e.params));
             }
             self.0.lock().unwrap().remove(0)
         }
     }
 
-    fn reg(id: &str, priority: i32, kind: HookKind, answer: Result<HookOutcome, HookError>, seen: &Arc<Mutex<Vec<String>>>) -> HookRegistration {
+    fn reg(
+        id: &str,
+        priority: i32,
+        kind: HookKind,
+        answer: Result<HookOutcome, HookError>,
+        seen: &Arc<Mutex<Vec<String>>>,
+    ) -> HookRegistration {
         HookRegistration {
             plugin_id: id.into(),
             kind,
@@ -239,11 +252,21 @@ mod tests {
     }
 
     fn ctx() -> CallContext {
-        CallContext { agent_id: "a".into(), session_id: None, model_ref: "m/x".into() }
+        CallContext {
+            agent_id: "a".into(),
+            session_id: None,
+            model_ref: "m/x".into(),
+        }
     }
 
     fn before(params: Value) -> BeforeToolCallEvent {
-        BeforeToolCallEvent { tool: "t".into(), call_id: "c".into(), params, tool_plugin: None, context: ctx() }
+        BeforeToolCallEvent {
+            tool: "t".into(),
+            call_id: "c".into(),
+            params,
+            tool_plugin: None,
+            context: ctx(),
+        }
     }
 
     use BeforeToolCallOutcome as B;
@@ -254,45 +277,112 @@ mod tests {
     async fn before_runs_by_descending_priority_and_passes_rewrites_on() {
         let seen = Arc::default();
         let runner = HookRunner::new(vec![
-            reg("low", 1, BeforeToolCall, Ok(O::BeforeToolCall(B::Allow)), &seen),
-            reg("high", 10, BeforeToolCall, Ok(O::BeforeToolCall(B::Rewrite(json!({"n": 2})))), &seen),
+            reg(
+                "low",
+                1,
+                BeforeToolCall,
+                Ok(O::BeforeToolCall(B::Allow)),
+                &seen,
+            ),
+            reg(
+                "high",
+                10,
+                BeforeToolCall,
+                Ok(O::BeforeToolCall(B::Rewrite(json!({"n": 2})))),
+                &seen,
+            ),
         ]);
         let out = runner.before_tool_call(before(json!({"n": 1}))).await;
         assert_eq!(out.verdict, Ok(json!({"n": 2})));
-        assert_eq!(*seen.lock().unwrap(), vec![r#"high:{"n":1}"#.to_string(), r#"low:{"n":2}"#.to_string()]);
+        assert_eq!(
+            *seen.lock().unwrap(),
+            vec![r#"high:{"n":1}"#.to_string(), r#"low:{"n":2}"#.to_string()]
+        );
     }
 
     #[tokio::test]
     async fn a_block_is_terminal_and_a_failure_blocks() {
         let seen = Arc::default();
         let runner = HookRunner::new(vec![
-            reg("b", 5, BeforeToolCall, Ok(O::BeforeToolCall(B::Block("no".into()))), &seen),
-            reg("c", 1, BeforeToolCall, Ok(O::BeforeToolCall(B::Allow)), &seen),
+            reg(
+                "b",
+                5,
+                BeforeToolCall,
+                Ok(O::BeforeToolCall(B::Block("no".into()))),
+                &seen,
+            ),
+            reg(
+                "c",
+                1,
+                BeforeToolCall,
+                Ok(O::BeforeToolCall(B::Allow)),
+                &seen,
+            ),
         ]);
         let out = runner.before_tool_call(before(json!({}))).await;
         assert_eq!(out.verdict, Err("no".into()));
-        assert_eq!(seen.lock().unwrap().len(), 1, "handler after a block must not run");
+        assert_eq!(
+            seen.lock().unwrap().len(),
+            1,
+            "handler after a block must not run"
+        );
 
-        let runner = HookRunner::new(vec![reg("f", 0, BeforeToolCall, Err(HookError::Failed("trapped".into())), &seen)]);
+        let runner = HookRunner::new(vec![reg(
+            "f",
+            0,
+            BeforeToolCall,
+            Err(HookError::Failed("trapped".into())),
+            &seen,
+        )]);
         let out = runner.before_tool_call(before(json!({}))).await;
         let reason = out.verdict.unwrap_err();
-        assert!(reason.contains("`f`") && reason.contains("trapped"), "{reason}");
+        assert!(
+            reason.contains("`f`") && reason.contains("trapped"),
+            "{reason}"
+        );
     }
 
     #[tokio::test]
     async fn after_replacements_chain_and_a_failure_withholds_the_result() {
         let seen = Arc::default();
         let event = AfterToolCallEvent {
-            tool: "t".into(), call_id: "c".into(), params: json!({}), outcome: Ok(json!("secret")),
-            duration_ms: 1, context: ctx(),
+            tool: "t".into(),
+            call_id: "c".into(),
+            params: json!({}),
+            outcome: Ok(json!("secret")),
+            duration_ms: 1,
+            context: ctx(),
         };
         let runner = HookRunner::new(vec![
-            reg("r", 2, AfterToolCall, Ok(O::AfterToolCall(AfterToolCallOutcome::Replace(Ok(json!("clean"))))), &seen),
-            reg("k", 1, AfterToolCall, Ok(O::AfterToolCall(AfterToolCallOutcome::Keep)), &seen),
+            reg(
+                "r",
+                2,
+                AfterToolCall,
+                Ok(O::AfterToolCall(AfterToolCallOutcome::Replace(Ok(json!(
+                    "clean"
+                ))))),
+                &seen,
+            ),
+            reg(
+                "k",
+                1,
+                AfterToolCall,
+                Ok(O::AfterToolCall(AfterToolCallOutcome::Keep)),
+                &seen,
+            ),
         ]);
-        assert_eq!(runner.after_tool_call(event.clone()).await.outcome, Ok(json!("clean")));
+        assert_eq!(
+            runner.after_tool_call(event.clone()).await.outcome,
+            Ok(json!("clean"))
+        );
 
-        let runner = HookRunner::new(vec![reg("x", 0, AfterToolCall, Err(HookError::Failed("timeout".into())), &seen)]);
+        let runner = HookRunner::new(vec![reg(
+            "x",
+            0,
+            AfterToolCall,
+            Err(HookError::Failed("timeout".into())),
+            &seen,
+        )]);
         let out = runner.after_tool_call(event).await;
         assert!(out.outcome.unwrap_err().contains("withheld"));
     }

@@ -44,7 +44,11 @@ fn fill(value: &Value, user: &str) -> Value {
     match value {
         Value::String(s) => Value::String(s.replace("{{user}}", user)),
         Value::Array(items) => Value::Array(items.iter().map(|v| fill(v, user)).collect()),
-        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), fill(v, user))).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), fill(v, user)))
+                .collect(),
+        ),
         other => other.clone(),
     }
 }
@@ -94,19 +98,32 @@ impl ModelClient for ScriptedModel {
             .messages
             .iter()
             .rposition(|m| matches!(m, Message::User { .. }))
-            .ok_or_else(|| ModelError::new(ModelErrorKind::BadRequest, "no user message in the request"))?;
+            .ok_or_else(|| {
+                ModelError::new(ModelErrorKind::BadRequest, "no user message in the request")
+            })?;
         let Message::User { text: user } = &request.messages[last_user] else {
             unreachable!("found a user message above");
         };
         let since = &request.messages[last_user + 1..];
-        let step_index = since.iter().filter(|m| matches!(m, Message::Assistant { .. })).count();
+        let step_index = since
+            .iter()
+            .filter(|m| matches!(m, Message::Assistant { .. }))
+            .count();
         let step = self.steps.get(step_index).ok_or_else(|| {
             ModelError::new(
                 ModelErrorKind::Other,
-                format!("the script has {} steps and no step {}", self.steps.len(), step_index + 1),
+                format!(
+                    "the script has {} steps and no step {}",
+                    self.steps.len(),
+                    step_index + 1
+                ),
             )
         })?;
-        let prompt_text: usize = request.messages.iter().map(|m| serde_json::to_string(m).map(|s| s.len()).unwrap_or(0)).sum();
+        let prompt_text: usize = request
+            .messages
+            .iter()
+            .map(|m| serde_json::to_string(m).map(|s| s.len()).unwrap_or(0))
+            .sum();
         let input_tokens = estimate_tokens(&" ".repeat(prompt_text));
         match step {
             ScriptStep::ToolCalls(calls) => Ok(ModelResponse {
@@ -121,7 +138,10 @@ impl ModelClient for ScriptedModel {
                     })
                     .collect(),
                 stop_reason: StopReason::ToolUse,
-                usage: Usage { input_tokens, output_tokens: 8 * calls.len() as u64 },
+                usage: Usage {
+                    input_tokens,
+                    output_tokens: 8 * calls.len() as u64,
+                },
             }),
             ScriptStep::Answer(template) => {
                 let after_last_reply = since
@@ -142,7 +162,10 @@ impl ModelClient for ScriptedModel {
                     .collect();
                 let text = template.replace("{{results}}", &results.join("\n"));
                 Ok(ModelResponse {
-                    usage: Usage { input_tokens, output_tokens: estimate_tokens(&text) },
+                    usage: Usage {
+                        input_tokens,
+                        output_tokens: estimate_tokens(&text),
+                    },
                     text,
                     tool_calls: Vec::new(),
                     stop_reason: StopReason::EndTurn,
@@ -159,7 +182,12 @@ mod tests {
     use super::*;
 
     fn request(messages: Vec<Message>) -> ModelRequest {
-        ModelRequest { model_ref: "scripted/demo".into(), system: None, messages, tools: vec![] }
+        ModelRequest {
+            model_ref: "scripted/demo".into(),
+            system: None,
+            messages,
+            tools: vec![],
+        }
     }
 
     #[tokio::test]
@@ -168,15 +196,39 @@ mod tests {
             r#"[{"toolCalls":[{"name":"echo","arguments":{"text":"you said {{user}}"}}]},{"answer":"done: {{results}}"}]"#,
         )
         .unwrap();
-        let first = m.complete(request(vec![Message::user("hi")])).await.unwrap();
+        let first = m
+            .complete(request(vec![Message::user("hi")]))
+            .await
+            .unwrap();
         assert_eq!(first.tool_calls[0].arguments["text"], "you said hi");
-        let call_reply = Message::Assistant { text: String::new(), tool_calls: first.tool_calls.clone() };
-        let result = Message::ToolResult(ToolResultMessage { call_id: "call_1_1".into(), tool: "echo".into(), content: "X".into(), is_error: false });
-        let second = m.complete(request(vec![Message::user("hi"), call_reply.clone(), result.clone()])).await.unwrap();
+        let call_reply = Message::Assistant {
+            text: String::new(),
+            tool_calls: first.tool_calls.clone(),
+        };
+        let result = Message::ToolResult(ToolResultMessage {
+            call_id: "call_1_1".into(),
+            tool: "echo".into(),
+            content: "X".into(),
+            is_error: false,
+        });
+        let second = m
+            .complete(request(vec![
+                Message::user("hi"),
+                call_reply.clone(),
+                result.clone(),
+            ]))
+            .await
+            .unwrap();
         assert_eq!(second.text, "done: - echo returned: X");
         // A new user message starts the script over.
         let again = m
-            .complete(request(vec![Message::user("hi"), call_reply, result, Message::assistant("done"), Message::user("yo")]))
+            .complete(request(vec![
+                Message::user("hi"),
+                call_reply,
+                result,
+                Message::assistant("done"),
+                Message::user("yo"),
+            ]))
             .await
             .unwrap();
         assert_eq!(again.tool_calls[0].arguments["text"], "you said yo");
@@ -185,7 +237,10 @@ mod tests {
     #[tokio::test]
     async fn running_past_the_script_is_an_error() {
         let m = ScriptedModel::new(vec![ScriptStep::Answer("a".into())]);
-        let err = m.complete(request(vec![Message::user("x"), Message::assistant("a")])).await.unwrap_err();
+        let err = m
+            .complete(request(vec![Message::user("x"), Message::assistant("a")]))
+            .await
+            .unwrap_err();
         assert_eq!(err.kind, ModelErrorKind::Other);
     }
 }

@@ -56,10 +56,17 @@ mod tests {
 
     #[test]
     fn deny_wins_over_allow_and_allow_is_exclusive() {
-        let err = check_lists("x", &config(Some(&["x"]), &["x"])).unwrap_err().to_string();
+        let err = check_lists("x", &config(Some(&["x"]), &["x"]))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("`x`") && err.contains("plugins.deny"), "{err}");
-        let err = check_lists("y", &config(Some(&["x"]), &[])).unwrap_err().to_string();
-        assert!(err.contains("`y`") && err.contains("plugins.allow"), "{err}");
+        let err = check_lists("y", &config(Some(&["x"]), &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("`y`") && err.contains("plugins.allow"),
+            "{err}"
+        );
         assert!(check_lists("x", &config(Some(&["x"]), &[])).is_ok());
         assert!(check_lists("z", &config(None, &["x"])).is_ok());
     }
@@ -67,10 +74,19 @@ mod tests {
     #[test]
     fn a_pin_mismatch_is_refused() {
         let mut c = config(None, &[]);
-        c.entries.insert("p".into(), clawhost_config::PluginEntry { sha256: Some("AB".into()), ..Default::default() });
+        c.entries.insert(
+            "p".into(),
+            clawhost_config::PluginEntry {
+                sha256: Some("AB".into()),
+                ..Default::default()
+            },
+        );
         assert!(check_pin("p", "ab", &c).is_ok());
         let err = check_pin("p", "cd", &c).unwrap_err().to_string();
         assert!(err.contains("sha256") && err.contains("cd"), "{err}");
-        assert_eq!(sha256_hex(b""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        assert_eq!(
+            sha256_hex(b""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
     }
 }

@@ -11,11 +11,15 @@ pub const API_PACKAGE: &str = "openclaw:plugin";
 pub const API_VERSION: &str = "0.1.0";
 
 /// Interfaces (without version) a plugin component may import besides WASI.
-const HOST_INTERFACES: &[&str] = &["host"];
+const HOST_INTERFACES: &[&str] = &["host", "types"];
 
 fn compatible(version: &str) -> bool {
     // 0.x: the minor is the breaking part (semver); 1.x+: the major.
-    let parts = |v: &str| -> Vec<u64> { v.split('.').map(|p| p.parse().unwrap_or(u64::MAX)).collect() };
+    let parts = |v: &str| -> Vec<u64> {
+        v.split('.')
+            .map(|p| p.parse().unwrap_or(u64::MAX))
+            .collect()
+    };
     let (ours, theirs) = (parts(API_VERSION), parts(version));
     theirs.len() == 3
         && if ours[0] == 0 {
@@ -100,6 +104,9 @@ mod tests {
         assert!(!compatible("1.1.0"));
         assert!(!compatible("garbage"));
         let err = check_manifest("p", "0.2.0").unwrap_err().to_string();
-        assert!(err.contains("`p`") && err.contains("0.2.0") && err.contains("0.1"), "{err}");
+        assert!(
+            err.contains("`p`") && err.contains("0.2.0") && err.contains("0.1"),
+            "{err}"
+        );
     }
 }

@@ -67,7 +67,9 @@ impl ComponentCache {
             // and wasmtime checks the header and engine settings again.
             match unsafe { Component::deserialize_file(engine, path) } {
                 Ok(component) => return Ok((component, CacheOutcome::Hit)),
-                Err(e) => tracing::warn!(path = %path.display(), error = %e, "ignoring unusable cached component"),
+                Err(e) => {
+                    tracing::warn!(path = %path.display(), error = %e, "ignoring unusable cached component")
+                }
             }
         }
         let component = Component::new(engine, bytes)?;

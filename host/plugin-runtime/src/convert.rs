@@ -36,7 +36,11 @@ pub(crate) fn event(event: &HookEvent) -> wit::HookEvent {
             tool: e.tool.clone(),
             call_id: e.call_id.clone(),
             params: e.params.to_string(),
-            outcome: e.outcome.as_ref().map(|v| v.to_string()).map_err(Clone::clone),
+            outcome: e
+                .outcome
+                .as_ref()
+                .map(|v| v.to_string())
+                .map_err(Clone::clone),
             duration_ms: e.duration_ms,
             context: context(&e.context),
         }),
@@ -83,7 +87,10 @@ pub struct Registration {
 }
 
 /// Check what `register` returned against the manifest id and convert it.
-pub(crate) fn registration(manifest_id: &str, r: wit::Registration) -> Result<Registration, String> {
+pub(crate) fn registration(
+    manifest_id: &str,
+    r: wit::Registration,
+) -> Result<Registration, String> {
     if r.id != manifest_id {
         return Err(format!(
             "register() returned id `{}` but the manifest says `{manifest_id}`",

@@ -66,7 +66,11 @@ impl PluginHost {
     pub async fn load_configured(&mut self) -> Vec<LoadReport> {
         let mut reports = Vec::new();
         for path in self.config.paths.clone() {
-            let path = if path.is_absolute() { path } else { self.base_dir.join(path) };
+            let path = if path.is_absolute() {
+                path
+            } else {
+                self.base_dir.join(path)
+            };
             let dirs = match discover(&path) {
                 Ok(dirs) => dirs,
                 Err(e) => {
@@ -116,13 +120,20 @@ impl PluginHost {
         if let Some(existing) = self.plugins.iter().find(|p| p.id() == id) {
             return Err(LoadError::Refused {
                 id,
-                rule: format!("a plugin with this id is already loaded from {}", existing.dir.display()),
+                rule: format!(
+                    "a plugin with this id is already loaded from {}",
+                    existing.dir.display()
+                ),
             });
         }
         api_version::check_manifest(&id, &package.manifest.api_version)?;
         let runtime = |stage: &'static str| {
             let id = id.clone();
-            move |e: String| LoadError::Runtime { id, stage, reason: e }
+            move |e: String| LoadError::Runtime {
+                id,
+                stage,
+                reason: e,
+            }
         };
         let path = package.component_path();
         let bytes = std::fs::read(&path)
@@ -137,10 +148,11 @@ impl PluginHost {
         )?;
 
         let (engine, cache, key) = (self.engine.clone(), self.cache.clone(), sha256.clone());
-        let (component, cache_outcome) = tokio::task::spawn_blocking(move || cache.load(engine.engine(), &key, &bytes))
-            .await
-            .map_err(|e| runtime("compiling")(e.to_string()))?
-            .map_err(|e| runtime("compiling")(format!("{e:#}")))?;
+        let (component, cache_outcome) =
+            tokio::task::spawn_blocking(move || cache.load(engine.engine(), &key, &bytes))
+                .await
+                .map_err(|e| runtime("compiling")(e.to_string()))?
+                .map_err(|e| runtime("compiling")(format!("{e:#}")))?;
         api_version::check_component(&id, self.engine.engine(), &component)?;
         let pre = self
             .engine
@@ -169,8 +181,11 @@ impl PluginHost {
             Ok(_) => unreachable!("register answers with a registration"),
             Err(e) => return Err(runtime("register()")(e.to_string())),
         };
-        let registration = convert::registration(&id, registration)
-            .map_err(|reason| LoadError::Registration { id: id.clone(), reason })?;
+        let registration =
+            convert::registration(&id, registration).map_err(|reason| LoadError::Registration {
+                id: id.clone(),
+                reason,
+            })?;
         let plugin = Arc::new(LoadedPlugin {
             manifest: package.manifest,
             dir: package.dir,
@@ -206,6 +221,9 @@ impl PluginHost {
 
     /// Every plugin hook subscription.
     pub fn hook_registrations(&self) -> Vec<HookRegistration> {
-        self.plugins.iter().flat_map(|p| p.hook_registrations()).collect()
+        self.plugins
+            .iter()
+            .flat_map(|p| p.hook_registrations())
+            .collect()
     }
 }

@@ -93,7 +93,10 @@ impl PluginInstance {
 
     /// Why the plugin is disabled, if it is.
     pub(crate) fn disabled_reason(&self) -> Option<String> {
-        self.disabled.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.disabled
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 
     /// How many instances were created so far (1 + re-instantiations).
@@ -142,13 +145,18 @@ impl PluginInstance {
                 *slot = Some(self.instantiate().await?);
             }
             let live = slot.as_mut().expect("instantiated above");
-            live.store.set_epoch_deadline(PluginEngine::ticks_for(self.limits.timeout));
+            live.store
+                .set_epoch_deadline(PluginEngine::ticks_for(self.limits.timeout));
             let exports = live.world.openclaw_plugin_plugin();
             let store = &mut live.store;
             Ok::<_, wasmtime::Error>(match &request {
                 Request::Register => Response::Registration(exports.call_register(store).await?),
-                Request::CallTool(call) => Response::Tool(exports.call_call_tool(store, call).await?),
-                Request::Hook(event) => Response::Hook(exports.call_handle_hook(store, event).await?),
+                Request::CallTool(call) => {
+                    Response::Tool(exports.call_call_tool(store, call).await?)
+                }
+                Request::Hook(event) => {
+                    Response::Hook(exports.call_handle_hook(store, event).await?)
+                }
             })
         };
         let outcome = tokio::time::timeout(deadline, run).await;

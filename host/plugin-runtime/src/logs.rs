@@ -69,13 +69,27 @@ impl PluginLogs {
     pub fn push(&self, source: LogSource, message: String) {
         let plugin = &*self.plugin;
         match source {
-            LogSource::Log(LogLevel::Trace) => tracing::trace!(target: "clawhost::plugin", plugin, "{message}"),
-            LogSource::Log(LogLevel::Debug) => tracing::debug!(target: "clawhost::plugin", plugin, "{message}"),
-            LogSource::Log(LogLevel::Info) => tracing::info!(target: "clawhost::plugin", plugin, "{message}"),
-            LogSource::Log(LogLevel::Warn) => tracing::warn!(target: "clawhost::plugin", plugin, "{message}"),
-            LogSource::Log(LogLevel::Error) => tracing::error!(target: "clawhost::plugin", plugin, "{message}"),
-            LogSource::Stdout => tracing::info!(target: "clawhost::plugin", plugin, stream = "stdout", "{message}"),
-            LogSource::Stderr => tracing::warn!(target: "clawhost::plugin", plugin, stream = "stderr", "{message}"),
+            LogSource::Log(LogLevel::Trace) => {
+                tracing::trace!(target: "clawhost::plugin", plugin, "{message}")
+            }
+            LogSource::Log(LogLevel::Debug) => {
+                tracing::debug!(target: "clawhost::plugin", plugin, "{message}")
+            }
+            LogSource::Log(LogLevel::Info) => {
+                tracing::info!(target: "clawhost::plugin", plugin, "{message}")
+            }
+            LogSource::Log(LogLevel::Warn) => {
+                tracing::warn!(target: "clawhost::plugin", plugin, "{message}")
+            }
+            LogSource::Log(LogLevel::Error) => {
+                tracing::error!(target: "clawhost::plugin", plugin, "{message}")
+            }
+            LogSource::Stdout => {
+                tracing::info!(target: "clawhost::plugin", plugin, stream = "stdout", "{message}")
+            }
+            LogSource::Stderr => {
+                tracing::warn!(target: "clawhost::plugin", plugin, stream = "stderr", "{message}")
+            }
         }
         let mut lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
         if lines.len() == KEEP_LINES {
@@ -139,7 +153,11 @@ impl LineWriter {
 }
 
 impl AsyncWrite for LineWriter {
-    fn poll_write(mut self: Pin<&mut Self>, _cx: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
         self.pending.extend_from_slice(buf);
         while let Some(pos) = self.pending.iter().position(|b| *b == b'\n') {
             self.emit(pos + 1);

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use clawhost_agent_core::{RunContext, ToolSpec};
-use clawhost_hooks::{CallContext, HookError, HookEvent, HookHandler, HookOutcome, HookRegistration};
+use clawhost_hooks::{
+    CallContext, HookError, HookEvent, HookHandler, HookOutcome, HookRegistration,
+};
 use clawhost_tools::{Tool, ToolOrigin};
 use serde_json::Value;
 
@@ -96,7 +98,11 @@ impl LoadedPlugin {
                 None => PluginState::Active,
             },
             tools: r.tools.iter().map(|t| t.name.clone()).collect(),
-            hooks: r.hooks.iter().map(|(k, p)| (k.name().to_string(), *p)).collect(),
+            hooks: r
+                .hooks
+                .iter()
+                .map(|(k, p)| (k.name().to_string(), *p))
+                .collect(),
             harnesses: r.harnesses.clone(),
             grants: self.instance.grants().clone(),
             instantiations: self.instance.instantiations(),
@@ -121,7 +127,10 @@ impl LoadedPlugin {
         };
         match self.instance.call(Request::CallTool(call)).await? {
             Response::Tool(Ok(text)) => Ok(serde_json::from_str(&text).map_err(|e| {
-                format!("plugin `{}` returned a result that is not valid JSON: {e}", self.id())
+                format!(
+                    "plugin `{}` returned a result that is not valid JSON: {e}",
+                    self.id()
+                )
             })),
             Response::Tool(Err(message)) => Ok(Err(message)),
             _ => unreachable!("call-tool answers with a tool response"),
@@ -131,7 +140,11 @@ impl LoadedPlugin {
     /// Deliver one hook event.
     pub async fn handle_hook(&self, event: &HookEvent) -> Result<HookOutcome, HookError> {
         let kind = event.kind();
-        match self.instance.call(Request::Hook(convert::event(event))).await {
+        match self
+            .instance
+            .call(Request::Hook(convert::event(event)))
+            .await
+        {
             Ok(Response::Hook(outcome)) => {
                 let outcome = convert::outcome(outcome)?;
                 let answered = match &outcome {
@@ -201,7 +214,11 @@ impl Tool for PluginTool {
             session_id: ctx.session_id.clone(),
             model_ref: ctx.model_ref.clone(),
         };
-        match self.plugin.call_tool(&self.spec.name, call_id, &params, &ctx).await {
+        match self
+            .plugin
+            .call_tool(&self.spec.name, call_id, &params, &ctx)
+            .await
+        {
             Ok(result) => result,
             Err(e) => Err(e.to_string()),
         }

@@ -82,7 +82,12 @@ pub struct PluginState {
 
 impl PluginState {
     /// State for a fresh instance.
-    pub fn new(wasi: WasiCtx, memory: MemoryCap, logs: Arc<PluginLogs>, config_json: Arc<str>) -> Self {
+    pub fn new(
+        wasi: WasiCtx,
+        memory: MemoryCap,
+        logs: Arc<PluginLogs>,
+        config_json: Arc<str>,
+    ) -> Self {
         Self {
             wasi,
             table: ResourceTable::new(),

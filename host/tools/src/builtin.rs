@@ -36,7 +36,12 @@ impl Tool for EchoTool {
     fn origin(&self) -> ToolOrigin {
         ToolOrigin::Host
     }
-    async fn call(&self, _call_id: &str, params: Value, _ctx: &RunContext) -> Result<Value, String> {
+    async fn call(
+        &self,
+        _call_id: &str,
+        params: Value,
+        _ctx: &RunContext,
+    ) -> Result<Value, String> {
         Ok(json!({ "text": params["text"] }))
     }
 }

@@ -4,7 +4,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use async_trait::async_trait;
-use clawhost_agent_core::{RunContext, ToolCallRequest, ToolExecutor, ToolOutput, ToolSpec, TurnEvent};
+use clawhost_agent_core::{
+    RunContext, ToolCallRequest, ToolExecutor, ToolOutput, ToolSpec, TurnEvent,
+};
 use clawhost_hooks::{
     AfterToolCallEvent, BeforeToolCallEvent, CallContext, HookDecisionRecord, HookRunner,
 };
@@ -165,7 +167,11 @@ mod tests {
     }
 
     fn call(args: Value) -> ToolCallRequest {
-        ToolCallRequest { id: "c1".into(), name: "echo".into(), arguments: args }
+        ToolCallRequest {
+            id: "c1".into(),
+            name: "echo".into(),
+            arguments: args,
+        }
     }
 
     #[tokio::test]
@@ -173,20 +179,42 @@ mod tests {
         let d = dispatcher(&[]);
         let ctx = RunContext::new("a", "m/x");
         let ok = d.execute(&call(json!({"text": "hi"})), &ctx).await;
-        assert_eq!(ok, ToolOutput { content: r#"{"text":"hi"}"#.into(), is_error: false });
+        assert_eq!(
+            ok,
+            ToolOutput {
+                content: r#"{"text":"hi"}"#.into(),
+                is_error: false
+            }
+        );
         let bad = d.execute(&call(json!({"text": 5})), &ctx).await;
-        assert!(bad.is_error && bad.content.contains("invalid arguments"), "{bad:?}");
+        assert!(
+            bad.is_error && bad.content.contains("invalid arguments"),
+            "{bad:?}"
+        );
         let extra = d.execute(&call(json!({"text": "x", "y": 1})), &ctx).await;
         assert!(extra.is_error, "{extra:?}");
-        let unknown = d.execute(&ToolCallRequest { name: "nope".into(), ..call(json!({})) }, &ctx).await;
+        let unknown = d
+            .execute(
+                &ToolCallRequest {
+                    name: "nope".into(),
+                    ..call(json!({}))
+                },
+                &ctx,
+            )
+            .await;
         assert!(unknown.is_error && unknown.content.contains("unknown tool"));
     }
 
     #[tokio::test]
     async fn policy_refuses_before_anything_runs_and_hides_the_tool() {
         let d = dispatcher(&["echo"]);
-        let out = d.execute(&call(json!({"text": "hi"})), &RunContext::new("a", "m/x")).await;
-        assert!(out.is_error && out.content.contains("tools.deny"), "{out:?}");
+        let out = d
+            .execute(&call(json!({"text": "hi"})), &RunContext::new("a", "m/x"))
+            .await;
+        assert!(
+            out.is_error && out.content.contains("tools.deny"),
+            "{out:?}"
+        );
         assert!(d.specs().is_empty());
     }
 
@@ -194,9 +222,18 @@ mod tests {
     fn duplicate_and_badly_named_tools_are_refused() {
         let mut registry = ToolRegistry::new();
         registry.register(Arc::new(EchoTool::default())).unwrap();
-        let err = registry.register(Arc::new(EchoTool::default())).unwrap_err();
+        let err = registry
+            .register(Arc::new(EchoTool::default()))
+            .unwrap_err();
         assert!(err.to_string().contains("clashes"));
-        let spec = ToolSpec { name: "bad name".into(), description: String::new(), parameters: json!({"type":"object"}) };
-        assert!(matches!(crate::registry::compile_schema(&spec), Err(crate::RegistryError::BadName(_))));
+        let spec = ToolSpec {
+            name: "bad name".into(),
+            description: String::new(),
+            parameters: json!({"type":"object"}),
+        };
+        assert!(matches!(
+            crate::registry::compile_schema(&spec),
+            Err(crate::RegistryError::BadName(_))
+        ));
     }
 }

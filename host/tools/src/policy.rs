@@ -47,10 +47,12 @@ impl ToolPolicy {
             });
         }
         match &self.allow {
-            Some(allow) if !allow.iter().any(|e| Self::matches(e, tool, origin)) => Err(PolicyDenial {
-                tool: tool.into(),
-                rule: "tools.allow is set and does not list it".into(),
-            }),
+            Some(allow) if !allow.iter().any(|e| Self::matches(e, tool, origin)) => {
+                Err(PolicyDenial {
+                    tool: tool.into(),
+                    rule: "tools.allow is set and does not list it".into(),
+                })
+            }
             _ => Ok(()),
         }
     }
@@ -73,9 +75,17 @@ mod tests {
         let pol = policy(Some(&["a", "plugin:p"]), &["b"]);
         assert!(pol.check("a", &ToolOrigin::Host).is_ok());
         assert!(pol.check("anything", &p).is_ok());
-        assert!(pol.check("c", &ToolOrigin::Host).unwrap_err().rule.contains("tools.allow"));
+        assert!(pol
+            .check("c", &ToolOrigin::Host)
+            .unwrap_err()
+            .rule
+            .contains("tools.allow"));
         let pol = policy(Some(&["b"]), &["b"]);
-        assert!(pol.check("b", &ToolOrigin::Host).unwrap_err().rule.contains("tools.deny"));
+        assert!(pol
+            .check("b", &ToolOrigin::Host)
+            .unwrap_err()
+            .rule
+            .contains("tools.deny"));
         let pol = policy(None, &["plugin:p"]);
         assert!(pol.check("x", &p).is_err());
         assert!(pol.check("x", &ToolOrigin::Host).is_ok());

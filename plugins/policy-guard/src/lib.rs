@@ -13,7 +13,11 @@ struct PolicyGuard;
 fn strings(config: &Value, key: &str) -> Vec<String> {
     config[key]
         .as_array()
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_lowercase)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_lowercase))
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -31,12 +35,18 @@ impl Plugin for PolicyGuard {
             ));
         }
         let params = event.params.to_string().to_lowercase();
-        if let Some(word) = strings(&config, "blockWords").into_iter().find(|w| params.contains(w.as_str())) {
+        if let Some(word) = strings(&config, "blockWords")
+            .into_iter()
+            .find(|w| params.contains(w.as_str()))
+        {
             return BeforeDecision::Block(format!(
                 "policy-guard: parameters mention `{word}`, which policy forbids"
             ));
         }
-        if let (Some(max), Some(text)) = (config["maxTextChars"].as_u64(), event.params["text"].as_str()) {
+        if let (Some(max), Some(text)) = (
+            config["maxTextChars"].as_u64(),
+            event.params["text"].as_str(),
+        ) {
             if text.chars().count() as u64 > max {
                 let mut params = event.params.clone();
                 params["text"] = Value::String(text.chars().take(max as usize).collect());

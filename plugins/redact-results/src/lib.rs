@@ -11,8 +11,12 @@ struct Redact;
 
 fn is_secret(token: &str) -> bool {
     let t = token.trim_matches(|c: char| !c.is_alphanumeric() && c != '@' && c != '_' && c != '-');
-    let key_like = ["sk-", "ghp_", "AKIA"].iter().any(|p| t.starts_with(p) && t.len() >= 12);
-    let email = t.split_once('@').is_some_and(|(user, host)| !user.is_empty() && host.contains('.'));
+    let key_like = ["sk-", "ghp_", "AKIA"]
+        .iter()
+        .any(|p| t.starts_with(p) && t.len() >= 12);
+    let email = t
+        .split_once('@')
+        .is_some_and(|(user, host)| !user.is_empty() && host.contains('.'));
     key_like || email
 }
 

@@ -1,0 +1,61 @@
+//! `clawhost demo`: build the example plugins and run one whole turn offline.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use clawhost_agent_core::{EventSink, RunContext};
+use clawhost_config::Config;
+use clawhost_llm::ScriptedModel;
+use clawhost_runner::{EmbeddedRunner, BUILTIN_RUNTIME};
+
+use crate::transcript::{render_event, render_refusal, render_status};
+
+/// The user message of the demo turn.
+pub const DEMO_MESSAGE: &str =
+    "Please count the words in this draft, then check my notes: the release ships on Friday after review.";
+
+/// The demo configuration (`host/cli/demo/clawhost.json`), loading plugins from `plugins_dir`.
+pub fn demo_config(plugins_dir: &Path) -> anyhow::Result<Config> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("demo")
+        .join("clawhost.json");
+    let mut config = Config::load(&path)?;
+    config.plugins.paths = vec![plugins_dir.to_path_buf()];
+    Ok(config)
+}
+
+/// Run the demo, printing the transcript to stdout.
+pub async fn run(plugins_dir: Option<PathBuf>) -> anyhow::Result<()> {
+    let plugins_dir = match plugins_dir {
+        Some(dir) => dir,
+        None => {
+            eprintln!("building the example plugins from source (plugins/build.sh)…");
+            crate::build::build_plugins(None).context("building the example plugins")?
+        }
+    };
+    let config = demo_config(&plugins_dir)?;
+    let (runner, reports) = EmbeddedRunner::start(config).await?;
+    println!(
+        "clawhost demo · runtime {BUILTIN_RUNTIME} · model scripted/demo · plugins from {}",
+        plugins_dir.display()
+    );
+    for status in runner.plugins().statuses() {
+        println!("{}", render_status(&status));
+    }
+    for line in reports.iter().filter_map(render_refusal) {
+        println!("{line}");
+    }
+    println!();
+    let mut ctx = RunContext::new("main", "scripted/demo");
+    ctx.events = EventSink::with_listener(|event| println!("{}", render_event(event)));
+    let outcome = runner
+        .run_turn(Arc::new(ScriptedModel::demo()), &ctx, &[], DEMO_MESSAGE)
+        .await?;
+    println!();
+    println!(
+        "turn finished: {} model calls · {} input / {} output tokens (estimated by the scripted provider)",
+        outcome.iterations, outcome.usage.input_tokens, outcome.usage.output_tokens
+    );
+    Ok(())
+}

@@ -1,0 +1,5 @@
+//! The clawhost command line, as a library so tests can drive the same code.
+
+pub mod build;
+pub mod demo;
+pub mod transcript;

@@ -1,0 +1,99 @@
+//! The embedded agent runner: loads the configured plugins, registers host and
+//! plugin tools behind one dispatcher, collects hook subscriptions, and runs
+//! turns with the built-in `openclaw` loop.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use clawhost_agent_core::{Message, ModelClient, RunContext, TurnError, TurnLoop, TurnOutcome};
+use clawhost_config::Config;
+use clawhost_hooks::HookRunner;
+use clawhost_plugin_runtime::{LoadReport, PluginHost};
+use clawhost_tools::{EchoTool, Tool, ToolDispatcher, ToolPolicy, ToolRegistry};
+
+/// Id of the built-in runtime (the host's own loop).
+pub const BUILTIN_RUNTIME: &str = "openclaw";
+
+/// An agent host: plugins, the tool dispatcher and the hook runner.
+pub struct EmbeddedRunner {
+    config: Config,
+    plugins: PluginHost,
+    hooks: Arc<HookRunner>,
+    dispatcher: Arc<ToolDispatcher>,
+}
+
+/// Tools built into the host.
+pub fn host_tools() -> Vec<Arc<dyn Tool>> {
+    vec![Arc::new(EchoTool::default())]
+}
+
+impl EmbeddedRunner {
+    /// Load the configured plugins and wire tools and hooks. Plugins that fail
+    /// to load are reported, not fatal; a tool name clash is fatal.
+    pub async fn start(config: Config) -> anyhow::Result<(Self, Vec<LoadReport>)> {
+        let mut plugins = PluginHost::new(&config).context("setting up the plugin engine")?;
+        let reports = plugins.load_configured().await;
+        let runner = Self::from_plugins(config, plugins)?;
+        Ok((runner, reports))
+    }
+
+    /// Wire an already loaded plugin host.
+    pub fn from_plugins(config: Config, plugins: PluginHost) -> anyhow::Result<Self> {
+        let mut registry = ToolRegistry::new();
+        for tool in host_tools().into_iter().chain(plugins.tools()) {
+            registry.register(tool).context("registering tools")?;
+        }
+        let hooks = Arc::new(HookRunner::new(plugins.hook_registrations()));
+        let dispatcher = Arc::new(ToolDispatcher::new(
+            registry,
+            ToolPolicy::from_config(&config.tools),
+            hooks.clone(),
+        ));
+        Ok(Self {
+            config,
+            plugins,
+            hooks,
+            dispatcher,
+        })
+    }
+
+    /// The loaded plugins.
+    pub fn plugins(&self) -> &PluginHost {
+        &self.plugins
+    }
+
+    /// The hook runner.
+    pub fn hooks(&self) -> &Arc<HookRunner> {
+        &self.hooks
+    }
+
+    /// The single tool dispatch path.
+    pub fn dispatcher(&self) -> &Arc<ToolDispatcher> {
+        &self.dispatcher
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The built-in loop over `model`.
+    pub fn turn_loop(&self, model: Arc<dyn ModelClient>) -> TurnLoop {
+        TurnLoop::new(
+            model,
+            self.dispatcher.clone(),
+            self.config.agent.max_iterations,
+        )
+    }
+
+    /// Run one turn with the built-in loop.
+    pub async fn run_turn(
+        &self,
+        model: Arc<dyn ModelClient>,
+        ctx: &RunContext,
+        history: &[Message],
+        user_text: &str,
+    ) -> Result<TurnOutcome, TurnError> {
+        self.turn_loop(model).run(ctx, history, user_text).await
+    }
+}

@@ -1,0 +1,57 @@
+//! The offline demo runs a whole turn with the example plugins.
+
+use std::sync::Arc;
+
+use clawhost::demo::{demo_config, DEMO_MESSAGE};
+use clawhost_agent_core::{RunContext, TurnEvent};
+use clawhost_llm::ScriptedModel;
+use clawhost_runner::EmbeddedRunner;
+use clawhost_tests::{cache_dir, plugins_dir};
+
+#[tokio::test]
+async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
+    let mut config = demo_config(plugins_dir()).unwrap();
+    config.plugins.cache_dir = Some(cache_dir());
+    let (runner, reports) = EmbeddedRunner::start(config).await.unwrap();
+    let refused: Vec<_> = reports
+        .iter()
+        .filter(|r| r.result.is_err())
+        .filter_map(|r| r.id.clone())
+        .collect();
+    assert_eq!(refused, vec!["legacy-api", "misbehave"]);
+    let ctx = RunContext::new("main", "scripted/demo");
+    let out = runner
+        .run_turn(Arc::new(ScriptedModel::demo()), &ctx, &[], DEMO_MESSAGE)
+        .await
+        .unwrap();
+    let events = ctx.events.snapshot();
+    let decisions: Vec<(String, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::HookDecision {
+                plugin, decision, ..
+            } => Some((
+                plugin.clone(),
+                decision.split(':').next().unwrap().to_string(),
+            )),
+            _ => None,
+        })
+        .collect();
+    let expected = [
+        ("policy-guard", "rewrite"),
+        ("redact-results", "keep"),
+        ("policy-guard", "block"),
+        ("policy-guard", "allow"),
+        ("redact-results", "replace"),
+    ];
+    assert_eq!(
+        decisions,
+        expected.map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    assert!(
+        out.answer.contains("[REDACTED]") && !out.answer.contains("dana@example.com"),
+        "{}",
+        out.answer
+    );
+    assert!(!out.answer.contains("hunter2"));
+}

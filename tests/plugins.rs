@@ -1,0 +1,230 @@
+//! Loading real plugin components: tools, hooks, admission and API versions.
+
+use std::sync::Arc;
+
+use clawhost_agent_core::{Message, RunContext, TurnEvent};
+use clawhost_llm::ScriptedModel;
+use clawhost_plugin_runtime::{LoadError, PluginHost};
+use clawhost_tests::{config, dispatch, host_with, json_of, plugins_dir, runner_with};
+use serde_json::json;
+
+#[tokio::test]
+async fn a_plugin_tool_round_trips_through_the_dispatcher() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = runner_with(config(json!({}), dir.path()), &["text-tools"]).await;
+    let (out, _) = dispatch(&runner, "word_count", json!({"text": "one two\nthree"})).await;
+    assert_eq!(json_of(&out), json!({"words": 3, "lines": 2, "chars": 13}));
+
+    // Arguments that break the plugin's schema never reach the plugin.
+    let (out, _) = dispatch(&runner, "word_count", json!({"txt": "x"})).await;
+    assert!(
+        out.is_error && out.content.contains("invalid arguments"),
+        "{}",
+        out.content
+    );
+    let status = &runner.plugins().statuses()[0];
+    assert_eq!(status.tools, vec!["word_count", "read_note"]);
+}
+
+#[tokio::test]
+async fn a_whole_turn_calls_the_plugin_tool_and_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = runner_with(config(json!({}), dir.path()), &["text-tools"]).await;
+    let model = ScriptedModel::from_json(
+        r#"[{"toolCalls":[{"name":"word_count","arguments":{"text":"{{user}}"}}]},{"answer":"counted: {{results}}"}]"#,
+    )
+    .unwrap();
+    let ctx = RunContext::new("main", "scripted/test");
+    let out = runner
+        .run_turn(Arc::new(model), &ctx, &[], "a b c d")
+        .await
+        .unwrap();
+    assert_eq!(
+        out.answer,
+        r#"counted: - word_count returned: {"chars":7,"lines":1,"words":4}"#
+    );
+    assert!(matches!(&out.new_messages[2], Message::ToolResult(r) if !r.is_error));
+}
+
+#[tokio::test]
+async fn before_tool_call_blocks_by_rule_even_for_host_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({"plugins": {"entries": {"policy-guard": {"config": {"blockTools": ["echo"]}}}}}),
+        dir.path(),
+    );
+    let runner = runner_with(cfg, &["policy-guard", "text-tools"]).await;
+    let (out, ctx) = dispatch(&runner, "echo", json!({"text": "hi"})).await;
+    assert!(out.is_error, "{}", out.content);
+    assert!(
+        out.content.contains("blocked") && out.content.contains("`echo`"),
+        "{}",
+        out.content
+    );
+    assert!(ctx.events.snapshot().iter().any(|e| matches!(e,
+        TurnEvent::HookDecision { hook, plugin, decision, .. }
+            if hook == "before_tool_call" && plugin == "policy-guard" && decision.starts_with("block"))));
+    // Other tools pass.
+    let (out, _) = dispatch(&runner, "word_count", json!({"text": "fine"})).await;
+    assert_eq!(json_of(&out)["words"], 1);
+}
+
+#[tokio::test]
+async fn before_tool_call_rewrites_parameters_before_the_tool_sees_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({"plugins": {"entries": {"policy-guard": {"config": {"maxTextChars": 5}}}}}),
+        dir.path(),
+    );
+    let runner = runner_with(cfg, &["policy-guard", "text-tools"]).await;
+    let (out, ctx) = dispatch(&runner, "word_count", json!({"text": "abcdefghij klm"})).await;
+    assert_eq!(json_of(&out), json!({"words": 1, "lines": 1, "chars": 5}));
+    assert!(ctx.events.snapshot().iter().any(|e| matches!(e,
+        TurnEvent::HookDecision { decision, .. } if decision.starts_with("rewrite"))));
+}
+
+#[tokio::test]
+async fn after_tool_call_replaces_the_result_the_model_sees() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = runner_with(config(json!({}), dir.path()), &["redact-results"]).await;
+    let (out, _) = dispatch(
+        &runner,
+        "echo",
+        json!({"text": "key sk-abcdef1234567890 mail bo@example.org ok"}),
+    )
+    .await;
+    assert_eq!(
+        json_of(&out),
+        json!({"text": "key [REDACTED] mail [REDACTED] ok", "redactions": 2})
+    );
+    let (out, ctx) = dispatch(&runner, "echo", json!({"text": "nothing to hide"})).await;
+    assert_eq!(json_of(&out), json!({"text": "nothing to hide"}));
+    assert!(ctx
+        .events
+        .snapshot()
+        .iter()
+        .any(|e| matches!(e, TurnEvent::HookDecision { decision, .. } if decision == "keep")));
+}
+
+#[tokio::test]
+async fn deny_listed_and_not_allowlisted_plugins_are_refused_by_name_and_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({"plugins": {"allow": ["text-tools", "policy-guard"], "deny": ["policy-guard"]}}),
+        dir.path(),
+    );
+    let mut host = PluginHost::new(&cfg).unwrap();
+    let reports = host.load_configured().await;
+    let message = |id: &str| {
+        reports
+            .iter()
+            .find(|r| r.id.as_deref() == Some(id))
+            .and_then(|r| r.result.as_ref().err())
+            .map(|e| e.to_string())
+            .unwrap_or_else(|| panic!("{id} should be refused"))
+    };
+    assert_eq!(
+        message("policy-guard"),
+        r#"plugin `policy-guard` refused: plugins.deny lists "policy-guard""#
+    );
+    assert_eq!(
+        message("redact-results"),
+        "plugin `redact-results` refused: plugins.allow is set and does not list it"
+    );
+    assert_eq!(
+        message("misbehave"),
+        "plugin `misbehave` refused: plugins.allow is set and does not list it"
+    );
+    let loaded: Vec<_> = host.plugins().iter().map(|p| p.id().to_string()).collect();
+    assert_eq!(loaded, vec!["text-tools"]);
+}
+
+#[tokio::test]
+async fn a_component_that_does_not_match_its_sha256_pin_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let pin = "0".repeat(64);
+    let cfg = config(
+        json!({"plugins": {"entries": {"text-tools": {"sha256": pin}}}}),
+        dir.path(),
+    );
+    let err = host_with(&cfg, &["text-tools"])
+        .await
+        .err()
+        .expect("pin mismatch refuses");
+    assert!(
+        matches!(&err, LoadError::Refused { id, rule } if id == "text-tools" && rule.contains("sha256")),
+        "{err}"
+    );
+
+    // The right pin loads (computed by sha256sum, not by the host's own code).
+    let out = std::process::Command::new("sha256sum")
+        .arg(plugins_dir().join("text-tools/plugin.wasm"))
+        .output()
+        .unwrap();
+    let real = String::from_utf8(out.stdout).unwrap()[..64].to_uppercase();
+    let cfg = config(
+        json!({"plugins": {"entries": {"text-tools": {"sha256": real}}}}),
+        dir.path(),
+    );
+    host_with(&cfg, &["text-tools"])
+        .await
+        .expect("matching pin loads");
+}
+
+#[tokio::test]
+async fn a_plugin_built_against_another_api_version_is_refused_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(json!({}), dir.path());
+    let err = host_with(&cfg, &["test-legacy-api"])
+        .await
+        .err()
+        .expect("legacy API refused");
+    let message = err.to_string();
+    assert!(matches!(err, LoadError::ApiVersion { .. }), "{message}");
+    assert!(
+        message.contains("`legacy-api`")
+            && message.contains("0.0.1")
+            && message.contains("openclaw:plugin@0.1.0"),
+        "{message}"
+    );
+
+    // A manifest that lies about its version is still caught by the component check.
+    let fake = tempfile::tempdir().unwrap();
+    let manifest =
+        std::fs::read_to_string(plugins_dir().join("test-legacy-api/openclaw.plugin.json"))
+            .unwrap();
+    std::fs::write(
+        fake.path().join("openclaw.plugin.json"),
+        manifest.replace("\"apiVersion\": \"0.0.1\"", "\"apiVersion\": \"0.1.0\""),
+    )
+    .unwrap();
+    std::fs::copy(
+        plugins_dir().join("test-legacy-api/plugin.wasm"),
+        fake.path().join("plugin.wasm"),
+    )
+    .unwrap();
+    let mut host = PluginHost::new(&cfg).unwrap();
+    let err = host
+        .load_package(fake.path())
+        .await
+        .err()
+        .expect("component check refuses");
+    assert!(
+        err.to_string()
+            .contains("exporting openclaw:plugin/plugin@0.0.1"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn compiled_components_are_reused_from_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(json!({}), dir.path());
+    cfg.plugins.cache_dir = Some(dir.path().join("cache"));
+    let first = host_with(&cfg, &["text-tools"]).await.unwrap();
+    assert!(!first.statuses()[0].from_cache);
+    let second = host_with(&cfg, &["text-tools"]).await.unwrap();
+    assert!(second.statuses()[0].from_cache);
+    let entries = std::fs::read_dir(dir.path().join("cache")).unwrap().count();
+    assert_eq!(entries, 1);
+}

@@ -1,0 +1,302 @@
+//! The sandbox and limits, proven with a plugin that misbehaves on request.
+
+use clawhost_hooks::CallContext;
+use clawhost_plugin_runtime::{CallError, LogSource, PluginHost, PluginState};
+use clawhost_tests::{config, dispatch, host_with, json_of, runner_with};
+use serde_json::{json, Value};
+
+fn ctx() -> CallContext {
+    CallContext {
+        agent_id: "test".into(),
+        session_id: None,
+        model_ref: "scripted/test".into(),
+    }
+}
+
+async fn call(
+    host: &PluginHost,
+    tool: &str,
+    params: Value,
+) -> Result<Result<Value, String>, CallError> {
+    host.plugin("misbehave")
+        .unwrap()
+        .call_tool(tool, "c", &params, &ctx())
+        .await
+}
+
+fn limits(timeout_ms: u64, memory_mb: u64, traps: u32) -> Value {
+    json!({"memoryMb": memory_mb, "callTimeoutMs": timeout_ms, "maxConsecutiveTraps": traps})
+}
+
+#[tokio::test]
+async fn an_infinite_loop_is_stopped_by_the_deadline_and_the_next_call_is_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({"plugins": {"limits": limits(500, 64, 3)}}),
+        dir.path(),
+    );
+    let host = host_with(&cfg, &["test-misbehave"]).await.unwrap();
+    assert_eq!(
+        call(&host, "ping", json!({})).await.unwrap().unwrap()["calls"],
+        1
+    );
+    let err = call(&host, "spin", json!({})).await.unwrap_err();
+    assert_eq!(
+        err,
+        CallError::Timeout {
+            id: "misbehave".into(),
+            timeout_ms: 500
+        }
+    );
+    // A fresh instance serves the next call (its call counter starts over).
+    let pong = call(&host, "ping", json!({})).await.unwrap().unwrap();
+    assert_eq!(pong, json!({"pong": true, "calls": 1}));
+    let status = &host.statuses()[0];
+    assert_eq!(status.state, PluginState::Active);
+    assert_eq!(status.instantiations, 2);
+    assert_eq!(status.consecutive_failures, 0);
+}
+
+#[tokio::test]
+async fn unbounded_allocation_is_stopped_by_the_memory_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({"plugins": {"limits": limits(10_000, 16, 3)}}),
+        dir.path(),
+    );
+    let host = host_with(&cfg, &["test-misbehave"]).await.unwrap();
+    let err = call(&host, "hog", json!({})).await.unwrap_err();
+    assert_eq!(
+        err,
+        CallError::MemoryLimit {
+            id: "misbehave".into(),
+            limit_mb: 16
+        }
+    );
+    assert_eq!(
+        call(&host, "ping", json!({})).await.unwrap().unwrap()["pong"],
+        true
+    );
+}
+
+#[tokio::test]
+async fn a_plugin_that_keeps_trapping_is_disabled_with_a_clear_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({"plugins": {"limits": limits(2000, 64, 2)}}),
+        dir.path(),
+    );
+    let host = host_with(&cfg, &["test-misbehave"]).await.unwrap();
+    let first = call(&host, "crash", json!({})).await.unwrap_err();
+    assert!(
+        matches!(&first, CallError::Trapped { id, .. } if id == "misbehave"),
+        "{first}"
+    );
+    assert_eq!(host.statuses()[0].state, PluginState::Active);
+    call(&host, "crash", json!({})).await.unwrap_err();
+    let PluginState::Disabled(reason) = host.statuses()[0].state.clone() else {
+        panic!("plugin should be disabled after 2 traps in a row");
+    };
+    assert!(reason.contains("2 failed calls in a row"), "{reason}");
+    let err = call(&host, "ping", json!({})).await.unwrap_err();
+    assert!(matches!(err, CallError::Disabled { .. }), "{err}");
+    assert!(
+        err.to_string().contains("plugin `misbehave` is disabled"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn without_a_grant_a_plugin_sees_no_files_and_no_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("visible.txt"), "host file").unwrap();
+    std::env::set_var("MISBEHAVE_SECRET", "from-the-host");
+    let cfg = config(json!({}), dir.path());
+    let host = host_with(&cfg, &["test-misbehave"]).await.unwrap();
+    for path in [
+        "/etc/passwd",
+        dir.path().join("visible.txt").to_str().unwrap(),
+        "/data/visible.txt",
+    ] {
+        let result = call(&host, "read_path", json!({"path": path}))
+            .await
+            .unwrap();
+        assert!(result.is_err(), "{path} must not be readable: {result:?}");
+    }
+    let env = call(&host, "env", json!({"name": "MISBEHAVE_SECRET"}))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(env["value"], Value::Null);
+    assert!(host.statuses()[0].grants.dirs.is_empty());
+}
+
+#[tokio::test]
+async fn grants_are_the_intersection_of_manifest_and_operator() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("data")).unwrap();
+    std::fs::create_dir_all(dir.path().join("extra")).unwrap();
+    std::fs::create_dir_all(dir.path().join("other")).unwrap();
+    std::fs::write(dir.path().join("data/in.txt"), "inside").unwrap();
+    std::fs::write(dir.path().join("outside.txt"), "outside").unwrap();
+    std::fs::write(dir.path().join("other/o.txt"), "other").unwrap();
+    std::env::set_var("MISBEHAVE_GREETING", "hello");
+    std::env::set_var("NOT_REQUESTED", "nope");
+    let cfg = config(
+        json!({"plugins": {"entries": {"misbehave": {"grants": {
+            "filesystem": [
+                // The manifest asks read-write; the operator grants read-only: read-only wins.
+                {"guestPath": "/data", "hostPath": "data", "access": "read-only"},
+                // The manifest asks read-only; the operator's read-write does not widen it.
+                {"guestPath": "/extra", "hostPath": "extra", "access": "read-write"},
+                // Not requested by the manifest: not mounted.
+                {"guestPath": "/other", "hostPath": "other", "access": "read-write"}
+            ],
+            "env": ["MISBEHAVE_GREETING", "NOT_REQUESTED"]
+        }}}}}),
+        dir.path(),
+    );
+    let host = host_with(&cfg, &["test-misbehave"]).await.unwrap();
+    let read = call(&host, "read_path", json!({"path": "/data/in.txt"}))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(read["text"], "inside");
+    for escape in ["/data/../outside.txt", "/outside.txt", "/other/o.txt"] {
+        let result = call(&host, "read_path", json!({"path": escape}))
+            .await
+            .unwrap();
+        assert!(result.is_err(), "{escape} must be refused: {result:?}");
+    }
+    for target in ["/data/new.txt", "/extra/new.txt"] {
+        let write = call(&host, "write_path", json!({"path": target, "text": "x"}))
+            .await
+            .unwrap();
+        assert!(
+            write.is_err(),
+            "read-only {target} must refuse writes: {write:?}"
+        );
+    }
+    assert!(!dir.path().join("data/new.txt").exists());
+    let greeting = call(&host, "env", json!({"name": "MISBEHAVE_GREETING"}))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(greeting["value"], "hello");
+    let not_requested = call(&host, "env", json!({"name": "NOT_REQUESTED"}))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(not_requested["value"], Value::Null);
+    let grants = &host.statuses()[0].grants;
+    assert_eq!(
+        grants
+            .dirs
+            .iter()
+            .map(|d| d.guest_path.as_str())
+            .collect::<Vec<_>>(),
+        vec!["/data", "/extra"]
+    );
+}
+
+#[tokio::test]
+async fn a_read_write_grant_allows_writes_inside_it_only() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("data")).unwrap();
+    let cfg = config(
+        json!({"plugins": {"entries": {"misbehave": {"grants": {"filesystem": [
+            {"guestPath": "/data", "hostPath": "data", "access": "read-write"}]}}}}}),
+        dir.path(),
+    );
+    let host = host_with(&cfg, &["test-misbehave"]).await.unwrap();
+    call(
+        &host,
+        "write_path",
+        json!({"path": "/data/out.txt", "text": "written"}),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("data/out.txt")).unwrap(),
+        "written"
+    );
+    let escape = call(
+        &host,
+        "write_path",
+        json!({"path": "/data/../escaped.txt", "text": "x"}),
+    )
+    .await
+    .unwrap();
+    assert!(escape.is_err(), "{escape:?}");
+    assert!(!dir.path().join("escaped.txt").exists());
+}
+
+#[tokio::test]
+async fn a_grant_to_a_missing_directory_refuses_the_plugin_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({"plugins": {"entries": {"misbehave": {"grants": {"filesystem": [
+            {"guestPath": "/data", "hostPath": "does-not-exist"}]}}}}}),
+        dir.path(),
+    );
+    let err = host_with(&cfg, &["test-misbehave"])
+        .await
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("`misbehave`") && err.contains("/data") && err.contains("does-not-exist"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn stdout_and_stderr_are_captured_into_the_plugin_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = host_with(&config(json!({}), dir.path()), &["test-misbehave"])
+        .await
+        .unwrap();
+    call(&host, "print", json!({"text": "hello log"}))
+        .await
+        .unwrap()
+        .unwrap();
+    let logs = host.plugin("misbehave").unwrap().logs();
+    assert!(
+        logs.iter()
+            .any(|l| l.source == LogSource::Stdout && l.message == "hello log"),
+        "{logs:?}"
+    );
+    assert!(
+        logs.iter()
+            .any(|l| l.source == LogSource::Stderr && l.message == "err: hello log"),
+        "{logs:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_hook_that_traps_or_times_out_blocks_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({"plugins": {"limits": limits(500, 64, 10)}}),
+        dir.path(),
+    );
+    let runner = runner_with(cfg, &["test-misbehave"]).await;
+    let (out, _) = dispatch(&runner, "ping", json!({"hook": "crash"})).await;
+    assert!(
+        out.is_error
+            && out
+                .content
+                .contains("before_tool_call hook of plugin `misbehave` failed"),
+        "{}",
+        out.content
+    );
+    let (out, _) = dispatch(&runner, "ping", json!({"hook": "spin"})).await;
+    assert!(
+        out.is_error && out.content.contains("deadline"),
+        "{}",
+        out.content
+    );
+    let (out, _) = dispatch(&runner, "ping", json!({})).await;
+    assert_eq!(json_of(&out)["pong"], true);
+}
