@@ -1,7 +1,10 @@
 //! The clawhost configuration file (`clawhost.json`): typed sections, parsed
 //! with clear errors. Unknown keys are rejected so typos do not pass silently.
 
+mod agents;
+mod models;
 mod plugins;
+mod runtime;
 mod tools;
 
 use std::path::{Path, PathBuf};
@@ -11,6 +14,9 @@ use serde::Deserialize;
 pub use plugins::{
     Access, EnvGrant, FsGrant, PluginEntry, PluginGrants, PluginLimits, PluginsConfig,
 };
+pub use agents::{AgentDefaults, AgentEntry, AgentSettings, AgentsConfig};
+pub use models::{ApiKind, ModelConfig, ModelsConfig, ProviderConfig, RetryConfig};
+pub use runtime::{HarnessPolicy, RuntimePolicy};
 pub use tools::ToolsConfig;
 
 /// Errors reading a configuration file.
@@ -44,33 +50,15 @@ pub struct Config {
     /// Tool policy.
     #[serde(default)]
     pub tools: ToolsConfig,
-    /// Agent loop settings.
+    /// Model providers.
     #[serde(default)]
-    pub agent: AgentConfig,
+    pub models: ModelsConfig,
+    /// Agents and their defaults.
+    #[serde(default)]
+    pub agents: AgentsConfig,
     /// Directory relative paths in this config resolve against (the file's directory).
     #[serde(skip)]
     pub base_dir: PathBuf,
-}
-
-/// Agent loop settings.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AgentConfig {
-    /// Upper bound of model calls in one turn.
-    #[serde(default = "default_max_iterations")]
-    pub max_iterations: u32,
-}
-
-fn default_max_iterations() -> u32 {
-    8
-}
-
-impl Default for AgentConfig {
-    fn default() -> Self {
-        Self {
-            max_iterations: default_max_iterations(),
-        }
-    }
 }
 
 impl Config {
@@ -125,7 +113,12 @@ mod tests {
             } }
           },
           "tools": { "deny": ["exec"] },
-          "agent": { "maxIterations": 3 }
+          "agents": { "defaults": { "maxIterations": 3 }, "list": [{ "id": "ops", "model": "openai/gpt-x" }] },
+          "models": { "providers": { "openai": {
+            "baseUrl": "https://api.openai.com/v1", "api": "openai-responses", "apiKeyEnv": "OPENAI_API_KEY",
+            "models": [{ "id": "gpt-x", "contextWindow": 1000, "params": { "service_tier": "flex" } }],
+            "agentRuntime": { "id": "codex" }
+          } } }
         }"#;
         let c = Config::from_json_str(text, Path::new("/etc/claw")).unwrap();
         assert_eq!(
@@ -137,7 +130,13 @@ mod tests {
         assert_eq!(a.grants.filesystem[0].access, Access::ReadOnly);
         assert_eq!(a.grants.env.len(), 2);
         assert_eq!(c.resolve(Path::new("data")), Path::new("/etc/claw/data"));
-        assert_eq!(c.agent.max_iterations, 3);
+        let ops = c.agents.settings("ops").unwrap();
+        assert_eq!((ops.model.as_str(), ops.max_iterations), ("openai/gpt-x", 3));
+        assert!(c.agents.settings("main").is_none());
+        let openai = &c.models.providers["openai"];
+        assert_eq!(openai.api, ApiKind::OpenaiResponses);
+        assert_eq!(openai.models[0].params["service_tier"], "flex");
+        assert_eq!(openai.retry.max_attempts, 4);
         assert_eq!(c.tools.deny, vec!["exec".to_string()]);
     }
 

@@ -82,7 +82,7 @@ impl EmbeddedRunner {
         TurnLoop::new(
             model,
             self.dispatcher.clone(),
-            self.config.agent.max_iterations,
+            self.config.agents.defaults.max_iterations,
         )
     }
 

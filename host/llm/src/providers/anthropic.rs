@@ -1,0 +1,135 @@
+//! Anthropic Messages (`POST /v1/messages`, `stream: true`): `message_start`,
+//! `content_block_*`, `message_delta`, `message_stop`, `ping`, `error`.
+
+use clawhost_agent_core::{Message, ModelError, ModelRequest, StopReason};
+use serde_json::{json, Map, Value};
+
+use super::{classify, error_fields, merge_params};
+use crate::stream::{json as parse_json, EventParser, StreamEvent};
+
+/// The `anthropic-version` header value.
+pub const API_VERSION: &str = "2023-06-01";
+
+/// The request body; consecutive blocks of one role are merged into one
+/// message, as the API requires (tool results follow as `user` content).
+pub fn body(request: &ModelRequest, model_id: &str, max_tokens: u64, params: &[&Map<String, Value>]) -> Value {
+    let mut messages: Vec<(String, Vec<Value>)> = Vec::new();
+    let mut push = |role: &str, block: Value| match messages.last_mut() {
+        Some((r, blocks)) if r == role => blocks.push(block),
+        _ => messages.push((role.to_string(), vec![block])),
+    };
+    for m in &request.messages {
+        match m {
+            Message::User { text } => push("user", json!({"type": "text", "text": text})),
+            Message::Assistant { text, tool_calls } => {
+                if !text.is_empty() {
+                    push("assistant", json!({"type": "text", "text": text}));
+                }
+                for c in tool_calls {
+                    push("assistant", json!({"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}));
+                }
+            }
+            Message::ToolResult(r) => push(
+                "user",
+                json!({"type": "tool_result", "tool_use_id": r.call_id, "content": r.content, "is_error": r.is_error}),
+            ),
+        }
+    }
+    let mut body = Map::new();
+    merge_params(&mut body, params);
+    body.insert("model".into(), json!(model_id));
+    body.entry("max_tokens").or_insert(json!(max_tokens));
+    body.insert(
+        "messages".into(),
+        messages.into_iter().map(|(role, content)| json!({"role": role, "content": content})).collect(),
+    );
+    body.insert("stream".into(), json!(true));
+    if let Some(system) = &request.system {
+        body.insert("system".into(), json!(system));
+    }
+    if !request.tools.is_empty() {
+        body.insert(
+            "tools".into(),
+            request
+                .tools
+                .iter()
+                .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+                .collect(),
+        );
+    }
+    Value::Object(body)
+}
+
+/// Parser of Messages stream events.
+#[derive(Debug, Default)]
+pub struct Parser {
+    done: bool,
+}
+
+impl EventParser for Parser {
+    fn parse(&mut self, event: &str, data: &str) -> Result<Vec<StreamEvent>, ModelError> {
+        let payload = parse_json(event, data)?;
+        let kind = payload["type"].as_str().unwrap_or(event);
+        let index = payload["index"].as_u64().unwrap_or(0) as usize;
+        let mut out = Vec::new();
+        match kind {
+            "message_start" => {
+                let usage = &payload["message"]["usage"];
+                out.push(StreamEvent::Usage { input: usage["input_tokens"].as_u64(), output: usage["output_tokens"].as_u64() });
+            }
+            "content_block_start" => {
+                let block = &payload["content_block"];
+                match block["type"].as_str() {
+                    Some("tool_use") => out.push(StreamEvent::ToolCallStart {
+                        index,
+                        id: block["id"].as_str().unwrap_or_default().into(),
+                        name: block["name"].as_str().unwrap_or_default().into(),
+                    }),
+                    Some("text") => {
+                        if let Some(t) = block["text"].as_str().filter(|t| !t.is_empty()) {
+                            out.push(StreamEvent::TextDelta(t.into()));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_delta" => {
+                let delta = &payload["delta"];
+                match delta["type"].as_str() {
+                    Some("text_delta") => out.push(StreamEvent::TextDelta(delta["text"].as_str().unwrap_or_default().into())),
+                    Some("input_json_delta") => out.push(StreamEvent::ToolCallArgsDelta {
+                        index,
+                        fragment: delta["partial_json"].as_str().unwrap_or_default().into(),
+                    }),
+                    _ => {}
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = payload["delta"]["stop_reason"].as_str() {
+                    out.push(StreamEvent::Stop(match reason {
+                        "end_turn" | "stop_sequence" => StopReason::EndTurn,
+                        "tool_use" => StopReason::ToolUse,
+                        "max_tokens" => StopReason::MaxTokens,
+                        _ => StopReason::Other,
+                    }));
+                }
+                let usage = &payload["usage"];
+                if usage.is_object() {
+                    out.push(StreamEvent::Usage { input: usage["input_tokens"].as_u64(), output: usage["output_tokens"].as_u64() });
+                }
+            }
+            "message_stop" => self.done = true,
+            "error" => {
+                self.done = true;
+                let (code, message) = error_fields(&payload);
+                return Err(ModelError::new(classify(&code, &message, None), message));
+            }
+            _ => {}
+        }
+        Ok(out)
+    }
+
+    fn done(&self) -> bool {
+        self.done
+    }
+}

@@ -1,0 +1,114 @@
+//! OpenAI Chat Completions (`POST /chat/completions`, `stream: true`), also
+//! spoken by OpenAI-compatible servers (Ollama, vLLM, LM Studio …).
+
+use clawhost_agent_core::{Message, ModelError, ModelErrorKind, ModelRequest, StopReason};
+use serde_json::{json, Map, Value};
+
+use super::{classify, error_fields, merge_params};
+use crate::stream::{json as parse_json, EventParser, StreamEvent};
+
+/// The request body.
+pub fn body(request: &ModelRequest, model_id: &str, params: &[&Map<String, Value>]) -> Value {
+    let mut messages = Vec::new();
+    if let Some(system) = &request.system {
+        messages.push(json!({"role": "system", "content": system}));
+    }
+    for m in &request.messages {
+        messages.push(match m {
+            Message::User { text } => json!({"role": "user", "content": text}),
+            Message::Assistant { text, tool_calls } => {
+                let mut msg = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
+                if !tool_calls.is_empty() {
+                    msg["tool_calls"] = tool_calls
+                        .iter()
+                        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments.to_string()}}))
+                        .collect();
+                }
+                msg
+            }
+            Message::ToolResult(r) => json!({"role": "tool", "tool_call_id": r.call_id, "content": r.content}),
+        });
+    }
+    let mut body = Map::new();
+    merge_params(&mut body, params);
+    body.insert("model".into(), json!(model_id));
+    body.insert("messages".into(), Value::Array(messages));
+    body.insert("stream".into(), json!(true));
+    body.insert("stream_options".into(), json!({"include_usage": true}));
+    if !request.tools.is_empty() {
+        body.insert(
+            "tools".into(),
+            request
+                .tools
+                .iter()
+                .map(|t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
+                .collect(),
+        );
+    }
+    Value::Object(body)
+}
+
+/// Parser of `chat.completion.chunk` events, terminated by `data: [DONE]`.
+#[derive(Debug, Default)]
+pub struct Parser {
+    done: bool,
+}
+
+fn stop(reason: &str) -> StopReason {
+    match reason {
+        "stop" => StopReason::EndTurn,
+        "tool_calls" | "function_call" => StopReason::ToolUse,
+        "length" => StopReason::MaxTokens,
+        _ => StopReason::Other,
+    }
+}
+
+impl EventParser for Parser {
+    fn parse(&mut self, event: &str, data: &str) -> Result<Vec<StreamEvent>, ModelError> {
+        if data.trim() == "[DONE]" {
+            self.done = true;
+            return Ok(Vec::new());
+        }
+        let chunk = parse_json(event, data)?;
+        if chunk.get("error").is_some() {
+            let (code, message) = error_fields(&chunk);
+            return Err(ModelError::new(classify(&code, &message, None), message));
+        }
+        let mut out = Vec::new();
+        if let Some(choice) = chunk["choices"].get(0) {
+            let delta = &choice["delta"];
+            if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
+                out.push(StreamEvent::TextDelta(text.to_string()));
+            }
+            if let Some(calls) = delta["tool_calls"].as_array() {
+                for call in calls {
+                    let index = call["index"].as_u64().ok_or_else(|| {
+                        ModelError::new(ModelErrorKind::Protocol, format!("tool call delta without index: {call}"))
+                    })? as usize;
+                    let id = call["id"].as_str().unwrap_or_default();
+                    let name = call["function"]["name"].as_str().unwrap_or_default();
+                    if !id.is_empty() || !name.is_empty() {
+                        out.push(StreamEvent::ToolCallStart { index, id: id.into(), name: name.into() });
+                    }
+                    if let Some(args) = call["function"]["arguments"].as_str().filter(|a| !a.is_empty()) {
+                        out.push(StreamEvent::ToolCallArgsDelta { index, fragment: args.into() });
+                    }
+                }
+            }
+            if let Some(reason) = choice["finish_reason"].as_str() {
+                out.push(StreamEvent::Stop(stop(reason)));
+            }
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            out.push(StreamEvent::Usage {
+                input: usage["prompt_tokens"].as_u64(),
+                output: usage["completion_tokens"].as_u64(),
+            });
+        }
+        Ok(out)
+    }
+
+    fn done(&self) -> bool {
+        self.done
+    }
+}

@@ -1,0 +1,248 @@
+//! The model/provider registry built from config, and the model client over it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use clawhost_agent_core::{ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+use clawhost_config::{ApiKind, Config, ModelConfig, ProviderConfig};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde::Serialize;
+
+use crate::auth::AuthTemplate;
+use crate::providers::{anthropic, openai_completions, openai_responses};
+use crate::stream::EventParser;
+use crate::transport::{stream_completion, HttpRequest};
+use crate::{ModelRef, ScriptedModel};
+
+/// Why a registry could not be built from config.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("models.providers.{provider}: {reason}")]
+pub struct RegistryError {
+    /// Provider id.
+    pub provider: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+/// A provider ready to serve requests.
+#[derive(Debug)]
+pub struct ProviderEntry {
+    /// Provider id.
+    pub id: String,
+    /// Its configuration.
+    pub config: ProviderConfig,
+    /// Its discovered auth.
+    pub auth: AuthTemplate,
+    scripted: Option<ScriptedModel>,
+}
+
+impl ProviderEntry {
+    /// The effective base URL (the API's official one when not configured).
+    pub fn base_url(&self) -> String {
+        let default = match self.config.api {
+            ApiKind::OpenaiCompletions | ApiKind::OpenaiResponses => "https://api.openai.com/v1",
+            ApiKind::AnthropicMessages => "https://api.anthropic.com",
+            ApiKind::Scripted => "",
+        };
+        self.config.base_url.as_deref().unwrap_or(default).trim_end_matches('/').to_string()
+    }
+}
+
+/// A model as listed in the catalog.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogEntry {
+    /// `provider/model`.
+    pub model_ref: String,
+    /// Wire API name.
+    pub api: String,
+    /// Context window in tokens.
+    pub context_window: u64,
+    /// Output token limit.
+    pub max_tokens: u64,
+    /// Input kinds.
+    pub input: Vec<String>,
+    /// Whether the provider's credential is available.
+    pub auth_ready: bool,
+}
+
+/// Providers by id, with one shared HTTP client (connection pool).
+#[derive(Debug)]
+pub struct ModelRegistry {
+    providers: BTreeMap<String, Arc<ProviderEntry>>,
+    http: reqwest::Client,
+}
+
+fn scripted_default() -> ProviderConfig {
+    serde_json::from_value(serde_json::json!({"api": "scripted", "models": [{"id": "demo"}]}))
+        .expect("static scripted provider config")
+}
+
+impl ModelRegistry {
+    /// Build from `models.providers` (plus the built-in `scripted` provider),
+    /// discovering auth from the environment now.
+    pub fn build(config: &Config) -> Result<Self, RegistryError> {
+        let mut providers = BTreeMap::new();
+        let mut configured = config.models.providers.clone();
+        configured.entry("scripted".into()).or_insert_with(scripted_default);
+        for (id, pc) in configured {
+            let bad = |reason: String| RegistryError { provider: id.clone(), reason };
+            if id.is_empty() || id.contains('/') {
+                return Err(bad("a provider id must be non-empty and contain no `/`".into()));
+            }
+            let scripted = match (pc.api, &pc.script) {
+                (ApiKind::Scripted, Some(path)) => {
+                    let path = config.resolve(path);
+                    let text = std::fs::read_to_string(&path).map_err(|e| bad(format!("script {}: {e}", path.display())))?;
+                    Some(ScriptedModel::from_json(&text).map_err(|e| bad(format!("script {}: {e}", path.display())))?)
+                }
+                (ApiKind::Scripted, None) => Some(ScriptedModel::demo()),
+                _ => None,
+            };
+            if let Some(url) = &pc.base_url {
+                let parsed = reqwest::Url::parse(url).map_err(|e| bad(format!("baseUrl `{url}`: {e}")))?;
+                if !matches!(parsed.scheme(), "http" | "https") {
+                    return Err(bad(format!("baseUrl `{url}` must be http or https")));
+                }
+            }
+            for (name, value) in &pc.headers {
+                HeaderName::try_from(name.as_str()).map_err(|e| bad(format!("header `{name}`: {e}")))?;
+                HeaderValue::try_from(value.as_str()).map_err(|e| bad(format!("header `{name}`: {e}")))?;
+            }
+            let mut seen = std::collections::BTreeSet::new();
+            for m in &pc.models {
+                if !seen.insert(&m.id) {
+                    return Err(bad(format!("model `{}` is listed twice", m.id)));
+                }
+            }
+            let auth = AuthTemplate::discover(&id, &pc);
+            providers.insert(id.clone(), Arc::new(ProviderEntry { id, config: pc, auth, scripted }));
+        }
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .map_err(|e| RegistryError { provider: "(http)".into(), reason: e.to_string() })?;
+        Ok(Self { providers, http })
+    }
+
+    /// A provider by id.
+    pub fn provider(&self, id: &str) -> Option<&Arc<ProviderEntry>> {
+        self.providers.get(id)
+    }
+
+    /// Auth templates of every provider.
+    pub fn auth_templates(&self) -> Vec<AuthTemplate> {
+        self.providers.values().map(|p| p.auth.clone()).collect()
+    }
+
+    /// Resolve a model ref to its provider and model settings (an unlisted
+    /// model id gets default limits).
+    pub fn resolve(&self, model_ref: &str) -> Result<(Arc<ProviderEntry>, ModelConfig), ModelError> {
+        let r = ModelRef::parse(model_ref).map_err(|e| ModelError::new(ModelErrorKind::UnknownModel, e))?;
+        let provider = self.providers.get(&r.provider).ok_or_else(|| {
+            ModelError::new(
+                ModelErrorKind::UnknownModel,
+                format!("no provider `{}` is configured (models.providers)", r.provider),
+            )
+        })?;
+        let model = provider.config.models.iter().find(|m| m.id == r.model).cloned().unwrap_or_else(|| {
+            serde_json::from_value(serde_json::json!({"id": r.model})).expect("static model config")
+        });
+        Ok((provider.clone(), model))
+    }
+
+    /// The projected catalog: every listed model of every provider.
+    pub fn catalog(&self) -> Vec<CatalogEntry> {
+        self.providers
+            .values()
+            .flat_map(|p| {
+                p.config.models.iter().map(move |m| CatalogEntry {
+                    model_ref: format!("{}/{}", p.id, m.id),
+                    api: p.config.api.name().into(),
+                    context_window: m.context_window,
+                    max_tokens: m.max_tokens,
+                    input: m.input.clone(),
+                    auth_ready: p.auth.ready(),
+                })
+            })
+            .collect()
+    }
+}
+
+fn headers(provider: &ProviderEntry) -> Result<HeaderMap, ModelError> {
+    let mut map = HeaderMap::new();
+    let secret = provider.auth.secret.as_ref();
+    if !provider.auth.ready() {
+        return Err(ModelError::new(
+            ModelErrorKind::Auth,
+            format!("provider `{}` has no credential: {}", provider.id, provider.auth.describe()),
+        ));
+    }
+    let invalid = |_| ModelError::new(ModelErrorKind::Auth, format!("provider `{}`: the API key is not a valid header value", provider.id));
+    match provider.config.api {
+        ApiKind::AnthropicMessages => {
+            if let Some(s) = secret {
+                let mut v = HeaderValue::from_str(s.expose()).map_err(invalid)?;
+                v.set_sensitive(true);
+                map.insert("x-api-key", v);
+            }
+            map.insert("anthropic-version", HeaderValue::from_static(anthropic::API_VERSION));
+        }
+        _ => {
+            if let Some(s) = secret {
+                let mut v = HeaderValue::from_str(&format!("Bearer {}", s.expose())).map_err(invalid)?;
+                v.set_sensitive(true);
+                map.insert(reqwest::header::AUTHORIZATION, v);
+            }
+        }
+    }
+    map.insert(reqwest::header::ACCEPT, HeaderValue::from_static("text/event-stream"));
+    for (k, v) in &provider.config.headers {
+        if let (Ok(k), Ok(v)) = (HeaderName::try_from(k.as_str()), HeaderValue::try_from(v.as_str())) {
+            map.insert(k, v);
+        }
+    }
+    Ok(map)
+}
+
+#[async_trait]
+impl ModelClient for ModelRegistry {
+    async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        let (provider, model) = self.resolve(&request.model_ref)?;
+        if let Some(script) = &provider.scripted {
+            return script.complete(request).await;
+        }
+        let params = [&provider.config.params, &model.params];
+        let base = provider.base_url();
+        let (url, body, mut parser): (String, serde_json::Value, Box<dyn EventParser>) = match provider.config.api {
+            ApiKind::OpenaiCompletions => (
+                format!("{base}/chat/completions"),
+                openai_completions::body(&request, &model.id, &params),
+                Box::<openai_completions::Parser>::default(),
+            ),
+            ApiKind::OpenaiResponses => (
+                format!("{base}/responses"),
+                openai_responses::body(&request, &model.id, &params),
+                Box::<openai_responses::Parser>::default(),
+            ),
+            ApiKind::AnthropicMessages => (
+                format!("{base}/v1/messages"),
+                anthropic::body(&request, &model.id, model.max_tokens, &params),
+                Box::<anthropic::Parser>::default(),
+            ),
+            ApiKind::Scripted => unreachable!("scripted providers answer above"),
+        };
+        let req = HttpRequest {
+            provider: &provider.id,
+            url,
+            headers: headers(&provider)?,
+            body,
+            retry: &provider.config.retry,
+            idle_timeout: Duration::from_millis(provider.config.stream_idle_timeout_ms.max(1)),
+            secret: provider.auth.secret.as_ref(),
+        };
+        stream_completion(&self.http, req, parser.as_mut()).await
+    }
+}
