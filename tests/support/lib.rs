@@ -1,5 +1,8 @@
 //! Shared helpers for the integration tests: the plugins built from source,
-//! and configs that load them.
+//! configs that load them, and a fake model provider speaking real wire formats.
+
+pub mod fake_provider;
+pub mod wire;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;

@@ -104,7 +104,9 @@ impl AgentsConfig {
         let harness = entry.and_then(|e| e.embedded_harness.clone());
         Some(AgentSettings {
             id: id.into(),
-            model: entry.and_then(|e| e.model.clone()).unwrap_or_else(|| d.model.clone()),
+            model: entry
+                .and_then(|e| e.model.clone())
+                .unwrap_or_else(|| d.model.clone()),
             max_iterations: d.max_iterations,
             system_prompt: entry
                 .and_then(|e| e.system_prompt.clone())

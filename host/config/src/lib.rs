@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub use agents::{AgentDefaults, AgentEntry, AgentSettings, AgentsConfig};
+pub use models::{ApiKind, ModelConfig, ModelsConfig, ProviderConfig, RetryConfig};
 pub use plugins::{
     Access, EnvGrant, FsGrant, PluginEntry, PluginGrants, PluginLimits, PluginsConfig,
 };
-pub use agents::{AgentDefaults, AgentEntry, AgentSettings, AgentsConfig};
-pub use models::{ApiKind, ModelConfig, ModelsConfig, ProviderConfig, RetryConfig};
 pub use runtime::{HarnessPolicy, RuntimePolicy};
 pub use tools::ToolsConfig;
 
@@ -131,7 +131,10 @@ mod tests {
         assert_eq!(a.grants.env.len(), 2);
         assert_eq!(c.resolve(Path::new("data")), Path::new("/etc/claw/data"));
         let ops = c.agents.settings("ops").unwrap();
-        assert_eq!((ops.model.as_str(), ops.max_iterations), ("openai/gpt-x", 3));
+        assert_eq!(
+            (ops.model.as_str(), ops.max_iterations),
+            ("openai/gpt-x", 3)
+        );
         assert!(c.agents.settings("main").is_none());
         let openai = &c.models.providers["openai"];
         assert_eq!(openai.api, ApiKind::OpenaiResponses);

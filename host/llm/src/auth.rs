@@ -50,13 +50,23 @@ impl AuthTemplate {
     /// Discover a provider's auth (reads the environment).
     pub fn discover(provider: &str, config: &ProviderConfig) -> Self {
         let (source, secret) = if let Some(var) = &config.api_key_env {
-            (AuthSource::Env(var.clone()), std::env::var(var).ok().filter(|v| !v.is_empty()).map(Secret::new))
+            (
+                AuthSource::Env(var.clone()),
+                std::env::var(var)
+                    .ok()
+                    .filter(|v| !v.is_empty())
+                    .map(Secret::new),
+            )
         } else if let Some(key) = &config.api_key {
             (AuthSource::Config, Some(Secret::new(key.clone())))
         } else {
             (AuthSource::None, None)
         };
-        Self { provider: provider.into(), source, secret }
+        Self {
+            provider: provider.into(),
+            source,
+            secret,
+        }
     }
 
     /// Whether requests can be authenticated (or need no credential).

@@ -107,12 +107,18 @@ impl ModelRuntimes {
 
     /// One agent's published snapshot.
     pub fn current(&self, agent_id: &str) -> Option<Arc<ModelRuntimeGeneration>> {
-        self.published.load().as_ref().and_then(|s| s.agents.get(agent_id).cloned())
+        self.published
+            .load()
+            .as_ref()
+            .and_then(|s| s.agents.get(agent_id).cloned())
     }
 
     /// The last failed build, if the latest attempt failed.
     pub fn last_error(&self) -> Option<GenerationError> {
-        self.last_error.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        self.last_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
     }
 }
 
@@ -122,7 +128,10 @@ fn build(number: u64, config: &Config) -> Result<GenerationSet, String> {
     let catalog = registry.catalog();
     let mut agents = BTreeMap::new();
     for id in config.agents.ids() {
-        let settings = config.agents.settings(&id).expect("listed agent has settings");
+        let settings = config
+            .agents
+            .settings(&id)
+            .expect("listed agent has settings");
         registry
             .resolve(&settings.model)
             .map_err(|e| format!("agent `{id}`: model `{}`: {}", settings.model, e.message))?;

@@ -17,7 +17,9 @@ impl ModelRef {
                 provider: p.trim().to_string(),
                 model: m.trim().to_string(),
             }),
-            _ => Err(format!("model ref `{text}` is not of the form provider/model")),
+            _ => Err(format!(
+                "model ref `{text}` is not of the form provider/model"
+            )),
         }
     }
 }
@@ -35,7 +37,10 @@ mod tests {
     #[test]
     fn splits_at_the_first_slash() {
         let r = ModelRef::parse("openrouter/meta-llama/llama-3").unwrap();
-        assert_eq!((r.provider.as_str(), r.model.as_str()), ("openrouter", "meta-llama/llama-3"));
+        assert_eq!(
+            (r.provider.as_str(), r.model.as_str()),
+            ("openrouter", "meta-llama/llama-3")
+        );
         assert!(ModelRef::parse("gpt-4").is_err());
         assert!(ModelRef::parse("/x").is_err());
         assert!(ModelRef::parse("x/").is_err());

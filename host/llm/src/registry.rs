@@ -46,7 +46,12 @@ impl ProviderEntry {
             ApiKind::AnthropicMessages => "https://api.anthropic.com",
             ApiKind::Scripted => "",
         };
-        self.config.base_url.as_deref().unwrap_or(default).trim_end_matches('/').to_string()
+        self.config
+            .base_url
+            .as_deref()
+            .unwrap_or(default)
+            .trim_end_matches('/')
+            .to_string()
     }
 }
 
@@ -86,30 +91,44 @@ impl ModelRegistry {
     pub fn build(config: &Config) -> Result<Self, RegistryError> {
         let mut providers = BTreeMap::new();
         let mut configured = config.models.providers.clone();
-        configured.entry("scripted".into()).or_insert_with(scripted_default);
+        configured
+            .entry("scripted".into())
+            .or_insert_with(scripted_default);
         for (id, pc) in configured {
-            let bad = |reason: String| RegistryError { provider: id.clone(), reason };
+            let bad = |reason: String| RegistryError {
+                provider: id.clone(),
+                reason,
+            };
             if id.is_empty() || id.contains('/') {
-                return Err(bad("a provider id must be non-empty and contain no `/`".into()));
+                return Err(bad(
+                    "a provider id must be non-empty and contain no `/`".into()
+                ));
             }
             let scripted = match (pc.api, &pc.script) {
                 (ApiKind::Scripted, Some(path)) => {
                     let path = config.resolve(path);
-                    let text = std::fs::read_to_string(&path).map_err(|e| bad(format!("script {}: {e}", path.display())))?;
-                    Some(ScriptedModel::from_json(&text).map_err(|e| bad(format!("script {}: {e}", path.display())))?)
+                    let text = std::fs::read_to_string(&path)
+                        .map_err(|e| bad(format!("script {}: {e}", path.display())))?;
+                    Some(
+                        ScriptedModel::from_json(&text)
+                            .map_err(|e| bad(format!("script {}: {e}", path.display())))?,
+                    )
                 }
                 (ApiKind::Scripted, None) => Some(ScriptedModel::demo()),
                 _ => None,
             };
             if let Some(url) = &pc.base_url {
-                let parsed = reqwest::Url::parse(url).map_err(|e| bad(format!("baseUrl `{url}`: {e}")))?;
+                let parsed =
+                    reqwest::Url::parse(url).map_err(|e| bad(format!("baseUrl `{url}`: {e}")))?;
                 if !matches!(parsed.scheme(), "http" | "https") {
                     return Err(bad(format!("baseUrl `{url}` must be http or https")));
                 }
             }
             for (name, value) in &pc.headers {
-                HeaderName::try_from(name.as_str()).map_err(|e| bad(format!("header `{name}`: {e}")))?;
-                HeaderValue::try_from(value.as_str()).map_err(|e| bad(format!("header `{name}`: {e}")))?;
+                HeaderName::try_from(name.as_str())
+                    .map_err(|e| bad(format!("header `{name}`: {e}")))?;
+                HeaderValue::try_from(value.as_str())
+                    .map_err(|e| bad(format!("header `{name}`: {e}")))?;
             }
             let mut seen = std::collections::BTreeSet::new();
             for m in &pc.models {
@@ -118,12 +137,23 @@ impl ModelRegistry {
                 }
             }
             let auth = AuthTemplate::discover(&id, &pc);
-            providers.insert(id.clone(), Arc::new(ProviderEntry { id, config: pc, auth, scripted }));
+            providers.insert(
+                id.clone(),
+                Arc::new(ProviderEntry {
+                    id,
+                    config: pc,
+                    auth,
+                    scripted,
+                }),
+            );
         }
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
             .build()
-            .map_err(|e| RegistryError { provider: "(http)".into(), reason: e.to_string() })?;
+            .map_err(|e| RegistryError {
+                provider: "(http)".into(),
+                reason: e.to_string(),
+            })?;
         Ok(Self { providers, http })
     }
 
@@ -139,17 +169,31 @@ impl ModelRegistry {
 
     /// Resolve a model ref to its provider and model settings (an unlisted
     /// model id gets default limits).
-    pub fn resolve(&self, model_ref: &str) -> Result<(Arc<ProviderEntry>, ModelConfig), ModelError> {
-        let r = ModelRef::parse(model_ref).map_err(|e| ModelError::new(ModelErrorKind::UnknownModel, e))?;
+    pub fn resolve(
+        &self,
+        model_ref: &str,
+    ) -> Result<(Arc<ProviderEntry>, ModelConfig), ModelError> {
+        let r = ModelRef::parse(model_ref)
+            .map_err(|e| ModelError::new(ModelErrorKind::UnknownModel, e))?;
         let provider = self.providers.get(&r.provider).ok_or_else(|| {
             ModelError::new(
                 ModelErrorKind::UnknownModel,
-                format!("no provider `{}` is configured (models.providers)", r.provider),
+                format!(
+                    "no provider `{}` is configured (models.providers)",
+                    r.provider
+                ),
             )
         })?;
-        let model = provider.config.models.iter().find(|m| m.id == r.model).cloned().unwrap_or_else(|| {
-            serde_json::from_value(serde_json::json!({"id": r.model})).expect("static model config")
-        });
+        let model = provider
+            .config
+            .models
+            .iter()
+            .find(|m| m.id == r.model)
+            .cloned()
+            .unwrap_or_else(|| {
+                serde_json::from_value(serde_json::json!({"id": r.model}))
+                    .expect("static model config")
+            });
         Ok((provider.clone(), model))
     }
 
@@ -177,10 +221,22 @@ fn headers(provider: &ProviderEntry) -> Result<HeaderMap, ModelError> {
     if !provider.auth.ready() {
         return Err(ModelError::new(
             ModelErrorKind::Auth,
-            format!("provider `{}` has no credential: {}", provider.id, provider.auth.describe()),
+            format!(
+                "provider `{}` has no credential: {}",
+                provider.id,
+                provider.auth.describe()
+            ),
         ));
     }
-    let invalid = |_| ModelError::new(ModelErrorKind::Auth, format!("provider `{}`: the API key is not a valid header value", provider.id));
+    let invalid = |_| {
+        ModelError::new(
+            ModelErrorKind::Auth,
+            format!(
+                "provider `{}`: the API key is not a valid header value",
+                provider.id
+            ),
+        )
+    };
     match provider.config.api {
         ApiKind::AnthropicMessages => {
             if let Some(s) = secret {
@@ -188,19 +244,29 @@ fn headers(provider: &ProviderEntry) -> Result<HeaderMap, ModelError> {
                 v.set_sensitive(true);
                 map.insert("x-api-key", v);
             }
-            map.insert("anthropic-version", HeaderValue::from_static(anthropic::API_VERSION));
+            map.insert(
+                "anthropic-version",
+                HeaderValue::from_static(anthropic::API_VERSION),
+            );
         }
         _ => {
             if let Some(s) = secret {
-                let mut v = HeaderValue::from_str(&format!("Bearer {}", s.expose())).map_err(invalid)?;
+                let mut v =
+                    HeaderValue::from_str(&format!("Bearer {}", s.expose())).map_err(invalid)?;
                 v.set_sensitive(true);
                 map.insert(reqwest::header::AUTHORIZATION, v);
             }
         }
     }
-    map.insert(reqwest::header::ACCEPT, HeaderValue::from_static("text/event-stream"));
+    map.insert(
+        reqwest::header::ACCEPT,
+        HeaderValue::from_static("text/event-stream"),
+    );
     for (k, v) in &provider.config.headers {
-        if let (Ok(k), Ok(v)) = (HeaderName::try_from(k.as_str()), HeaderValue::try_from(v.as_str())) {
+        if let (Ok(k), Ok(v)) = (
+            HeaderName::try_from(k.as_str()),
+            HeaderValue::try_from(v.as_str()),
+        ) {
             map.insert(k, v);
         }
     }
@@ -216,24 +282,25 @@ impl ModelClient for ModelRegistry {
         }
         let params = [&provider.config.params, &model.params];
         let base = provider.base_url();
-        let (url, body, mut parser): (String, serde_json::Value, Box<dyn EventParser>) = match provider.config.api {
-            ApiKind::OpenaiCompletions => (
-                format!("{base}/chat/completions"),
-                openai_completions::body(&request, &model.id, &params),
-                Box::<openai_completions::Parser>::default(),
-            ),
-            ApiKind::OpenaiResponses => (
-                format!("{base}/responses"),
-                openai_responses::body(&request, &model.id, &params),
-                Box::<openai_responses::Parser>::default(),
-            ),
-            ApiKind::AnthropicMessages => (
-                format!("{base}/v1/messages"),
-                anthropic::body(&request, &model.id, model.max_tokens, &params),
-                Box::<anthropic::Parser>::default(),
-            ),
-            ApiKind::Scripted => unreachable!("scripted providers answer above"),
-        };
+        let (url, body, mut parser): (String, serde_json::Value, Box<dyn EventParser>) =
+            match provider.config.api {
+                ApiKind::OpenaiCompletions => (
+                    format!("{base}/chat/completions"),
+                    openai_completions::body(&request, &model.id, &params),
+                    Box::<openai_completions::Parser>::default(),
+                ),
+                ApiKind::OpenaiResponses => (
+                    format!("{base}/responses"),
+                    openai_responses::body(&request, &model.id, &params),
+                    Box::<openai_responses::Parser>::default(),
+                ),
+                ApiKind::AnthropicMessages => (
+                    format!("{base}/v1/messages"),
+                    anthropic::body(&request, &model.id, model.max_tokens, &params),
+                    Box::<anthropic::Parser>::default(),
+                ),
+                ApiKind::Scripted => unreachable!("scripted providers answer above"),
+            };
         let req = HttpRequest {
             provider: &provider.id,
             url,

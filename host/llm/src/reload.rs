@@ -12,11 +12,17 @@ use crate::registry::ModelRegistry;
 
 /// Load `path` and rebuild; a config that does not load is recorded as a
 /// failed generation and the previous one keeps serving.
-pub fn reload(runtimes: &ModelRuntimes, path: &Path) -> Result<Arc<GenerationSet>, GenerationError> {
+pub fn reload(
+    runtimes: &ModelRuntimes,
+    path: &Path,
+) -> Result<Arc<GenerationSet>, GenerationError> {
     match Config::load(path) {
         Ok(config) => runtimes.rebuild(&config),
         Err(e) => {
-            let error = GenerationError { number: runtimes.next_number(), reason: e.to_string() };
+            let error = GenerationError {
+                number: runtimes.next_number(),
+                reason: e.to_string(),
+            };
             runtimes.record_failure(error.clone());
             Err(error)
         }
@@ -35,9 +41,13 @@ fn fingerprint(path: &Path) -> Option<(Vec<u8>, Vec<bool>)> {
 
 /// Watch `path` every `interval`; rebuild on a change of its content or of
 /// which credentials are present. Stops when the returned handle is aborted.
-pub fn watch(runtimes: Arc<ModelRuntimes>, path: PathBuf, interval: Duration) -> tokio::task::JoinHandle<()> {
+pub fn watch(
+    runtimes: Arc<ModelRuntimes>,
+    path: PathBuf,
+    interval: Duration,
+) -> tokio::task::JoinHandle<()> {
+    let mut last = fingerprint(&path);
     tokio::spawn(async move {
-        let mut last = fingerprint(&path);
         loop {
             tokio::time::sleep(interval).await;
             let now = fingerprint(&path);

@@ -68,9 +68,12 @@ impl Assembler {
                     call.name = name;
                 }
             }
-            StreamEvent::ToolCallArgsDelta { index, fragment } => {
-                self.calls.entry(index).or_default().args.push_str(&fragment)
-            }
+            StreamEvent::ToolCallArgsDelta { index, fragment } => self
+                .calls
+                .entry(index)
+                .or_default()
+                .args
+                .push_str(&fragment),
             StreamEvent::Usage { input, output } => {
                 if let Some(i) = input {
                     self.usage.input_tokens = i;
@@ -91,7 +94,10 @@ impl Assembler {
     /// The complete reply; tool-call arguments must be valid JSON objects.
     pub fn finish(self) -> Result<ModelResponse, ModelError> {
         let stop_reason = self.stop.ok_or_else(|| {
-            ModelError::new(ModelErrorKind::Protocol, "the stream ended before the model finished its reply")
+            ModelError::new(
+                ModelErrorKind::Protocol,
+                "the stream ended before the model finished its reply",
+            )
         })?;
         let mut tool_calls = Vec::with_capacity(self.calls.len());
         for (index, call) in self.calls {
@@ -107,12 +113,23 @@ impl Assembler {
                 serde_json::from_str(&call.args).map_err(|e| {
                     ModelError::new(
                         ModelErrorKind::Protocol,
-                        format!("arguments of tool call `{}` are not valid JSON ({e}): {}", call.name, call.args),
+                        format!(
+                            "arguments of tool call `{}` are not valid JSON ({e}): {}",
+                            call.name, call.args
+                        ),
                     )
                 })?
             };
-            let id = if call.id.is_empty() { format!("call_{index}") } else { call.id };
-            tool_calls.push(ToolCallRequest { id, name: call.name, arguments });
+            let id = if call.id.is_empty() {
+                format!("call_{index}")
+            } else {
+                call.id
+            };
+            tool_calls.push(ToolCallRequest {
+                id,
+                name: call.name,
+                arguments,
+            });
         }
         let stop_reason = if !tool_calls.is_empty() && stop_reason == StopReason::EndTurn {
             StopReason::ToolUse
@@ -142,7 +159,10 @@ pub(crate) fn json(event: &str, data: &str) -> Result<serde_json::Value, ModelEr
         let shown: String = data.chars().take(200).collect();
         ModelError::new(
             ModelErrorKind::Protocol,
-            format!("malformed {} event ({e}): {shown}", if event.is_empty() { "SSE" } else { event }),
+            format!(
+                "malformed {} event ({e}): {shown}",
+                if event.is_empty() { "SSE" } else { event }
+            ),
         )
     })
 }
@@ -154,10 +174,21 @@ mod tests {
     #[test]
     fn split_arguments_are_joined_and_parsed() {
         let mut a = Assembler::default();
-        a.push(StreamEvent::ToolCallStart { index: 1, id: "b".into(), name: "two".into() });
-        a.push(StreamEvent::ToolCallStart { index: 0, id: "a".into(), name: "one".into() });
+        a.push(StreamEvent::ToolCallStart {
+            index: 1,
+            id: "b".into(),
+            name: "two".into(),
+        });
+        a.push(StreamEvent::ToolCallStart {
+            index: 0,
+            id: "a".into(),
+            name: "one".into(),
+        });
         for f in ["{\"q\":", " \"x", "y\"}"] {
-            a.push(StreamEvent::ToolCallArgsDelta { index: 0, fragment: f.into() });
+            a.push(StreamEvent::ToolCallArgsDelta {
+                index: 0,
+                fragment: f.into(),
+            });
         }
         a.push(StreamEvent::Stop(StopReason::EndTurn));
         let r = a.finish().unwrap();
@@ -169,10 +200,20 @@ mod tests {
     #[test]
     fn broken_arguments_and_missing_stop_are_protocol_errors() {
         let mut a = Assembler::default();
-        a.push(StreamEvent::ToolCallStart { index: 0, id: "a".into(), name: "one".into() });
-        a.push(StreamEvent::ToolCallArgsDelta { index: 0, fragment: "{\"q\":".into() });
+        a.push(StreamEvent::ToolCallStart {
+            index: 0,
+            id: "a".into(),
+            name: "one".into(),
+        });
+        a.push(StreamEvent::ToolCallArgsDelta {
+            index: 0,
+            fragment: "{\"q\":".into(),
+        });
         a.push(StreamEvent::Stop(StopReason::ToolUse));
         assert_eq!(a.finish().unwrap_err().kind, ModelErrorKind::Protocol);
-        assert_eq!(Assembler::default().finish().unwrap_err().kind, ModelErrorKind::Protocol);
+        assert_eq!(
+            Assembler::default().finish().unwrap_err().kind,
+            ModelErrorKind::Protocol
+        );
     }
 }

@@ -43,7 +43,11 @@ fn scrub(text: &str, secret: Option<&Secret>) -> String {
 /// How long the server asked us to wait (`retry-after-ms`, `retry-after` in
 /// seconds or as an HTTP date).
 pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
-    if let Some(ms) = headers.get("retry-after-ms").and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<f64>().ok()) {
+    if let Some(ms) = headers
+        .get("retry-after-ms")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<f64>().ok())
+    {
         return Some(Duration::from_secs_f64(ms.max(0.0) / 1000.0));
     }
     let value = headers.get("retry-after")?.to_str().ok()?.trim();
@@ -51,7 +55,10 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
         return Some(Duration::from_secs_f64(secs.max(0.0)));
     }
     let when = httpdate::parse_http_date(value).ok()?;
-    Some(when.duration_since(std::time::SystemTime::now()).unwrap_or_default())
+    Some(
+        when.duration_since(std::time::SystemTime::now())
+            .unwrap_or_default(),
+    )
 }
 
 /// Backoff before attempt `attempt + 1` (attempt counts from 1).
@@ -60,7 +67,9 @@ pub fn backoff(retry: &RetryConfig, attempt: u32, server_asked: Option<Duration>
     if let Some(asked) = server_asked {
         return asked.min(max);
     }
-    let exp = retry.base_delay_ms.saturating_mul(1u64 << (attempt - 1).min(20));
+    let exp = retry
+        .base_delay_ms
+        .saturating_mul(1u64 << (attempt - 1).min(20));
     let full = Duration::from_millis(exp).min(max);
     // "Equal jitter": half fixed, half random, so retries spread but never collapse to 0.
     full / 2 + full.mul_f64(fastrand::f64() / 2.0)
@@ -70,11 +79,19 @@ fn retryable(status: StatusCode) -> bool {
     status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
 }
 
-async fn send(client: &reqwest::Client, req: &HttpRequest<'_>) -> Result<reqwest::Response, ModelError> {
+async fn send(
+    client: &reqwest::Client,
+    req: &HttpRequest<'_>,
+) -> Result<reqwest::Response, ModelError> {
     let attempts = req.retry.max_attempts.max(1);
     let mut attempt = 1;
     loop {
-        let sent = client.post(&req.url).headers(req.headers.clone()).json(&req.body).send().await;
+        let sent = client
+            .post(&req.url)
+            .headers(req.headers.clone())
+            .json(&req.body)
+            .send()
+            .await;
         let (error, asked) = match sent {
             Ok(resp) if resp.status().is_success() => return Ok(resp),
             Ok(resp) => {
@@ -82,11 +99,18 @@ async fn send(client: &reqwest::Client, req: &HttpRequest<'_>) -> Result<reqwest
                 let asked = retry_after(resp.headers());
                 let text = resp.text().await.unwrap_or_default();
                 let parsed = serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
-                let (code, message) = if parsed.is_object() { error_fields(&parsed) } else { (String::new(), text.chars().take(500).collect()) };
+                let (code, message) = if parsed.is_object() {
+                    error_fields(&parsed)
+                } else {
+                    (String::new(), text.chars().take(500).collect())
+                };
                 let kind = classify(&code, &message, Some(status.as_u16()));
                 let error = ModelError::new(
                     kind,
-                    scrub(&format!("provider `{}` answered {status}: {message}", req.provider), req.secret),
+                    scrub(
+                        &format!("provider `{}` answered {status}: {message}", req.provider),
+                        req.secret,
+                    ),
                 );
                 if !retryable(status) {
                     return Err(error);
@@ -94,12 +118,28 @@ async fn send(client: &reqwest::Client, req: &HttpRequest<'_>) -> Result<reqwest
                 (error, asked)
             }
             Err(e) => {
-                let kind = if e.is_timeout() { ModelErrorKind::Timeout } else { ModelErrorKind::Unavailable };
-                (ModelError::new(kind, scrub(&format!("provider `{}` unreachable: {e}", req.provider), req.secret)), None)
+                let kind = if e.is_timeout() {
+                    ModelErrorKind::Timeout
+                } else {
+                    ModelErrorKind::Unavailable
+                };
+                (
+                    ModelError::new(
+                        kind,
+                        scrub(
+                            &format!("provider `{}` unreachable: {e}", req.provider),
+                            req.secret,
+                        ),
+                    ),
+                    None,
+                )
             }
         };
         if attempt >= attempts {
-            return Err(ModelError::new(error.kind, format!("{} (after {attempt} attempts)", error.message)));
+            return Err(ModelError::new(
+                error.kind,
+                format!("{} (after {attempt} attempts)", error.message),
+            ));
         }
         let wait = backoff(req.retry, attempt, asked);
         tracing::warn!(provider = req.provider, attempt, wait_ms = wait.as_millis() as u64, error = %error.message, "retrying model request");
@@ -123,12 +163,17 @@ where
     let mut events = bytes.eventsource();
     let mut assembler = Assembler::default();
     loop {
-        let next = tokio::time::timeout(idle_timeout, events.next()).await.map_err(|_| {
-            ModelError::new(
-                ModelErrorKind::Timeout,
-                format!("provider `{provider}` sent nothing for {} ms; stream abandoned", idle_timeout.as_millis()),
-            )
-        })?;
+        let next = tokio::time::timeout(idle_timeout, events.next())
+            .await
+            .map_err(|_| {
+                ModelError::new(
+                    ModelErrorKind::Timeout,
+                    format!(
+                        "provider `{provider}` sent nothing for {} ms; stream abandoned",
+                        idle_timeout.as_millis()
+                    ),
+                )
+            })?;
         match next {
             None => break,
             Some(Ok(event)) => {
@@ -140,7 +185,10 @@ where
                 }
             }
             Some(Err(e)) => {
-                return Err(ModelError::new(ModelErrorKind::Protocol, format!("provider `{provider}` stream broke: {e}")))
+                return Err(ModelError::new(
+                    ModelErrorKind::Protocol,
+                    format!("provider `{provider}` stream broke: {e}"),
+                ))
             }
         }
     }
@@ -172,19 +220,35 @@ mod tests {
         h.insert("retry-after-ms", HeaderValue::from_static("150"));
         assert_eq!(retry_after(&h), Some(Duration::from_millis(150)));
         let mut h = HeaderMap::new();
-        h.insert("retry-after", HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"));
+        h.insert(
+            "retry-after",
+            HeaderValue::from_static("Wed, 21 Oct 2015 07:28:00 GMT"),
+        );
         assert_eq!(retry_after(&h), Some(Duration::ZERO));
     }
 
     #[test]
     fn backoff_grows_is_capped_and_jittered() {
-        let r = RetryConfig { max_attempts: 5, base_delay_ms: 100, max_delay_ms: 1000 };
+        let r = RetryConfig {
+            max_attempts: 5,
+            base_delay_ms: 100,
+            max_delay_ms: 1000,
+        };
         for _ in 0..50 {
             let first = backoff(&r, 1, None);
-            assert!(first >= Duration::from_millis(50) && first <= Duration::from_millis(100), "{first:?}");
+            assert!(
+                first >= Duration::from_millis(50) && first <= Duration::from_millis(100),
+                "{first:?}"
+            );
             let fifth = backoff(&r, 5, None);
-            assert!(fifth >= Duration::from_millis(500) && fifth <= Duration::from_millis(1000), "{fifth:?}");
+            assert!(
+                fifth >= Duration::from_millis(500) && fifth <= Duration::from_millis(1000),
+                "{fifth:?}"
+            );
         }
-        assert_eq!(backoff(&r, 1, Some(Duration::from_secs(60))), Duration::from_millis(1000));
+        assert_eq!(
+            backoff(&r, 1, Some(Duration::from_secs(60))),
+            Duration::from_millis(1000)
+        );
     }
 }

@@ -8,6 +8,7 @@ use anyhow::Context;
 use clawhost_agent_core::{Message, ModelClient, RunContext, TurnError, TurnLoop, TurnOutcome};
 use clawhost_config::Config;
 use clawhost_hooks::HookRunner;
+use clawhost_llm::ModelRuntimeGeneration;
 use clawhost_plugin_runtime::{LoadReport, PluginHost};
 use clawhost_tools::{EchoTool, Tool, ToolDispatcher, ToolPolicy, ToolRegistry};
 
@@ -84,6 +85,28 @@ impl EmbeddedRunner {
             self.dispatcher.clone(),
             self.config.agents.defaults.max_iterations,
         )
+    }
+
+    /// Run one turn of an agent on the generation it starts with: the model
+    /// client is that generation's registry, kept to the end of the turn even
+    /// if a newer generation is published meanwhile.
+    pub async fn run_on_generation(
+        &self,
+        generation: Arc<ModelRuntimeGeneration>,
+        ctx: &RunContext,
+        history: &[Message],
+        user_text: &str,
+    ) -> Result<TurnOutcome, TurnError> {
+        let mut turn = self.turn_loop(generation.registry.clone());
+        if let Some(system) = self
+            .config
+            .agents
+            .settings(&generation.agent_id)
+            .and_then(|s| s.system_prompt)
+        {
+            turn = turn.with_system(system);
+        }
+        turn.run(ctx, history, user_text).await
     }
 
     /// Run one turn with the built-in loop.

@@ -12,7 +12,12 @@ pub const API_VERSION: &str = "2023-06-01";
 
 /// The request body; consecutive blocks of one role are merged into one
 /// message, as the API requires (tool results follow as `user` content).
-pub fn body(request: &ModelRequest, model_id: &str, max_tokens: u64, params: &[&Map<String, Value>]) -> Value {
+pub fn body(
+    request: &ModelRequest,
+    model_id: &str,
+    max_tokens: u64,
+    params: &[&Map<String, Value>],
+) -> Value {
     let mut messages: Vec<(String, Vec<Value>)> = Vec::new();
     let mut push = |role: &str, block: Value| match messages.last_mut() {
         Some((r, blocks)) if r == role => blocks.push(block),
@@ -26,7 +31,10 @@ pub fn body(request: &ModelRequest, model_id: &str, max_tokens: u64, params: &[&
                     push("assistant", json!({"type": "text", "text": text}));
                 }
                 for c in tool_calls {
-                    push("assistant", json!({"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}));
+                    push(
+                        "assistant",
+                        json!({"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}),
+                    );
                 }
             }
             Message::ToolResult(r) => push(
@@ -41,7 +49,10 @@ pub fn body(request: &ModelRequest, model_id: &str, max_tokens: u64, params: &[&
     body.entry("max_tokens").or_insert(json!(max_tokens));
     body.insert(
         "messages".into(),
-        messages.into_iter().map(|(role, content)| json!({"role": role, "content": content})).collect(),
+        messages
+            .into_iter()
+            .map(|(role, content)| json!({"role": role, "content": content}))
+            .collect(),
     );
     body.insert("stream".into(), json!(true));
     if let Some(system) = &request.system {
@@ -75,7 +86,10 @@ impl EventParser for Parser {
         match kind {
             "message_start" => {
                 let usage = &payload["message"]["usage"];
-                out.push(StreamEvent::Usage { input: usage["input_tokens"].as_u64(), output: usage["output_tokens"].as_u64() });
+                out.push(StreamEvent::Usage {
+                    input: usage["input_tokens"].as_u64(),
+                    output: usage["output_tokens"].as_u64(),
+                });
             }
             "content_block_start" => {
                 let block = &payload["content_block"];
@@ -96,7 +110,9 @@ impl EventParser for Parser {
             "content_block_delta" => {
                 let delta = &payload["delta"];
                 match delta["type"].as_str() {
-                    Some("text_delta") => out.push(StreamEvent::TextDelta(delta["text"].as_str().unwrap_or_default().into())),
+                    Some("text_delta") => out.push(StreamEvent::TextDelta(
+                        delta["text"].as_str().unwrap_or_default().into(),
+                    )),
                     Some("input_json_delta") => out.push(StreamEvent::ToolCallArgsDelta {
                         index,
                         fragment: delta["partial_json"].as_str().unwrap_or_default().into(),
@@ -115,7 +131,10 @@ impl EventParser for Parser {
                 }
                 let usage = &payload["usage"];
                 if usage.is_object() {
-                    out.push(StreamEvent::Usage { input: usage["input_tokens"].as_u64(), output: usage["output_tokens"].as_u64() });
+                    out.push(StreamEvent::Usage {
+                        input: usage["input_tokens"].as_u64(),
+                        output: usage["output_tokens"].as_u64(),
+                    });
                 }
             }
             "message_stop" => self.done = true,

@@ -21,7 +21,9 @@ pub fn classify(code: &str, message: &str, status: Option<u16>) -> ModelErrorKin
     if overflow {
         return ModelErrorKind::ContextOverflow;
     }
-    if code.contains("model_not_found") || (msg.contains("model") && (msg.contains("not found") || msg.contains("does not exist"))) {
+    if code.contains("model_not_found")
+        || (msg.contains("model") && (msg.contains("not found") || msg.contains("does not exist")))
+    {
         return ModelErrorKind::UnknownModel;
     }
     match status {
@@ -36,7 +38,10 @@ pub fn classify(code: &str, message: &str, status: Option<u16>) -> ModelErrorKin
         ModelErrorKind::Auth
     } else if code.contains("rate_limit") {
         ModelErrorKind::RateLimited
-    } else if code.contains("overloaded") || code.contains("server_error") || code.contains("api_error") {
+    } else if code.contains("overloaded")
+        || code.contains("server_error")
+        || code.contains("api_error")
+    {
         ModelErrorKind::Unavailable
     } else if status.is_some() {
         ModelErrorKind::BadRequest
@@ -85,20 +90,52 @@ mod tests {
 
     #[test]
     fn errors_are_classified_for_the_loop() {
-        assert_eq!(classify("context_length_exceeded", "", Some(400)), ModelErrorKind::ContextOverflow);
-        assert_eq!(classify("invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum", Some(400)), ModelErrorKind::ContextOverflow);
-        assert_eq!(classify("model_not_found", "", Some(404)), ModelErrorKind::UnknownModel);
-        assert_eq!(classify("invalid_api_key", "Incorrect API key", Some(401)), ModelErrorKind::Auth);
-        assert_eq!(classify("overloaded_error", "Overloaded", None), ModelErrorKind::Unavailable);
-        assert_eq!(classify("invalid_request_error", "bad field", Some(400)), ModelErrorKind::BadRequest);
+        assert_eq!(
+            classify("context_length_exceeded", "", Some(400)),
+            ModelErrorKind::ContextOverflow
+        );
+        assert_eq!(
+            classify(
+                "invalid_request_error",
+                "prompt is too long: 210000 tokens > 200000 maximum",
+                Some(400)
+            ),
+            ModelErrorKind::ContextOverflow
+        );
+        assert_eq!(
+            classify("model_not_found", "", Some(404)),
+            ModelErrorKind::UnknownModel
+        );
+        assert_eq!(
+            classify("invalid_api_key", "Incorrect API key", Some(401)),
+            ModelErrorKind::Auth
+        );
+        assert_eq!(
+            classify("overloaded_error", "Overloaded", None),
+            ModelErrorKind::Unavailable
+        );
+        assert_eq!(
+            classify("invalid_request_error", "bad field", Some(400)),
+            ModelErrorKind::BadRequest
+        );
     }
 
     #[test]
     fn model_params_win_and_extra_body_is_flattened() {
         let mut body = Map::new();
-        let provider = serde_json::json!({"temperature": 0.1, "top_p": 1}).as_object().unwrap().clone();
-        let model = serde_json::json!({"temperature": 0.7, "extra_body": {"reasoning": {"effort": "low"}}}).as_object().unwrap().clone();
+        let provider = serde_json::json!({"temperature": 0.1, "top_p": 1})
+            .as_object()
+            .unwrap()
+            .clone();
+        let model =
+            serde_json::json!({"temperature": 0.7, "extra_body": {"reasoning": {"effort": "low"}}})
+                .as_object()
+                .unwrap()
+                .clone();
         merge_params(&mut body, &[&provider, &model]);
-        assert_eq!(Value::Object(body), serde_json::json!({"temperature": 0.7, "top_p": 1, "reasoning": {"effort": "low"}}));
+        assert_eq!(
+            Value::Object(body),
+            serde_json::json!({"temperature": 0.7, "top_p": 1, "reasoning": {"effort": "low"}})
+        );
     }
 }

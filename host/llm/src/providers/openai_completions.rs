@@ -83,15 +83,28 @@ impl EventParser for Parser {
             if let Some(calls) = delta["tool_calls"].as_array() {
                 for call in calls {
                     let index = call["index"].as_u64().ok_or_else(|| {
-                        ModelError::new(ModelErrorKind::Protocol, format!("tool call delta without index: {call}"))
+                        ModelError::new(
+                            ModelErrorKind::Protocol,
+                            format!("tool call delta without index: {call}"),
+                        )
                     })? as usize;
                     let id = call["id"].as_str().unwrap_or_default();
                     let name = call["function"]["name"].as_str().unwrap_or_default();
                     if !id.is_empty() || !name.is_empty() {
-                        out.push(StreamEvent::ToolCallStart { index, id: id.into(), name: name.into() });
+                        out.push(StreamEvent::ToolCallStart {
+                            index,
+                            id: id.into(),
+                            name: name.into(),
+                        });
                     }
-                    if let Some(args) = call["function"]["arguments"].as_str().filter(|a| !a.is_empty()) {
-                        out.push(StreamEvent::ToolCallArgsDelta { index, fragment: args.into() });
+                    if let Some(args) = call["function"]["arguments"]
+                        .as_str()
+                        .filter(|a| !a.is_empty())
+                    {
+                        out.push(StreamEvent::ToolCallArgsDelta {
+                            index,
+                            fragment: args.into(),
+                        });
                     }
                 }
             }

@@ -21,9 +21,9 @@ pub fn body(request: &ModelRequest, model_id: &str, params: &[&Map<String, Value
                     input.push(json!({"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments.to_string()}));
                 }
             }
-            Message::ToolResult(r) => {
-                input.push(json!({"type": "function_call_output", "call_id": r.call_id, "output": r.content}))
-            }
+            Message::ToolResult(r) => input.push(
+                json!({"type": "function_call_output", "call_id": r.call_id, "output": r.content}),
+            ),
         }
     }
     let mut body = Map::new();
@@ -80,13 +80,19 @@ impl EventParser for Parser {
                         name: item["name"].as_str().unwrap_or_default().into(),
                     });
                     if let Some(args) = item["arguments"].as_str().filter(|a| !a.is_empty()) {
-                        out.push(StreamEvent::ToolCallArgsDelta { index: index(&payload), fragment: args.into() });
+                        out.push(StreamEvent::ToolCallArgsDelta {
+                            index: index(&payload),
+                            fragment: args.into(),
+                        });
                     }
                 }
             }
             "response.function_call_arguments.delta" => {
                 if let Some(d) = payload["delta"].as_str() {
-                    out.push(StreamEvent::ToolCallArgsDelta { index: index(&payload), fragment: d.into() });
+                    out.push(StreamEvent::ToolCallArgsDelta {
+                        index: index(&payload),
+                        fragment: d.into(),
+                    });
                 }
             }
             "response.completed" | "response.incomplete" => {
@@ -111,7 +117,11 @@ impl EventParser for Parser {
             }
             "response.failed" | "error" => {
                 self.done = true;
-                let source = if kind == "error" { &payload } else { &payload["response"] };
+                let source = if kind == "error" {
+                    &payload
+                } else {
+                    &payload["response"]
+                };
                 let (code, message) = error_fields(source);
                 return Err(ModelError::new(classify(&code, &message, None), message));
             }

@@ -1,0 +1,411 @@
+//! The transports against a local fake provider speaking the real SSE formats.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clawhost_agent_core::{
+    Message, ModelClient, ModelErrorKind, ModelRequest, RunContext, StopReason, ToolCallRequest,
+    ToolResultMessage, ToolSpec,
+};
+use clawhost_config::Config;
+use clawhost_llm::ModelRegistry;
+use clawhost_tests::fake_provider::{FakeProvider, Reply};
+use clawhost_tests::{config, runner_with, wire};
+use serde_json::{json, Value};
+
+fn registry(providers: Value) -> ModelRegistry {
+    let config = Config::from_json_str(
+        &json!({"models": {"providers": providers}}).to_string(),
+        std::path::Path::new("."),
+    )
+    .unwrap();
+    ModelRegistry::build(&config).unwrap()
+}
+
+fn provider(fake: &FakeProvider, api: &str, extra: Value) -> Value {
+    let mut p = json!({"baseUrl": fake.url(), "api": api, "apiKey": "sk-test-SECRET-123",
+                       "retry": {"maxAttempts": 3, "baseDelayMs": 1, "maxDelayMs": 2000},
+                       "streamIdleTimeoutMs": 2000});
+    p.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    p
+}
+
+fn request(model_ref: &str) -> ModelRequest {
+    ModelRequest {
+        model_ref: model_ref.into(),
+        system: Some("be brief".into()),
+        messages: vec![
+            Message::user("count words"),
+            Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![ToolCallRequest {
+                    id: "call_0".into(),
+                    name: "word_count".into(),
+                    arguments: json!({"text": "a b"}),
+                }],
+            },
+            Message::ToolResult(ToolResultMessage {
+                call_id: "call_0".into(),
+                tool: "word_count".into(),
+                content: "{\"words\":2}".into(),
+                is_error: false,
+            }),
+        ],
+        tools: vec![ToolSpec {
+            name: "word_count".into(),
+            description: "count".into(),
+            parameters: json!({"type": "object"}),
+        }],
+    }
+}
+
+#[tokio::test]
+async fn chat_completions_streams_text_usage_and_split_tool_calls() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::sse_split(
+        wire::chat_tool_call("call_9", "word_count", &["{\"te", "xt\": \"one ", "two\"}"]),
+        7,
+    ));
+    fake.push(Reply::sse(wire::chat_text(&["Two ", "words."], 12, 3)));
+    let reg = registry(
+        json!({"openai": provider(&fake, "openai-completions", json!({
+            "params": {"temperature": 0.2},
+            "models": [{"id": "gpt-test", "params": {"temperature": 0.5, "extra_body": {"service_tier": "flex"}}}]
+        }))}),
+    );
+    let first = reg.complete(request("openai/gpt-test")).await.unwrap();
+    assert_eq!(
+        first.tool_calls,
+        vec![ToolCallRequest {
+            id: "call_9".into(),
+            name: "word_count".into(),
+            arguments: json!({"text": "one two"})
+        }]
+    );
+    assert_eq!(first.stop_reason, StopReason::ToolUse);
+    let second = reg.complete(request("openai/gpt-test")).await.unwrap();
+    assert_eq!(
+        (
+            second.text.as_str(),
+            second.usage.input_tokens,
+            second.usage.output_tokens
+        ),
+        ("Two words.", 12, 3)
+    );
+    assert_eq!(second.stop_reason, StopReason::EndTurn);
+
+    let sent = &fake.requests()[0];
+    assert_eq!(sent.path, "/chat/completions");
+    assert_eq!(sent.headers["authorization"], "Bearer sk-test-SECRET-123");
+    let b = &sent.body;
+    assert_eq!(
+        (
+            b["model"].clone(),
+            b["stream"].clone(),
+            b["temperature"].clone(),
+            b["service_tier"].clone()
+        ),
+        (json!("gpt-test"), json!(true), json!(0.5), json!("flex"))
+    );
+    assert_eq!(b["stream_options"], json!({"include_usage": true}));
+    assert_eq!(
+        b["messages"][0],
+        json!({"role": "system", "content": "be brief"})
+    );
+    assert_eq!(
+        b["messages"][2]["tool_calls"][0]["function"],
+        json!({"name": "word_count", "arguments": "{\"text\":\"a b\"}"})
+    );
+    assert_eq!(
+        b["messages"][3],
+        json!({"role": "tool", "tool_call_id": "call_0", "content": "{\"words\":2}"})
+    );
+    assert_eq!(b["tools"][0]["function"]["name"], "word_count");
+}
+
+#[tokio::test]
+async fn responses_streams_text_and_split_function_calls() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::sse_split(
+        wire::responses_tool_call("call_r", "word_count", &["{\"text\"", ": \"x y z\"}"]),
+        11,
+    ));
+    fake.push(Reply::sse(wire::responses_text(
+        &["Three", " words."],
+        30,
+        4,
+    )));
+    let reg = registry(json!({"oai": provider(&fake, "openai-responses", json!({}))}));
+    let first = reg.complete(request("oai/gpt-r")).await.unwrap();
+    assert_eq!(first.tool_calls[0].arguments, json!({"text": "x y z"}));
+    assert_eq!(first.tool_calls[0].id, "call_r");
+    assert_eq!(
+        (first.stop_reason, first.usage.input_tokens),
+        (StopReason::ToolUse, 30)
+    );
+    let second = reg.complete(request("oai/gpt-r")).await.unwrap();
+    assert_eq!(
+        (second.text.as_str(), second.stop_reason),
+        ("Three words.", StopReason::EndTurn)
+    );
+
+    let b = &fake.requests()[0].body;
+    assert_eq!(fake.requests()[0].path, "/responses");
+    assert_eq!(b["instructions"], "be brief");
+    assert_eq!(
+        b["input"][1],
+        json!({"type": "function_call", "call_id": "call_0", "name": "word_count", "arguments": "{\"text\":\"a b\"}"})
+    );
+    assert_eq!(
+        b["input"][2],
+        json!({"type": "function_call_output", "call_id": "call_0", "output": "{\"words\":2}"})
+    );
+    assert_eq!(b["tools"][0]["name"], "word_count");
+}
+
+#[tokio::test]
+async fn anthropic_messages_streams_text_and_split_tool_use() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::sse_split(
+        wire::anthropic_tool_call("toolu_1", "word_count", &["{\"text\": ", "\"a b c d\"}"]),
+        5,
+    ));
+    fake.push(Reply::sse(wire::anthropic_text(
+        &["Four", " words."],
+        50,
+        6,
+    )));
+    let reg = registry(
+        json!({"anthropic": provider(&fake, "anthropic-messages", json!({"models": [{"id": "claude-test", "maxTokens": 1024}]}))}),
+    );
+    let first = reg
+        .complete(request("anthropic/claude-test"))
+        .await
+        .unwrap();
+    assert_eq!(first.text, "Let me check.");
+    assert_eq!(first.tool_calls[0].arguments, json!({"text": "a b c d"}));
+    assert_eq!(
+        (
+            first.stop_reason,
+            first.usage.input_tokens,
+            first.usage.output_tokens
+        ),
+        (StopReason::ToolUse, 40, 33)
+    );
+    let second = reg
+        .complete(request("anthropic/claude-test"))
+        .await
+        .unwrap();
+    assert_eq!(
+        (second.text.as_str(), second.usage.output_tokens),
+        ("Four words.", 6)
+    );
+
+    let sent = &fake.requests()[0];
+    assert_eq!(sent.path, "/v1/messages");
+    assert_eq!(sent.headers["x-api-key"], "sk-test-SECRET-123");
+    assert_eq!(sent.headers["anthropic-version"], "2023-06-01");
+    assert_eq!(sent.body["max_tokens"], 1024);
+    assert_eq!(sent.body["system"], "be brief");
+    assert_eq!(sent.body["messages"][1]["content"][0]["type"], "tool_use");
+    assert_eq!(
+        sent.body["messages"][2],
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_0", "content": "{\"words\":2}", "is_error": false}]})
+    );
+    assert_eq!(
+        sent.body["tools"][0]["input_schema"],
+        json!({"type": "object"})
+    );
+}
+
+#[tokio::test]
+async fn malformed_events_are_clear_protocol_errors() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::sse(vec![
+        "data: {\"choices\": [{\"delta\": {\"content\": \"hi\"}\n\n".into(),
+    ]));
+    fake.push(Reply::sse(vec![
+        "event: response.output_text.delta\ndata: not json\n\n".into(),
+    ]));
+    fake.push(Reply::sse(wire::anthropic_tool_call(
+        "t",
+        "word_count",
+        &["{\"text\": "],
+    ))); // never closed
+    fake.push(Reply::sse(wire::chat_text(&["cut"], 1, 1)[..2].to_vec())); // ends before finish_reason
+    let reg = registry(json!({
+        "c": provider(&fake, "openai-completions", json!({})),
+        "r": provider(&fake, "openai-responses", json!({})),
+        "a": provider(&fake, "anthropic-messages", json!({})),
+    }));
+    for (model, needle) in [
+        ("c/m", "malformed"),
+        ("r/m", "malformed response.output_text.delta"),
+        ("a/m", "not valid JSON"),
+        ("c/m", "ended before"),
+    ] {
+        let err = reg.complete(request(model)).await.unwrap_err();
+        assert_eq!(err.kind, ModelErrorKind::Protocol, "{model}: {err}");
+        assert!(err.message.contains(needle), "{model}: {}", err.message);
+    }
+}
+
+#[tokio::test]
+async fn rate_limits_honour_retry_after_then_succeed() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::status(429, json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}})).with_header("retry-after-ms", "300"));
+    fake.push(Reply::sse(wire::chat_text(&["ok"], 1, 1)));
+    let reg = registry(json!({"c": provider(&fake, "openai-completions", json!({}))}));
+    let started = Instant::now();
+    let reply = reg.complete(request("c/m")).await.unwrap();
+    assert_eq!(reply.text, "ok");
+    // Backoff alone would be ~1 ms; only honouring retry-after waits this long.
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(fake.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn server_errors_are_retried_with_a_bound() {
+    let fake = FakeProvider::start().await;
+    for _ in 0..2 {
+        fake.push(Reply::status(503, json!({"error": {"message": "busy"}})));
+    }
+    fake.push(Reply::sse(wire::chat_text(&["third time"], 1, 1)));
+    for _ in 0..3 {
+        fake.push(Reply::status(500, json!({"error": {"message": "boom"}})));
+    }
+    let reg = registry(json!({"c": provider(&fake, "openai-completions", json!({}))}));
+    assert_eq!(
+        reg.complete(request("c/m")).await.unwrap().text,
+        "third time"
+    );
+    let err = reg.complete(request("c/m")).await.unwrap_err();
+    assert_eq!(err.kind, ModelErrorKind::Unavailable);
+    assert!(
+        err.message.contains("after 3 attempts") && err.message.contains("boom"),
+        "{}",
+        err.message
+    );
+    assert_eq!(fake.requests().len(), 6);
+}
+
+#[tokio::test]
+async fn client_errors_are_typed_not_retried_and_never_show_the_key() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::status(401, json!({"error": {"message": "Incorrect API key provided: sk-test-SECRET-123", "type": "invalid_request_error", "code": "invalid_api_key"}})));
+    fake.push(Reply::status(
+        404,
+        json!({"error": {"message": "The model `nope` does not exist", "code": "model_not_found"}}),
+    ));
+    fake.push(Reply::status(400, json!({"error": {"message": "This model's maximum context length is 128000 tokens.", "code": "context_length_exceeded"}})));
+    fake.push(Reply::status(400, json!({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"}})));
+    let reg = registry(
+        json!({"c": provider(&fake, "openai-completions", json!({})), "a": provider(&fake, "anthropic-messages", json!({}))}),
+    );
+    let auth = reg.complete(request("c/m")).await.unwrap_err();
+    assert_eq!(auth.kind, ModelErrorKind::Auth);
+    assert!(
+        !auth.message.contains("SECRET") && auth.message.contains("[redacted]"),
+        "{}",
+        auth.message
+    );
+    assert_eq!(
+        reg.complete(request("c/nope")).await.unwrap_err().kind,
+        ModelErrorKind::UnknownModel
+    );
+    assert_eq!(
+        reg.complete(request("c/m")).await.unwrap_err().kind,
+        ModelErrorKind::ContextOverflow
+    );
+    assert_eq!(
+        reg.complete(request("a/m")).await.unwrap_err().kind,
+        ModelErrorKind::ContextOverflow
+    );
+    assert_eq!(fake.requests().len(), 4, "4xx must not be retried");
+}
+
+#[tokio::test]
+async fn a_stalled_stream_hits_the_idle_timeout() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::sse_stalling(
+        wire::chat_text(&["never", "finished"], 1, 1),
+        2,
+    ));
+    let reg = registry(
+        json!({"c": provider(&fake, "openai-completions", json!({"streamIdleTimeoutMs": 200}))}),
+    );
+    let err = tokio::time::timeout(FakeProvider::PATIENCE, reg.complete(request("c/m")))
+        .await
+        .expect("bounded")
+        .unwrap_err();
+    assert_eq!(err.kind, ModelErrorKind::Timeout);
+    assert!(err.message.contains("200 ms"), "{}", err.message);
+}
+
+#[tokio::test]
+async fn an_error_event_mid_stream_is_typed() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::sse(wire::anthropic_overloaded()));
+    let reg = registry(json!({"a": provider(&fake, "anthropic-messages", json!({}))}));
+    let err = reg.complete(request("a/m")).await.unwrap_err();
+    assert_eq!(
+        (err.kind, err.message.as_str()),
+        (ModelErrorKind::Unavailable, "Overloaded")
+    );
+}
+
+#[tokio::test]
+async fn a_missing_key_fails_before_any_request() {
+    let fake = FakeProvider::start().await;
+    let reg = registry(
+        json!({"c": {"baseUrl": fake.url(), "api": "openai-completions", "apiKeyEnv": "CLAWHOST_TEST_UNSET_KEY"}}),
+    );
+    let err = reg.complete(request("c/m")).await.unwrap_err();
+    assert_eq!(err.kind, ModelErrorKind::Auth);
+    assert!(
+        err.message.contains("$CLAWHOST_TEST_UNSET_KEY is not set"),
+        "{}",
+        err.message
+    );
+    assert!(fake.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_whole_turn_runs_a_plugin_tool_over_an_openai_compatible_endpoint() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::sse(wire::chat_tool_call(
+        "call_1",
+        "word_count",
+        &["{\"text\":\"", "hello wasm world\"}"],
+    )));
+    fake.push(Reply::sse(wire::chat_text(&["It has 3 words."], 40, 6)));
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(json!({}), dir.path());
+    cfg.models = serde_json::from_value(
+        json!({"providers": {"ollama": {"baseUrl": fake.url(), "api": "openai-completions"}}}),
+    )
+    .unwrap();
+    let runner = runner_with(cfg.clone(), &["text-tools"]).await;
+    let model = Arc::new(ModelRegistry::build(&cfg).unwrap());
+    let ctx = RunContext::new("main", "ollama/llama3");
+    let out = runner
+        .run_turn(model, &ctx, &[], "how many words in 'hello wasm world'?")
+        .await
+        .unwrap();
+    assert_eq!(out.answer, "It has 3 words.");
+    let second = &fake.requests()[1].body;
+    assert_eq!(
+        second["messages"][2]["content"],
+        "{\"chars\":16,\"lines\":1,\"words\":3}"
+    );
+    assert!(
+        fake.requests()[0].headers.get("authorization").is_none(),
+        "no key configured, none sent"
+    );
+}

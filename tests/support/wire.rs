@@ -1,0 +1,168 @@
+//! SSE fixtures in the providers' real wire formats.
+
+use serde_json::{json, Value};
+
+fn data(v: Value) -> String {
+    format!("data: {v}\n\n")
+}
+
+fn event(name: &str, v: Value) -> String {
+    format!("event: {name}\ndata: {v}\n\n")
+}
+
+/// OpenAI Chat Completions chunk envelope.
+fn chunk(delta: Value, finish: Value) -> Value {
+    json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-test",
+           "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}]})
+}
+
+/// Chat Completions: a text answer in pieces, with usage and `[DONE]`.
+pub fn chat_text(pieces: &[&str], input: u64, output: u64) -> Vec<String> {
+    let mut out = vec![data(chunk(
+        json!({"role": "assistant", "content": ""}),
+        Value::Null,
+    ))];
+    out.extend(
+        pieces
+            .iter()
+            .map(|p| data(chunk(json!({"content": p}), Value::Null))),
+    );
+    out.push(data(chunk(json!({}), json!("stop"))));
+    out.push(data(json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [],
+                         "usage": {"prompt_tokens": input, "completion_tokens": output, "total_tokens": input + output}})));
+    out.push("data: [DONE]\n\n".into());
+    out
+}
+
+/// Chat Completions: one tool call whose arguments arrive in pieces.
+pub fn chat_tool_call(id: &str, name: &str, arg_pieces: &[&str]) -> Vec<String> {
+    let mut out = vec![data(chunk(
+        json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}),
+        Value::Null,
+    ))];
+    out.extend(arg_pieces.iter().map(|p| {
+        data(chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": p}}]}),
+            Value::Null,
+        ))
+    }));
+    out.push(data(chunk(json!({}), json!("tool_calls"))));
+    out.push(data(json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [],
+                         "usage": {"prompt_tokens": 20, "completion_tokens": 9, "total_tokens": 29}})));
+    out.push("data: [DONE]\n\n".into());
+    out
+}
+
+/// Responses: a text answer in pieces.
+pub fn responses_text(pieces: &[&str], input: u64, output: u64) -> Vec<String> {
+    let text: String = pieces.concat();
+    let mut out = vec![
+        event(
+            "response.created",
+            json!({"type": "response.created", "sequence_number": 0, "response": {"id": "resp_1", "object": "response", "status": "in_progress", "output": []}}),
+        ),
+        event(
+            "response.output_item.added",
+            json!({"type": "response.output_item.added", "sequence_number": 1, "output_index": 0, "item": {"id": "msg_1", "type": "message", "status": "in_progress", "content": [], "role": "assistant"}}),
+        ),
+        event(
+            "response.content_part.added",
+            json!({"type": "response.content_part.added", "sequence_number": 2, "item_id": "msg_1", "output_index": 0, "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}}),
+        ),
+    ];
+    out.extend(pieces.iter().enumerate().map(|(i, p)| event("response.output_text.delta", json!({"type": "response.output_text.delta", "sequence_number": 3 + i, "item_id": "msg_1", "output_index": 0, "content_index": 0, "delta": p}))));
+    out.push(event("response.output_text.done", json!({"type": "response.output_text.done", "item_id": "msg_1", "output_index": 0, "content_index": 0, "text": text})));
+    out.push(event("response.completed", json!({"type": "response.completed", "response": {"id": "resp_1", "object": "response", "status": "completed",
+        "output": [{"id": "msg_1", "type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}],
+        "usage": {"input_tokens": input, "output_tokens": output, "total_tokens": input + output}}})));
+    out
+}
+
+/// Responses: one function call whose arguments arrive in pieces.
+pub fn responses_tool_call(call_id: &str, name: &str, arg_pieces: &[&str]) -> Vec<String> {
+    let args: String = arg_pieces.concat();
+    let mut out = vec![
+        event(
+            "response.created",
+            json!({"type": "response.created", "response": {"id": "resp_2", "status": "in_progress"}}),
+        ),
+        event(
+            "response.output_item.added",
+            json!({"type": "response.output_item.added", "output_index": 0, "item": {"id": "fc_1", "type": "function_call", "status": "in_progress", "arguments": "", "call_id": call_id, "name": name}}),
+        ),
+    ];
+    out.extend(arg_pieces.iter().map(|p| event("response.function_call_arguments.delta", json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": 0, "delta": p}))));
+    out.push(event("response.function_call_arguments.done", json!({"type": "response.function_call_arguments.done", "item_id": "fc_1", "output_index": 0, "arguments": args})));
+    out.push(event("response.output_item.done", json!({"type": "response.output_item.done", "output_index": 0, "item": {"id": "fc_1", "type": "function_call", "status": "completed", "arguments": args, "call_id": call_id, "name": name}})));
+    out.push(event("response.completed", json!({"type": "response.completed", "response": {"id": "resp_2", "status": "completed", "usage": {"input_tokens": 30, "output_tokens": 12, "total_tokens": 42}}})));
+    out
+}
+
+fn message_start(input: u64) -> String {
+    event(
+        "message_start",
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "model": "claude-test", "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": input, "output_tokens": 1}}}),
+    )
+}
+
+/// Anthropic Messages: a text answer in pieces (with a `ping`).
+pub fn anthropic_text(pieces: &[&str], input: u64, output: u64) -> Vec<String> {
+    let mut out = vec![
+        message_start(input),
+        event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        event("ping", json!({"type": "ping"})),
+    ];
+    out.extend(pieces.iter().map(|p| event("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": p}}))));
+    out.push(event(
+        "content_block_stop",
+        json!({"type": "content_block_stop", "index": 0}),
+    ));
+    out.push(event("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": output}})));
+    out.push(event("message_stop", json!({"type": "message_stop"})));
+    out
+}
+
+/// Anthropic Messages: a short text, then a tool use whose input arrives in pieces.
+pub fn anthropic_tool_call(id: &str, name: &str, arg_pieces: &[&str]) -> Vec<String> {
+    let mut out = vec![
+        message_start(40),
+        event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Let me check."}}),
+        ),
+        event(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}}),
+        ),
+    ];
+    out.extend(arg_pieces.iter().map(|p| event("content_block_delta", json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": p}}))));
+    out.push(event(
+        "content_block_stop",
+        json!({"type": "content_block_stop", "index": 1}),
+    ));
+    out.push(event("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 33}})));
+    out.push(event("message_stop", json!({"type": "message_stop"})));
+    out
+}
+
+/// Anthropic Messages: an `error` event mid-stream.
+pub fn anthropic_overloaded() -> Vec<String> {
+    vec![
+        message_start(10),
+        event(
+            "error",
+            json!({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+        ),
+    ]
+}
