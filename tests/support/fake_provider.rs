@@ -50,7 +50,7 @@ impl Reply {
     /// SSE events re-cut into chunks of `size` bytes, splitting lines and JSON mid-way.
     pub fn sse_split(events: Vec<String>, size: usize) -> Self {
         let all = events.concat().into_bytes();
-        let chunks = all.chunks(size).map(|c| ascii(c)).collect();
+        let chunks = all.chunks(size).map(ascii).collect();
         Reply::Sse {
             chunks,
             stall_after: None,
