@@ -13,10 +13,16 @@ use crate::{
 pub enum TurnError {
     /// The model call failed.
     #[error("model call failed: {0}")]
-    Model(#[from] ModelError),
+    Model(ModelError),
     /// The model kept calling tools past the bound.
     #[error("no final answer after {0} model calls (agent.maxIterations)")]
     MaxIterations(u32),
+}
+
+impl From<ModelError> for TurnError {
+    fn from(e: ModelError) -> Self {
+        TurnError::Model(e)
+    }
 }
 
 /// The result of a turn.

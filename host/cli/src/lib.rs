@@ -2,4 +2,5 @@
 
 pub mod build;
 pub mod demo;
+pub mod run;
 pub mod transcript;

@@ -29,6 +29,26 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Run one turn of an agent with the configured model (or `--model`).
+    Run {
+        /// Config file.
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Agent id.
+        #[arg(long, default_value = "main")]
+        agent: String,
+        /// Model ref `provider/model`, overriding the agent's.
+        #[arg(long)]
+        model: Option<String>,
+        /// The user message.
+        message: String,
+    },
+    /// Show the model catalog and auth status of the current generation.
+    Models {
+        /// Config file.
+        #[arg(long, short)]
+        config: PathBuf,
+    },
     /// Load the configured plugins and show what loaded, what was refused and why.
     Plugins {
         /// Config file.
@@ -53,6 +73,13 @@ async fn main() -> anyhow::Result<()> {
             println!("{}", dir.display());
             Ok(())
         }
+        Command::Run {
+            config,
+            agent,
+            model,
+            message,
+        } => clawhost::run::run(&config, &agent, model.as_deref(), &message).await,
+        Command::Models { config } => clawhost::run::models(&config),
         Command::Plugins { config } => {
             let config = Config::load(&config)?;
             let mut host = PluginHost::new(&config).context("setting up the plugin engine")?;

@@ -1,0 +1,98 @@
+//! `clawhost run` and `clawhost models`: real turns against configured providers.
+
+use std::path::Path;
+
+use anyhow::{anyhow, Context};
+use clawhost_agent_core::{EventSink, RunContext};
+use clawhost_config::{AgentEntry, Config};
+use clawhost_llm::ModelRuntimes;
+use clawhost_runner::{EmbeddedRunner, BUILTIN_RUNTIME};
+
+use crate::transcript::{render_event, render_refusal};
+
+fn with_model(mut config: Config, agent: &str, model: Option<&str>) -> Config {
+    if let Some(model) = model {
+        let listed = config.agents.list.is_empty();
+        match config.agents.list.iter_mut().find(|a| a.id == agent) {
+            Some(entry) => entry.model = Some(model.to_string()),
+            None if listed => config.agents.defaults.model = model.to_string(),
+            None => config.agents.list.push(AgentEntry {
+                id: agent.into(),
+                model: Some(model.into()),
+                system_prompt: None,
+                embedded_harness: None,
+            }),
+        }
+    }
+    config
+}
+
+/// Run one turn and print the transcript.
+pub async fn run(
+    config_path: &Path,
+    agent: &str,
+    model: Option<&str>,
+    message: &str,
+) -> anyhow::Result<()> {
+    let config = with_model(Config::load(config_path)?, agent, model);
+    let runtimes = ModelRuntimes::new();
+    runtimes
+        .rebuild(&config)
+        .context("building the model runtime generation")?;
+    let generation = runtimes
+        .current(agent)
+        .ok_or_else(|| anyhow!("agent `{agent}` is not configured (agents.list)"))?;
+    let (runner, reports) = EmbeddedRunner::start(config).await?;
+    for line in reports.iter().filter_map(render_refusal) {
+        eprintln!("{line}");
+    }
+    println!(
+        "agent {agent} · runtime {BUILTIN_RUNTIME} · model {} · generation {}",
+        generation.model, generation.number
+    );
+    let mut ctx = RunContext::new(agent, generation.model.clone());
+    ctx.events = EventSink::with_listener(|event| println!("{}", render_event(event)));
+    let outcome = runner
+        .run_on_generation(generation, &ctx, &[], message)
+        .await?;
+    println!(
+        "turn finished: {} model calls · {} input / {} output tokens",
+        outcome.iterations, outcome.usage.input_tokens, outcome.usage.output_tokens
+    );
+    Ok(())
+}
+
+/// Print the catalog and auth of the current generation.
+pub fn models(config_path: &Path) -> anyhow::Result<()> {
+    let config = Config::load(config_path)?;
+    let runtimes = ModelRuntimes::new();
+    let set = runtimes
+        .rebuild(&config)
+        .context("building the model runtime generation")?;
+    println!("generation {}", set.number);
+    for (id, g) in &set.agents {
+        println!("agent {id}: model {}", g.model);
+    }
+    let Some(any) = set.agents.values().next() else {
+        return Ok(());
+    };
+    for auth in &any.auth {
+        println!("auth {}: {}", auth.provider, auth.describe());
+    }
+    for entry in &any.catalog {
+        println!(
+            "model {} · {} · context {} · max output {} · input {} · {}",
+            entry.model_ref,
+            entry.api,
+            entry.context_window,
+            entry.max_tokens,
+            entry.input.join("+"),
+            if entry.auth_ready {
+                "ready"
+            } else {
+                "no credential"
+            }
+        );
+    }
+    Ok(())
+}
