@@ -2,12 +2,14 @@
 //! and the turn loop that ties them together.
 
 mod events;
+mod harness;
 mod message;
 mod model;
 mod tool;
 mod turn;
 
 pub use events::{EventSink, TurnEvent};
+pub use harness::{Harness, PreparedTurn, Route, Support, TurnMirror, TurnServices};
 pub use message::{Message, ToolCallRequest, ToolResultMessage};
 pub use model::{
     ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelResponse, StopReason, Usage,

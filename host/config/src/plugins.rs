@@ -43,6 +43,14 @@ pub struct PluginLimits {
     /// Traps in a row after which a plugin is disabled.
     #[serde(default = "default_max_traps")]
     pub max_consecutive_traps: u32,
+    /// Wall-clock deadline of one harness turn (`run-attempt`), which includes
+    /// the model and tool calls it makes, in milliseconds.
+    #[serde(default = "default_harness_turn_ms")]
+    pub harness_turn_timeout_ms: u64,
+}
+
+fn default_harness_turn_ms() -> u64 {
+    600_000
 }
 
 fn default_memory_mb() -> u64 {
@@ -61,6 +69,7 @@ impl Default for PluginLimits {
             memory_mb: default_memory_mb(),
             call_timeout_ms: default_call_timeout_ms(),
             max_consecutive_traps: default_max_traps(),
+            harness_turn_timeout_ms: default_harness_turn_ms(),
         }
     }
 }
@@ -109,6 +118,11 @@ pub struct PluginGrants {
     /// Environment variables the plugin may read.
     #[serde(default)]
     pub env: Vec<EnvGrant>,
+    /// May act as an agent runtime: imports `openclaw:plugin/model` (model
+    /// calls through the host) and `openclaw:plugin/tools` (tool calls through
+    /// the host's dispatch path).
+    #[serde(default)]
+    pub harness: bool,
 }
 
 /// A host directory mounted into a plugin.

@@ -10,8 +10,10 @@ pub const API_PACKAGE: &str = "openclaw:plugin";
 /// Version of the plugin API this host implements.
 pub const API_VERSION: &str = "0.1.0";
 
-/// Interfaces (without version) a plugin component may import besides WASI.
-const HOST_INTERFACES: &[&str] = &["host", "types"];
+/// Interfaces (without version) every plugin component may import besides WASI.
+const HOST_INTERFACES: &[&str] = &["host", "types", "turn-types"];
+/// Interfaces only a plugin granted `harness` may import.
+const HARNESS_INTERFACES: &[&str] = &["model", "tools"];
 
 fn compatible(version: &str) -> bool {
     // 0.x: the minor is the breaking part (semver); 1.x+: the major.
@@ -46,8 +48,14 @@ pub fn check_manifest(id: &str, api_version: &str) -> Result<(), LoadError> {
 }
 
 /// Check a compiled component: it must export `openclaw:plugin/plugin` at a
-/// compatible version, and import nothing but WASI and the host interfaces.
-pub fn check_component(id: &str, engine: &Engine, component: &Component) -> Result<(), LoadError> {
+/// compatible version, and import nothing but WASI and the host interfaces
+/// (plus `model` and `tools` when the operator granted `harness`).
+pub fn check_component(
+    id: &str,
+    engine: &Engine,
+    component: &Component,
+    harness_granted: bool,
+) -> Result<(), LoadError> {
     let ty = component.component_type();
     let plugin_export = format!("{API_PACKAGE}/plugin");
     let export = ty
@@ -75,12 +83,20 @@ pub fn check_component(id: &str, engine: &Engine, component: &Component) -> Resu
         if name.starts_with("wasi:") {
             continue;
         }
-        let allowed = split_versioned(name).is_some_and(|(iface, version)| {
-            HOST_INTERFACES
-                .iter()
-                .any(|h| iface == format!("{API_PACKAGE}/{h}"))
-                && compatible(version)
-        });
+        let is = |list: &[&str]| {
+            split_versioned(name).is_some_and(|(iface, version)| {
+                list.iter().any(|h| iface == format!("{API_PACKAGE}/{h}")) && compatible(version)
+            })
+        };
+        if is(HARNESS_INTERFACES) && !harness_granted {
+            return Err(LoadError::Refused {
+                id: id.into(),
+                rule: format!(
+                    "it imports `{name}` (model and tool calls for agent runtimes), which needs `capabilities.harness` in its manifest and plugins.entries.{id}.grants.harness = true"
+                ),
+            });
+        }
+        let allowed = is(HOST_INTERFACES) || is(HARNESS_INTERFACES);
         if !allowed || !matches!(item.ty, ComponentItem::ComponentInstance(_)) {
             return Err(LoadError::NotAPlugin {
                 id: id.into(),

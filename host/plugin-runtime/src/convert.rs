@@ -90,6 +90,7 @@ pub struct Registration {
 pub(crate) fn registration(
     manifest_id: &str,
     r: wit::Registration,
+    exports_harness: bool,
 ) -> Result<Registration, String> {
     if r.id != manifest_id {
         return Err(format!(
@@ -119,6 +120,33 @@ pub(crate) fn registration(
             return Err(format!("hook `{}` is subscribed twice", kind.name()));
         }
         hooks.push((kind, h.priority));
+    }
+    match (exports_harness, r.harnesses.len()) {
+        (false, 0) | (true, 1) => {}
+        (false, _) => {
+            return Err("it declares harnesses but does not export the harness interface".into())
+        }
+        (true, 0) => {
+            return Err("it exports the harness interface but declares no harness id".into())
+        }
+        (true, _) => return Err("a plugin provides at most one harness".into()),
+    }
+    if exports_harness && (!tools.is_empty() || !hooks.is_empty()) {
+        // Its tool or hook calls would re-enter the instance running the turn.
+        return Err("a harness plugin may not also provide tools or hooks".into());
+    }
+    for h in &r.harnesses {
+        let ok = !h.is_empty()
+            && h.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+        if !ok
+            || matches!(
+                h.as_str(),
+                "openclaw" | "pi" | "auto" | "default" | "codex-app-server"
+            )
+        {
+            return Err(format!("harness id `{h}` is invalid or reserved"));
+        }
     }
     Ok(Registration {
         id: r.id,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use wasmtime::component::{HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-use crate::bindings::PluginWorld;
+use crate::bindings::HostView;
 use crate::state::PluginState;
 
 /// How often the epoch advances; deadlines are rounded up to this.
@@ -56,7 +56,7 @@ impl PluginEngine {
         };
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-        PluginWorld::add_to_linker::<PluginState, HasSelf<PluginState>>(&mut linker, |s| s)?;
+        HostView::add_to_linker::<PluginState, HasSelf<PluginState>>(&mut linker, |s| s)?;
 
         let stop = Arc::new(AtomicBool::new(false));
         let ticker_engine = engine.clone();

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use clawhost_agent_core::Harness;
 use clawhost_config::{Config, PluginsConfig};
 use clawhost_hooks::HookRegistration;
 use clawhost_tools::Tool;
@@ -153,7 +154,12 @@ impl PluginHost {
                 .await
                 .map_err(|e| runtime("compiling")(e.to_string()))?
                 .map_err(|e| runtime("compiling")(format!("{e:#}")))?;
-        api_version::check_component(&id, self.engine.engine(), &component)?;
+        api_version::check_component(
+            &id,
+            self.engine.engine(),
+            &component,
+            package.manifest.capabilities.harness && entry.grants.harness,
+        )?;
         let pre = self
             .engine
             .linker()
@@ -173,6 +179,7 @@ impl PluginHost {
                 memory_bytes: limits.memory_mb << 20,
                 timeout: Duration::from_millis(limits.call_timeout_ms),
                 max_consecutive_traps: limits.max_consecutive_traps.max(1),
+                harness_turn_timeout: Duration::from_millis(limits.harness_turn_timeout_ms),
             },
         )
         .map_err(|e| runtime("linking")(format!("{e:#}")))?;
@@ -181,8 +188,8 @@ impl PluginHost {
             Ok(_) => unreachable!("register answers with a registration"),
             Err(e) => return Err(runtime("register()")(e.to_string())),
         };
-        let registration =
-            convert::registration(&id, registration).map_err(|reason| LoadError::Registration {
+        let registration = convert::registration(&id, registration, instance.is_harness())
+            .map_err(|reason| LoadError::Registration {
                 id: id.clone(),
                 reason,
             })?;
@@ -217,6 +224,11 @@ impl PluginHost {
     /// Every plugin tool.
     pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
         self.plugins.iter().flat_map(|p| p.tools()).collect()
+    }
+
+    /// Every plugin harness (agent runtime).
+    pub fn harnesses(&self) -> Vec<Arc<dyn Harness>> {
+        self.plugins.iter().filter_map(|p| p.harness()).collect()
     }
 
     /// Every plugin hook subscription.

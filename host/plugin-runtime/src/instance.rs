@@ -5,11 +5,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex as SyncMutex};
 use std::time::Duration;
 
+use clawhost_agent_core::TurnServices;
 use tokio::sync::Mutex;
 use wasmtime::component::InstancePre;
 use wasmtime::{Store, Trap};
 
-use crate::bindings::{wit, PluginWorld, PluginWorldPre};
+use crate::bindings::{harness_export, plugin_export, turn, wit};
 use crate::engine::PluginEngine;
 use crate::logs::PluginLogs;
 use crate::sandbox::EffectiveGrants;
@@ -25,6 +26,10 @@ pub(crate) enum Request {
     Register,
     CallTool(wit::ToolCall),
     Hook(wit::HookEvent),
+    Supports(turn::Route),
+    RunAttempt(turn::PreparedTurn, Arc<dyn TurnServices>),
+    Reset(String),
+    Dispose,
 }
 
 /// The export's answer.
@@ -32,11 +37,15 @@ pub(crate) enum Response {
     Registration(wit::Registration),
     Tool(Result<String, String>),
     Hook(wit::HookOutcome),
+    Support(turn::Support),
+    Answer(Result<String, String>),
+    Done,
 }
 
 struct Live {
     store: Store<PluginState>,
-    world: PluginWorld,
+    plugin: plugin_export::Guest,
+    harness: Option<harness_export::Guest>,
 }
 
 /// Limits applied to every call.
@@ -48,13 +57,17 @@ pub struct CallLimits {
     pub timeout: Duration,
     /// Traps in a row before the plugin is disabled.
     pub max_consecutive_traps: u32,
+    /// Wall-clock deadline of one harness turn.
+    pub harness_turn_timeout: Duration,
 }
 
 /// The running side of a loaded plugin.
 pub(crate) struct PluginInstance {
     id: String,
     engine: Arc<PluginEngine>,
-    pre: PluginWorldPre<PluginState>,
+    pre: InstancePre<PluginState>,
+    plugin_indices: plugin_export::GuestIndices,
+    harness_indices: Option<harness_export::GuestIndices>,
     grants: EffectiveGrants,
     config_json: Arc<str>,
     logs: Arc<PluginLogs>,
@@ -79,7 +92,9 @@ impl PluginInstance {
         Ok(Self {
             id,
             engine,
-            pre: PluginWorldPre::new(pre)?,
+            plugin_indices: plugin_export::GuestIndices::new(&pre)?,
+            harness_indices: harness_export::GuestIndices::new(&pre).ok(),
+            pre,
             grants,
             config_json,
             logs,
@@ -125,9 +140,23 @@ impl PluginInstance {
         store.limiter(|s| &mut s.memory);
         store.epoch_deadline_trap();
         store.set_epoch_deadline(PluginEngine::ticks_for(self.limits.timeout));
-        let world = self.pre.instantiate_async(&mut store).await?;
+        let instance = self.pre.instantiate_async(&mut store).await?;
+        let plugin = self.plugin_indices.load(&mut store, &instance)?;
+        let harness = match &self.harness_indices {
+            Some(indices) => Some(indices.load(&mut store, &instance)?),
+            None => None,
+        };
         self.instantiations.fetch_add(1, Ordering::Relaxed);
-        Ok(Live { store, world })
+        Ok(Live {
+            store,
+            plugin,
+            harness,
+        })
+    }
+
+    /// Whether the component exports the harness interface.
+    pub(crate) fn is_harness(&self) -> bool {
+        self.harness_indices.is_some()
     }
 
     /// Make one call. Calls into one plugin are serialized.
@@ -139,23 +168,54 @@ impl PluginInstance {
                 reason,
             });
         }
-        let deadline = self.limits.timeout + HOST_GRACE;
+        let timeout = match &request {
+            Request::RunAttempt(..) => self.limits.harness_turn_timeout,
+            _ => self.limits.timeout,
+        };
+        let deadline = timeout + HOST_GRACE;
         let run = async {
             if slot.is_none() {
                 *slot = Some(self.instantiate().await?);
             }
             let live = slot.as_mut().expect("instantiated above");
             live.store
-                .set_epoch_deadline(PluginEngine::ticks_for(self.limits.timeout));
-            let exports = live.world.openclaw_plugin_plugin();
-            let store = &mut live.store;
-            Ok::<_, wasmtime::Error>(match &request {
-                Request::Register => Response::Registration(exports.call_register(store).await?),
+                .set_epoch_deadline(PluginEngine::ticks_for(timeout));
+            let Live {
+                store,
+                plugin,
+                harness,
+            } = live;
+            let harness = || {
+                harness.as_ref().ok_or_else(|| {
+                    wasmtime::format_err!("the component does not export the harness interface")
+                })
+            };
+            Ok::<_, wasmtime::Error>(match request {
+                Request::Register => {
+                    Response::Registration(plugin.call_register(&mut *store).await?)
+                }
                 Request::CallTool(call) => {
-                    Response::Tool(exports.call_call_tool(store, call).await?)
+                    Response::Tool(plugin.call_call_tool(&mut *store, &call).await?)
                 }
                 Request::Hook(event) => {
-                    Response::Hook(exports.call_handle_hook(store, event).await?)
+                    Response::Hook(plugin.call_handle_hook(&mut *store, &event).await?)
+                }
+                Request::Supports(route) => {
+                    Response::Support(harness()?.call_supports(&mut *store, &route).await?)
+                }
+                Request::RunAttempt(turn, services) => {
+                    store.data_mut().services = Some(services);
+                    let answer = harness()?.call_run_attempt(&mut *store, &turn).await;
+                    store.data_mut().services = None;
+                    Response::Answer(answer?)
+                }
+                Request::Reset(session) => {
+                    harness()?.call_reset(&mut *store, &session).await?;
+                    Response::Done
+                }
+                Request::Dispose => {
+                    harness()?.call_dispose(&mut *store).await?;
+                    Response::Done
                 }
             })
         };
@@ -165,10 +225,10 @@ impl PluginInstance {
                 self.consecutive_traps.store(0, Ordering::Relaxed);
                 return Ok(response);
             }
-            Ok(Err(e)) => self.classify(&e, slot.as_ref()),
+            Ok(Err(e)) => self.classify(&e, slot.as_ref(), timeout),
             Err(_elapsed) => CallError::Timeout {
                 id: self.id.clone(),
-                timeout_ms: self.limits.timeout.as_millis() as u64,
+                timeout_ms: timeout.as_millis() as u64,
             },
         };
         // A trapped or abandoned instance is never reused.
@@ -183,7 +243,7 @@ impl PluginInstance {
         Err(error)
     }
 
-    fn classify(&self, e: &wasmtime::Error, live: Option<&Live>) -> CallError {
+    fn classify(&self, e: &wasmtime::Error, live: Option<&Live>, timeout: Duration) -> CallError {
         if live.is_some_and(|l| l.store.data().memory.hit) {
             return CallError::MemoryLimit {
                 id: self.id.clone(),
@@ -193,7 +253,7 @@ impl PluginInstance {
         if e.downcast_ref::<Trap>() == Some(&Trap::Interrupt) {
             return CallError::Timeout {
                 id: self.id.clone(),
-                timeout_ms: self.limits.timeout.as_millis() as u64,
+                timeout_ms: timeout.as_millis() as u64,
             };
         }
         CallError::Trapped {

@@ -22,6 +22,7 @@ mod manifest;
 mod plugin;
 mod sandbox;
 mod state;
+mod turn_convert;
 
 pub use api_version::{API_PACKAGE, API_VERSION};
 pub use cache::{CacheOutcome, ComponentCache};

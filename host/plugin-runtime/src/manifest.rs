@@ -43,6 +43,9 @@ pub struct RequestedCapabilities {
     /// Environment variable names it wants to read.
     #[serde(default)]
     pub env: Vec<String>,
+    /// Whether it wants to act as an agent runtime (model and tool calls).
+    #[serde(default)]
+    pub harness: bool,
 }
 
 /// A directory a plugin asks to see.

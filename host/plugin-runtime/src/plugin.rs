@@ -4,7 +4,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use clawhost_agent_core::{RunContext, ToolSpec};
+use clawhost_agent_core::{
+    Harness, PreparedTurn, Route, RunContext, Support, ToolSpec, TurnServices,
+};
 use clawhost_hooks::{
     CallContext, HookError, HookEvent, HookHandler, HookOutcome, HookRegistration,
 };
@@ -18,6 +20,7 @@ use crate::instance::{PluginInstance, Request, Response};
 use crate::logs::{LogLine, PluginLogs};
 use crate::manifest::PluginManifest;
 use crate::sandbox::EffectiveGrants;
+use crate::turn_convert;
 use crate::CallError;
 
 /// A plugin that passed admission, compiled, instantiated and registered.
@@ -178,6 +181,15 @@ impl LoadedPlugin {
             .collect()
     }
 
+    /// The plugin's harness, if it provides one.
+    pub fn harness(self: &Arc<Self>) -> Option<Arc<dyn Harness>> {
+        let id = self.registration.harnesses.first()?.clone();
+        Some(Arc::new(PluginHarness {
+            plugin: self.clone(),
+            id,
+        }))
+    }
+
     /// Hook subscriptions of this plugin.
     pub fn hook_registrations(self: &Arc<Self>) -> Vec<HookRegistration> {
         self.registration
@@ -231,5 +243,64 @@ struct PluginHooks(Arc<LoadedPlugin>);
 impl HookHandler for PluginHooks {
     async fn handle(&self, event: HookEvent) -> Result<HookOutcome, HookError> {
         self.0.handle_hook(&event).await
+    }
+}
+
+struct PluginHarness {
+    plugin: Arc<LoadedPlugin>,
+    id: String,
+}
+
+#[async_trait]
+impl Harness for PluginHarness {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn execution(&self) -> String {
+        format!("wasm plugin `{}` (sandboxed)", self.plugin.id())
+    }
+
+    async fn supports(&self, route: &Route) -> Support {
+        match self
+            .plugin
+            .instance
+            .call(Request::Supports(turn_convert::route(route)))
+            .await
+        {
+            Ok(Response::Support(s)) => turn_convert::support(s),
+            Ok(_) => unreachable!("supports answers with a support"),
+            Err(e) => Support::Unsupported(format!("supports() failed: {e}")),
+        }
+    }
+
+    async fn run_attempt(
+        &self,
+        turn: PreparedTurn,
+        services: Arc<dyn TurnServices>,
+    ) -> Result<String, String> {
+        let request = Request::RunAttempt(turn_convert::prepared(&turn), services);
+        match self.plugin.instance.call(request).await {
+            Ok(Response::Answer(answer)) => answer,
+            Ok(_) => unreachable!("run-attempt answers with an answer"),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    async fn reset(&self, session_id: &str) {
+        if let Err(e) = self
+            .plugin
+            .instance
+            .call(Request::Reset(session_id.into()))
+            .await
+        {
+            tracing::warn!(harness = %self.id, error = %e, "harness reset failed");
+        }
+    }
+
+    async fn dispose(&self) {
+        if let Err(e) = self.plugin.instance.call(Request::Dispose).await {
+            tracing::warn!(harness = %self.id, error = %e, "harness dispose failed");
+        }
     }
 }

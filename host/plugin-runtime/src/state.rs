@@ -7,8 +7,11 @@ use wasmtime::component::ResourceTable;
 use wasmtime::{ResourceLimiter, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use crate::bindings::host;
+use clawhost_agent_core::TurnServices;
+
+use crate::bindings::{host, turn};
 use crate::logs::{LogLevel, LogSource, PluginLogs};
+use crate::turn_convert as tc;
 
 /// A [`StoreLimits`] that remembers whether it refused a memory growth, so a
 /// trap can be reported as "memory limit" rather than a generic trap.
@@ -78,6 +81,8 @@ pub struct PluginState {
     pub memory: MemoryCap,
     logs: Arc<PluginLogs>,
     config_json: Arc<str>,
+    /// The turn a harness is running, while `run-attempt` is in progress.
+    pub services: Option<Arc<dyn TurnServices>>,
 }
 
 impl PluginState {
@@ -94,6 +99,7 @@ impl PluginState {
             memory,
             logs,
             config_json,
+            services: None,
         }
     }
 }
@@ -125,3 +131,46 @@ impl host::Host for PluginState {
 }
 
 impl crate::bindings::wit::Host for PluginState {}
+impl turn::Host for PluginState {}
+
+const NO_TURN: &str =
+    "no turn is in progress: model and tool calls are only available inside run-attempt";
+
+impl crate::bindings::openclaw::plugin::model::Host for PluginState {
+    async fn complete(
+        &mut self,
+        system: Option<String>,
+        messages: Vec<turn::Message>,
+        tools: Vec<turn::ToolSpec>,
+    ) -> Result<turn::ModelReply, String> {
+        let services = self.services.clone().ok_or_else(|| NO_TURN.to_string())?;
+        let messages = messages.into_iter().map(tc::from_message).collect();
+        let tools = tools.into_iter().map(tc::from_tool_spec).collect();
+        services
+            .complete(system, messages, tools)
+            .await
+            .map(|r| tc::model_reply(&r))
+            .map_err(|e| e.to_string())
+    }
+}
+
+impl crate::bindings::openclaw::plugin::tools::Host for PluginState {
+    async fn available(&mut self) -> Vec<turn::ToolSpec> {
+        self.services
+            .as_ref()
+            .map(|s| s.tools().iter().map(tc::tool_spec).collect())
+            .unwrap_or_default()
+    }
+
+    async fn call(&mut self, request: turn::ToolRequest) -> turn::ToolOutput {
+        match self.services.clone() {
+            Some(services) => {
+                tc::tool_output(&services.call_tool(tc::from_tool_request(request)).await)
+            }
+            None => turn::ToolOutput {
+                content: NO_TURN.into(),
+                is_error: true,
+            },
+        }
+    }
+}

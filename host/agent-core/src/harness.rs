@@ -1,0 +1,235 @@
+//! Harness (agent runtime) contracts, and the host-side mirror through which a
+//! plugin harness drives its turn: every model call goes through the host's
+//! model client and every tool call through the host's tool executor, and the
+//! host records the turn from what it observed.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+
+use crate::{
+    Message, ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelResponse, RunContext,
+    ToolCallRequest, ToolExecutor, ToolOutput, ToolResultMessage, ToolSpec, TurnEvent, TurnOutcome,
+    Usage,
+};
+
+/// The provider route a turn would take.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// Provider id.
+    pub provider: String,
+    /// Model id.
+    pub model: String,
+    /// Wire API name.
+    pub api: String,
+    /// Effective base URL.
+    pub base_url: String,
+    /// Whether the operator authored request params/headers for this route.
+    pub authored_overrides: bool,
+}
+
+/// A harness's claim on a route.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Support {
+    /// Supported, with a priority (higher wins) and a reason.
+    Supported {
+        /// Priority among supporting harnesses.
+        priority: i32,
+        /// Why.
+        reason: String,
+    },
+    /// Not supported.
+    Unsupported(String),
+}
+
+/// What a harness gets to run one turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedTurn {
+    /// Agent id.
+    pub agent_id: String,
+    /// Session id.
+    pub session_id: Option<String>,
+    /// Model reference.
+    pub model_ref: String,
+    /// System prompt.
+    pub system: Option<String>,
+    /// Conversation so far.
+    pub history: Vec<Message>,
+    /// The new user message.
+    pub user_text: String,
+    /// Tools on offer.
+    pub tools: Vec<ToolSpec>,
+    /// Upper bound of model calls.
+    pub max_iterations: u32,
+}
+
+/// Host services a harness drives its turn through.
+#[async_trait]
+pub trait TurnServices: Send + Sync {
+    /// Call the turn's model.
+    async fn complete(
+        &self,
+        system: Option<String>,
+        messages: Vec<Message>,
+        tools: Vec<ToolSpec>,
+    ) -> Result<ModelResponse, ModelError>;
+    /// Run a tool call through the host's dispatch path.
+    async fn call_tool(&self, call: ToolCallRequest) -> ToolOutput;
+    /// The tools on offer.
+    fn tools(&self) -> Vec<ToolSpec>;
+}
+
+/// An agent runtime provided by a plugin.
+#[async_trait]
+pub trait Harness: Send + Sync {
+    /// Runtime id.
+    fn id(&self) -> &str;
+    /// How it executes, for status (e.g. "wasm plugin `plan-act`").
+    fn execution(&self) -> String;
+    /// Whether it can run turns on `route`.
+    async fn supports(&self, route: &Route) -> Support;
+    /// Run one turn through `services`; `Ok` is the final answer.
+    async fn run_attempt(
+        &self,
+        turn: PreparedTurn,
+        services: Arc<dyn TurnServices>,
+    ) -> Result<String, String>;
+    /// Forget a session's state.
+    async fn reset(&self, session_id: &str);
+    /// Release resources.
+    async fn dispose(&self);
+}
+
+/// The host's [`TurnServices`]: bounds model calls, dispatches tools, emits
+/// run events and records the turn's messages as the host saw them.
+pub struct TurnMirror {
+    model: Arc<dyn ModelClient>,
+    tools: Arc<dyn ToolExecutor>,
+    ctx: RunContext,
+    max_iterations: u32,
+    iterations: AtomicU32,
+    messages: Mutex<Vec<Message>>,
+    usage: Mutex<Usage>,
+}
+
+impl TurnMirror {
+    /// A mirror for one turn; records the user message first.
+    pub fn new(
+        model: Arc<dyn ModelClient>,
+        tools: Arc<dyn ToolExecutor>,
+        ctx: RunContext,
+        max_iterations: u32,
+        user_text: &str,
+    ) -> Self {
+        ctx.events.emit(TurnEvent::UserMessage {
+            text: user_text.into(),
+        });
+        Self {
+            model,
+            tools,
+            ctx,
+            max_iterations: max_iterations.max(1),
+            iterations: AtomicU32::new(0),
+            messages: Mutex::new(vec![Message::user(user_text)]),
+            usage: Mutex::default(),
+        }
+    }
+
+    fn record(&self, message: Message) {
+        self.messages
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(message);
+    }
+
+    /// Close the turn with the harness's answer: the recorded messages, plus
+    /// the answer as an assistant message unless the last reply already said it.
+    pub fn finish(&self, answer: String) -> TurnOutcome {
+        let mut messages = self
+            .messages
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let said = matches!(messages.last(), Some(Message::Assistant { text, tool_calls }) if *text == answer && tool_calls.is_empty());
+        if !said {
+            messages.push(Message::assistant(answer.clone()));
+        }
+        self.ctx.events.emit(TurnEvent::FinalAnswer {
+            text: answer.clone(),
+        });
+        TurnOutcome {
+            new_messages: messages,
+            answer,
+            iterations: self.iterations.load(Ordering::Relaxed),
+            usage: *self.usage.lock().unwrap_or_else(|p| p.into_inner()),
+        }
+    }
+}
+
+#[async_trait]
+impl TurnServices for TurnMirror {
+    async fn complete(
+        &self,
+        system: Option<String>,
+        messages: Vec<Message>,
+        tools: Vec<ToolSpec>,
+    ) -> Result<ModelResponse, ModelError> {
+        let iteration = self.iterations.fetch_add(1, Ordering::Relaxed) + 1;
+        if iteration > self.max_iterations {
+            return Err(ModelError::new(
+                ModelErrorKind::Other,
+                format!(
+                    "the harness exceeded the bound of {} model calls per turn",
+                    self.max_iterations
+                ),
+            ));
+        }
+        let reply = self
+            .model
+            .complete(ModelRequest {
+                model_ref: self.ctx.model_ref.clone(),
+                system,
+                messages,
+                tools,
+            })
+            .await?;
+        {
+            let mut usage = self.usage.lock().unwrap_or_else(|p| p.into_inner());
+            usage.input_tokens += reply.usage.input_tokens;
+            usage.output_tokens += reply.usage.output_tokens;
+        }
+        self.ctx.events.emit(TurnEvent::ModelReply {
+            iteration,
+            text: reply.text.clone(),
+            tool_calls: reply.tool_calls.clone(),
+            usage: reply.usage,
+        });
+        self.record(Message::Assistant {
+            text: reply.text.clone(),
+            tool_calls: reply.tool_calls.clone(),
+        });
+        Ok(reply)
+    }
+
+    async fn call_tool(&self, call: ToolCallRequest) -> ToolOutput {
+        let output = self.tools.execute(&call, &self.ctx).await;
+        self.ctx.events.emit(TurnEvent::ToolResult {
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            content: output.content.clone(),
+            is_error: output.is_error,
+        });
+        self.record(Message::ToolResult(ToolResultMessage {
+            call_id: call.id,
+            tool: call.name,
+            content: output.content.clone(),
+            is_error: output.is_error,
+        }));
+        output
+    }
+
+    fn tools(&self) -> Vec<ToolSpec> {
+        self.tools.specs()
+    }
+}
