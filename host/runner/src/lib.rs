@@ -2,23 +2,27 @@
 //! plugin tools behind one dispatcher, collects hook subscriptions, and runs
 //! turns with the built-in `openclaw` loop.
 
+mod session;
+
 use std::sync::Arc;
 
 use anyhow::Context;
 use clawhost_agent_core::{Message, ModelClient, RunContext, TurnError, TurnLoop, TurnOutcome};
 use clawhost_config::Config;
+use clawhost_harness::HarnessRegistry;
 use clawhost_hooks::HookRunner;
 use clawhost_llm::ModelRuntimeGeneration;
 use clawhost_plugin_runtime::{LoadReport, PluginHost};
 use clawhost_tools::{EchoTool, Tool, ToolDispatcher, ToolPolicy, ToolRegistry};
 
-/// Id of the built-in runtime (the host's own loop).
-pub const BUILTIN_RUNTIME: &str = "openclaw";
+pub use clawhost_harness::BUILTIN as BUILTIN_RUNTIME;
+pub use session::{RunError, Session, RUNTIME_ENV};
 
 /// An agent host: plugins, the tool dispatcher and the hook runner.
 pub struct EmbeddedRunner {
     config: Config,
     plugins: PluginHost,
+    harnesses: HarnessRegistry,
     hooks: Arc<HookRunner>,
     dispatcher: Arc<ToolDispatcher>,
 }
@@ -50,9 +54,11 @@ impl EmbeddedRunner {
             ToolPolicy::from_config(&config.tools),
             hooks.clone(),
         ));
+        let harnesses = HarnessRegistry::new(plugins.harnesses()).map_err(anyhow::Error::msg)?;
         Ok(Self {
             config,
             plugins,
+            harnesses,
             hooks,
             dispatcher,
         })
@@ -61,6 +67,11 @@ impl EmbeddedRunner {
     /// The loaded plugins.
     pub fn plugins(&self) -> &PluginHost {
         &self.plugins
+    }
+
+    /// The registered plugin harnesses.
+    pub fn harnesses(&self) -> &HarnessRegistry {
+        &self.harnesses
     }
 
     /// The hook runner.

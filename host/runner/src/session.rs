@@ -1,0 +1,234 @@
+//! Running a session's turns on the runtime selection picks, and the
+//! `/new`, `/reset` and status operations.
+
+use std::sync::Arc;
+
+use clawhost_agent_core::{
+    Message, ModelError, PreparedTurn, Route, RunContext, TurnError, TurnMirror, TurnOutcome,
+};
+use clawhost_harness::{
+    select, PolicyScopes, Selection, SelectionError, SelectionRequest, BUILTIN,
+};
+use clawhost_llm::ModelRuntimeGeneration;
+
+use crate::EmbeddedRunner;
+
+/// The environment variable that forces the runtime of new or reset sessions.
+pub const RUNTIME_ENV: &str = "OPENCLAW_AGENT_RUNTIME";
+
+/// A conversation: its history and the runtime that owns it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Session {
+    /// Session id.
+    pub id: String,
+    /// Agent id.
+    pub agent_id: String,
+    /// The runtime recorded on the session after its first turn.
+    pub runtime: Option<String>,
+    /// How that runtime was selected (last turn).
+    pub selection: Option<Selection>,
+    /// Messages so far.
+    pub history: Vec<Message>,
+}
+
+impl Session {
+    /// A new, empty session.
+    pub fn new(id: impl Into<String>, agent_id: impl Into<String>) -> Self {
+        Self {
+            id: id.into(),
+            agent_id: agent_id.into(),
+            runtime: None,
+            selection: None,
+            history: Vec::new(),
+        }
+    }
+}
+
+/// Why a session turn failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The model ref does not resolve.
+    #[error("{0}")]
+    Model(ModelError),
+    /// No runtime could be selected.
+    #[error("runtime selection failed: {0}")]
+    Selection(#[from] SelectionError),
+    /// The built-in loop failed.
+    #[error(transparent)]
+    Turn(#[from] TurnError),
+    /// A plugin harness failed.
+    #[error("harness `{harness}` failed: {message}")]
+    Harness {
+        /// Harness id.
+        harness: String,
+        /// Its error.
+        message: String,
+    },
+}
+
+impl EmbeddedRunner {
+    /// The provider route of `model_ref` in a generation.
+    pub fn route(
+        &self,
+        generation: &ModelRuntimeGeneration,
+        model_ref: &str,
+    ) -> Result<Route, ModelError> {
+        let (provider, model) = generation.registry.resolve(model_ref)?;
+        Ok(Route {
+            provider: provider.id.clone(),
+            model: model.id.clone(),
+            api: provider.config.api.name().into(),
+            base_url: provider.base_url(),
+            authored_overrides: !provider.config.params.is_empty()
+                || !model.params.is_empty()
+                || !provider.config.headers.is_empty(),
+        })
+    }
+
+    /// Runtime policy at every scope for an agent and model.
+    pub fn policy(
+        &self,
+        generation: &ModelRuntimeGeneration,
+        agent_id: &str,
+        model_ref: &str,
+    ) -> PolicyScopes {
+        let resolved = generation.registry.resolve(model_ref).ok();
+        let settings = self.config().agents.settings(agent_id);
+        PolicyScopes {
+            model: resolved.as_ref().and_then(|(_, m)| m.agent_runtime.clone()),
+            provider: resolved
+                .as_ref()
+                .and_then(|(p, _)| p.config.agent_runtime.clone()),
+            agent: settings
+                .as_ref()
+                .filter(|s| s.harness_from_entry)
+                .and_then(|s| s.embedded_harness.clone()),
+            defaults: self.config().agents.defaults.embedded_harness.clone(),
+        }
+    }
+
+    /// Select the runtime for the session's next turn.
+    pub async fn select_runtime(
+        &self,
+        session: &Session,
+        generation: &ModelRuntimeGeneration,
+        env_force: Option<&str>,
+    ) -> Result<Selection, RunError> {
+        let route = self
+            .route(generation, &generation.model)
+            .map_err(RunError::Model)?;
+        let supports = self.harnesses().supports(&route).await;
+        let policy = self.policy(generation, &session.agent_id, &generation.model);
+        Ok(select(&SelectionRequest {
+            session_runtime: session.runtime.as_deref(),
+            env_force: if session.runtime.is_none() {
+                env_force
+            } else {
+                None
+            },
+            policy: &policy,
+            route: &route,
+            supports: &supports,
+        })?)
+    }
+
+    /// Run one turn of a session on `generation`, with the runtime selection
+    /// picks (reading `OPENCLAW_AGENT_RUNTIME` for new or reset sessions). The
+    /// session records the runtime and the turn's messages.
+    pub async fn run_session_turn(
+        &self,
+        session: &mut Session,
+        generation: Arc<ModelRuntimeGeneration>,
+        ctx: &RunContext,
+        user_text: &str,
+    ) -> Result<TurnOutcome, RunError> {
+        let env = std::env::var(RUNTIME_ENV).ok();
+        let selection = self
+            .select_runtime(session, &generation, env.as_deref())
+            .await?;
+        let outcome = if selection.runtime == BUILTIN {
+            self.run_on_generation(generation, ctx, &session.history, user_text)
+                .await?
+        } else {
+            let harness = self
+                .harnesses()
+                .get(&selection.runtime)
+                .cloned()
+                .expect("selection only picks registered harnesses");
+            let settings = self.config().agents.settings(&session.agent_id);
+            let max_iterations = self.config().agents.defaults.max_iterations;
+            let mirror = Arc::new(TurnMirror::new(
+                generation.registry.clone(),
+                self.dispatcher().clone(),
+                ctx.clone(),
+                max_iterations,
+                user_text,
+            ));
+            let turn = PreparedTurn {
+                agent_id: session.agent_id.clone(),
+                session_id: Some(session.id.clone()),
+                model_ref: ctx.model_ref.clone(),
+                system: settings.and_then(|s| s.system_prompt),
+                history: session.history.clone(),
+                user_text: user_text.into(),
+                tools: clawhost_agent_core::ToolExecutor::specs(self.dispatcher().as_ref()),
+                max_iterations,
+            };
+            let answer = harness
+                .run_attempt(turn, mirror.clone())
+                .await
+                .map_err(|message| RunError::Harness {
+                    harness: selection.runtime.clone(),
+                    message,
+                })?;
+            mirror.finish(answer)
+        };
+        session.runtime = Some(selection.runtime.clone());
+        session.selection = Some(selection);
+        session.history.extend(outcome.new_messages.iter().cloned());
+        Ok(outcome)
+    }
+
+    /// `/reset`: clear the session, tell its harness, and let the next turn
+    /// select a runtime afresh.
+    pub async fn reset_session(&self, session: &mut Session) {
+        if let Some(h) = session
+            .runtime
+            .as_deref()
+            .and_then(|r| self.harnesses().get(r))
+        {
+            h.reset(&session.id).await;
+        }
+        session.history.clear();
+        session.runtime = None;
+        session.selection = None;
+    }
+
+    /// Status lines: the model ref, and separately the runtime, how it
+    /// executes, and why it was selected.
+    pub fn status(&self, session: &Session, generation: &ModelRuntimeGeneration) -> Vec<String> {
+        let runtime = session.runtime.as_deref().unwrap_or("(not selected yet)");
+        let execution = match session.runtime.as_deref() {
+            None => "-".to_string(),
+            Some(BUILTIN) => "host loop (built-in)".to_string(),
+            Some(id) => self
+                .harnesses()
+                .get(id)
+                .map(|h| h.execution())
+                .unwrap_or_else(|| "not registered".into()),
+        };
+        let mut lines = vec![
+            format!("Session: {}", session.id),
+            format!("Agent: {}", session.agent_id),
+            format!("Model: {}", generation.model),
+            format!("Generation: {}", generation.number),
+            format!("Runtime: {runtime}"),
+            format!("Execution: {execution}"),
+        ];
+        if let Some(s) = &session.selection {
+            lines.push(format!("Selection: {} ({})", s.reason.as_str(), s.detail));
+        }
+        lines.push(format!("Messages: {}", session.history.len()));
+        lines
+    }
+}

@@ -1,0 +1,180 @@
+//! A turn through the example WASM harness: the harness drives the model and
+//! tools through host imports, and plugin hooks still apply to its tool calls.
+
+use clawhost_agent_core::{Message, RunContext, TurnEvent};
+use clawhost_harness::Reason;
+use clawhost_llm::ModelRuntimes;
+use clawhost_plugin_runtime::LogSource;
+use clawhost_runner::{RunError, Session};
+use clawhost_tests::{config, host_with, runner_with};
+use serde_json::json;
+
+const SCRIPT: &str = r#"[
+  {"answer": "PLAN: 1. count the words with word_count"},
+  {"toolCalls": [{"name": "word_count", "arguments": {"text": "{{user}}"}}]},
+  {"answer": "Result: {{results}}"}
+]"#;
+
+fn harness_config(dir: &std::path::Path, block: bool) -> clawhost_config::Config {
+    std::fs::write(dir.join("script.json"), SCRIPT).unwrap();
+    config(
+        json!({
+            "plugins": {"entries": {
+                "plan-act": {"grants": {"harness": true}, "config": {"providers": ["scripted"], "priority": 10}},
+                "policy-guard": {"config": {"blockTools": if block { vec!["word_count"] } else { vec![] }}}
+            }},
+            "models": {"providers": {"scripted": {"api": "scripted", "script": "script.json", "models": [{"id": "plan"}]}}},
+            "agents": {"defaults": {"model": "scripted/plan"}}
+        }),
+        dir,
+    )
+}
+
+#[tokio::test]
+async fn a_harness_turn_still_goes_through_policy_hooks() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = harness_config(dir.path(), true);
+    let runtimes = ModelRuntimes::new();
+    runtimes.rebuild(&cfg).unwrap();
+    let runner = runner_with(cfg, &["plan-act", "policy-guard", "text-tools"]).await;
+    assert_eq!(runner.harnesses().ids(), vec!["plan-act"]);
+
+    let mut session = Session::new("s1", "main");
+    let generation = runtimes.current("main").unwrap();
+    let ctx = RunContext::new("main", "scripted/plan");
+    let out = runner
+        .run_session_turn(&mut session, generation.clone(), &ctx, "one two three")
+        .await
+        .unwrap();
+
+    let selection = session.selection.clone().unwrap();
+    assert_eq!(
+        (session.runtime.as_deref(), selection.reason),
+        (Some("plan-act"), Reason::AutoPlugin)
+    );
+    let events = ctx.events.snapshot();
+    assert!(events.iter().any(|e| matches!(e,
+        TurnEvent::HookDecision { hook, plugin, decision, .. }
+            if hook == "before_tool_call" && plugin == "policy-guard" && decision.contains("word_count"))), "{events:#?}");
+    assert!(events.iter().any(
+        |e| matches!(e, TurnEvent::ToolResult { tool, is_error: true, content, .. }
+        if tool == "word_count" && content.contains("blocked"))
+    ));
+    assert!(
+        out.answer
+            .starts_with("Result: - word_count failed: tool call blocked"),
+        "{}",
+        out.answer
+    );
+    // The host mirrored the turn from what it saw: plan, tool call, result, answer.
+    let kinds: Vec<&str> = session
+        .history
+        .iter()
+        .map(|m| match m {
+            Message::User { .. } => "user",
+            Message::Assistant { tool_calls, .. } if tool_calls.is_empty() => "assistant",
+            Message::Assistant { .. } => "tool-call",
+            Message::ToolResult(_) => "tool-result",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        vec!["user", "assistant", "tool-call", "tool-result", "assistant"]
+    );
+    assert_eq!(out.iterations, 3);
+
+    let status = runner.status(&session, &generation).join("\n");
+    assert!(status.contains("Model: scripted/plan"), "{status}");
+    assert!(
+        status.contains("Runtime: plan-act")
+            && status.contains("Execution: wasm plugin `plan-act` (sandboxed)"),
+        "{status}"
+    );
+    assert!(status.contains("Selection: auto-plugin"), "{status}");
+
+    // The second turn stays on the pinned runtime.
+    let ctx = RunContext::new("main", "scripted/plan");
+    runner
+        .run_session_turn(&mut session, generation.clone(), &ctx, "again")
+        .await
+        .unwrap();
+    assert_eq!(session.selection.as_ref().unwrap().reason, Reason::Pinned);
+
+    // /reset clears the session and reaches the harness.
+    runner.reset_session(&mut session).await;
+    assert!(session.history.is_empty() && session.runtime.is_none());
+    let logs = runner.plugins().plugin("plan-act").unwrap().logs();
+    assert!(
+        logs.iter().any(|l| matches!(l.source, LogSource::Log(_))
+            && l.message == "reset session s1 after 2 turns"),
+        "{logs:?}"
+    );
+}
+
+#[tokio::test]
+async fn without_a_blocking_rule_the_harness_tool_call_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = harness_config(dir.path(), false);
+    let runtimes = ModelRuntimes::new();
+    runtimes.rebuild(&cfg).unwrap();
+    let runner = runner_with(cfg, &["plan-act", "text-tools"]).await;
+    let mut session = Session::new("s2", "main");
+    let ctx = RunContext::new("main", "scripted/plan");
+    let out = runner
+        .run_session_turn(
+            &mut session,
+            runtimes.current("main").unwrap(),
+            &ctx,
+            "a b c d",
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        out.answer,
+        r#"Result: - word_count returned: {"chars":7,"lines":1,"words":4}"#
+    );
+}
+
+#[tokio::test]
+async fn an_explicit_runtime_that_is_not_loaded_fails_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = harness_config(dir.path(), false);
+    cfg.agents.defaults.embedded_harness = Some(clawhost_config::HarnessPolicy {
+        runtime: Some("plan-act".into()),
+        fallback: None,
+    });
+    let runtimes = ModelRuntimes::new();
+    runtimes.rebuild(&cfg).unwrap();
+    let runner = runner_with(cfg, &["text-tools"]).await;
+    let mut session = Session::new("s3", "main");
+    let err = runner
+        .run_session_turn(
+            &mut session,
+            runtimes.current("main").unwrap(),
+            &RunContext::new("main", "scripted/plan"),
+            "x",
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(err, RunError::Selection(_)), "{err}");
+    assert!(
+        err.to_string()
+            .contains("runtime `plan-act` (agents.defaults.embeddedHarness) is not registered"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_harness_without_the_operator_grant_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(json!({}), dir.path());
+    let err = host_with(&cfg, &["plan-act"])
+        .await
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("plugin `plan-act` refused") && err.contains("grants.harness"),
+        "{err}"
+    );
+}
