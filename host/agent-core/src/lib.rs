@@ -1,6 +1,7 @@
 //! Agent core: messages, the model and tool contracts, run context and events,
 //! and the turn loop that ties them together.
 
+mod compaction;
 mod events;
 mod harness;
 mod message;
@@ -8,6 +9,7 @@ mod model;
 mod tool;
 mod turn;
 
+pub use compaction::{estimate_tokens, message_tokens, plan_cut, Pruning};
 pub use events::{EventSink, TurnEvent};
 pub use harness::{Harness, PreparedTurn, Route, Support, TurnMirror, TurnServices};
 pub use message::{Message, ToolCallRequest, ToolResultMessage};

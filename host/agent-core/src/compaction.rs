@@ -1,0 +1,264 @@
+//! Compaction helpers (where to cut a long history, never between a tool call
+//! and its results) and in-memory context pruning of old, oversized tool results.
+
+use crate::Message;
+
+/// Estimated tokens of a message (≈ 4 bytes per token of its JSON).
+pub fn message_tokens(message: &Message) -> u64 {
+    let bytes = serde_json::to_string(message).map(|s| s.len()).unwrap_or(0) as u64;
+    bytes.div_ceil(4)
+}
+
+/// Estimated tokens of a conversation.
+pub fn estimate_tokens(messages: &[Message]) -> u64 {
+    messages.iter().map(message_tokens).sum()
+}
+
+/// Where to cut `messages` so that about `keep_recent_tokens` of the most
+/// recent ones are kept verbatim: the index of the first kept message, or
+/// `None` when nothing would be summarized. The cut never falls between an
+/// assistant message that calls tools and the results of those calls, and
+/// at least the last message is always kept.
+pub fn plan_cut(messages: &[Message], keep_recent_tokens: u64) -> Option<usize> {
+    if messages.len() < 2 {
+        return None;
+    }
+    let mut kept = 0u64;
+    let mut cut = messages.len() - 1;
+    kept += message_tokens(&messages[cut]);
+    while cut > 0 && kept < keep_recent_tokens {
+        cut -= 1;
+        kept += message_tokens(&messages[cut]);
+    }
+    // A kept tool result needs its call: move the cut back to the assistant
+    // message that made the calls.
+    while cut > 0 && matches!(messages[cut], Message::ToolResult(_)) {
+        cut -= 1;
+    }
+    (cut > 0).then_some(cut)
+}
+
+/// Pruning of old tool results, in memory only (the transcript keeps them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pruning {
+    /// Tool results longer than this (in characters) are trimmed.
+    pub max_tool_result_chars: usize,
+    /// Characters kept from the start of a trimmed result.
+    pub head_chars: usize,
+    /// Characters kept from the end of a trimmed result.
+    pub tail_chars: usize,
+    /// Tool results after this many of the latest assistant messages are never trimmed.
+    pub protect_recent_assistant_turns: usize,
+}
+
+impl Default for Pruning {
+    fn default() -> Self {
+        Self {
+            max_tool_result_chars: 8_000,
+            head_chars: 2_000,
+            tail_chars: 1_000,
+            protect_recent_assistant_turns: 3,
+        }
+    }
+}
+
+impl Pruning {
+    /// A copy of `messages` with old oversized tool results trimmed to head + tail.
+    pub fn apply(&self, messages: &[Message]) -> Vec<Message> {
+        let mut assistants_seen = 0;
+        let mut protect_from = 0;
+        for (i, m) in messages.iter().enumerate().rev() {
+            if matches!(m, Message::Assistant { .. }) {
+                assistants_seen += 1;
+                if assistants_seen == self.protect_recent_assistant_turns {
+                    protect_from = i;
+                    break;
+                }
+            }
+        }
+        if assistants_seen < self.protect_recent_assistant_turns {
+            return messages.to_vec();
+        }
+        messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| match m {
+                Message::ToolResult(r)
+                    if i < protect_from
+                        && r.content.chars().count() > self.max_tool_result_chars =>
+                {
+                    let chars: Vec<char> = r.content.chars().collect();
+                    let head: String = chars[..self.head_chars.min(chars.len())].iter().collect();
+                    let tail: String = chars[chars.len().saturating_sub(self.tail_chars)..]
+                        .iter()
+                        .collect();
+                    let dropped = chars.len() - head.chars().count() - tail.chars().count();
+                    let mut r = r.clone();
+                    r.content = format!("{head}\n[… {dropped} characters pruned …]\n{tail}");
+                    Message::ToolResult(r)
+                }
+                other => other.clone(),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ToolCallRequest, ToolResultMessage};
+
+    fn call(id: &str) -> Message {
+        Message::Assistant {
+            text: String::new(),
+            tool_calls: vec![ToolCallRequest {
+                id: id.into(),
+                name: "t".into(),
+                arguments: serde_json::json!({}),
+            }],
+        }
+    }
+
+    fn result(id: &str, content: &str) -> Message {
+        Message::ToolResult(ToolResultMessage {
+            call_id: id.into(),
+            tool: "t".into(),
+            content: content.into(),
+            is_error: false,
+        })
+    }
+
+    #[test]
+    fn the_cut_moves_back_over_tool_results() {
+        let msgs = vec![
+            Message::user("a".repeat(400)),
+            call("c1"),
+            result("c1", &"x".repeat(400)),
+            Message::assistant("done"),
+        ];
+        assert_eq!(plan_cut(&msgs, 5), Some(3));
+        // Keeping a little more would start at the tool result; the cut moves to its call.
+        assert_eq!(plan_cut(&msgs, 10), Some(1));
+        assert_eq!(plan_cut(&msgs, 100_000), None);
+    }
+
+    #[test]
+    fn pruning_trims_old_results_and_protects_recent_turns() {
+        let big = "y".repeat(100);
+        let msgs = vec![
+            Message::user("q"),
+            call("c1"),
+            result("c1", &big),
+            Message::assistant("a1"),
+            call("c2"),
+            result("c2", &big),
+            Message::assistant("a2"),
+        ];
+        let p = Pruning {
+            max_tool_result_chars: 50,
+            head_chars: 5,
+            tail_chars: 5,
+            protect_recent_assistant_turns: 2,
+        };
+        let out = p.apply(&msgs);
+        let Message::ToolResult(old) = &out[2] else {
+            panic!()
+        };
+        assert!(
+            old.content.starts_with("yyyyy\n[… 90 characters pruned …]"),
+            "{}",
+            old.content
+        );
+        assert_eq!(
+            out[5], msgs[5],
+            "results after the protected turns stay whole"
+        );
+        assert_eq!(
+            p.apply(&msgs[..3]),
+            msgs[..3].to_vec(),
+            "too few turns: nothing pruned"
+        );
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::{ToolCallRequest, ToolResultMessage};
+
+    /// A random but well-formed transcript: user messages, answers, and
+    /// assistant messages calling 1–3 tools followed by their results.
+    fn transcript() -> impl Strategy<Value = Vec<Message>> {
+        let block = prop_oneof![
+            (1usize..200).prop_map(|n| vec![Message::user("u".repeat(n))]),
+            (1usize..200).prop_map(|n| vec![Message::assistant("a".repeat(n))]),
+            (1usize..4, 1usize..300).prop_map(|(calls, n)| {
+                let ids: Vec<String> = (0..calls).map(|i| format!("c{i}-{n}")).collect();
+                let mut out = vec![Message::Assistant {
+                    text: String::new(),
+                    tool_calls: ids
+                        .iter()
+                        .map(|id| ToolCallRequest {
+                            id: id.clone(),
+                            name: "t".into(),
+                            arguments: serde_json::json!({}),
+                        })
+                        .collect(),
+                }];
+                out.extend(ids.iter().map(|id| {
+                    Message::ToolResult(ToolResultMessage {
+                        call_id: id.clone(),
+                        tool: "t".into(),
+                        content: "r".repeat(n),
+                        is_error: false,
+                    })
+                }));
+                out
+            }),
+        ];
+        proptest::collection::vec(block, 1..30).prop_map(|blocks| {
+            // Make call ids unique across the transcript.
+            let mut msgs = blocks.concat();
+            let mut next = 0;
+            let mut last_ids: Vec<String> = Vec::new();
+            for m in &mut msgs {
+                match m {
+                    Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => {
+                        last_ids.clear();
+                        for c in tool_calls.iter_mut() {
+                            next += 1;
+                            c.id = format!("call{next}");
+                            last_ids.push(c.id.clone());
+                        }
+                    }
+                    Message::ToolResult(r) => r.call_id = last_ids.remove(0),
+                    _ => {}
+                }
+            }
+            msgs
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn a_cut_never_separates_a_tool_call_from_its_results(msgs in transcript(), keep in 0u64..2000) {
+            if let Some(cut) = plan_cut(&msgs, keep) {
+                prop_assert!(cut > 0 && cut < msgs.len());
+                let called_before: Vec<&str> = msgs[..cut].iter().flat_map(|m| match m {
+                    Message::Assistant { tool_calls, .. } => tool_calls.iter().map(|c| c.id.as_str()).collect(),
+                    _ => vec![],
+                }).collect();
+                let answered_after: Vec<&str> = msgs[cut..].iter().filter_map(|m| match m {
+                    Message::ToolResult(r) => Some(r.call_id.as_str()),
+                    _ => None,
+                }).collect();
+                for id in answered_after {
+                    prop_assert!(!called_before.contains(&id), "result {id} kept but its call summarized (cut {cut})");
+                }
+                prop_assert!(!matches!(msgs[cut], Message::ToolResult(_)));
+            }
+        }
+    }
+}

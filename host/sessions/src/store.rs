@@ -1,0 +1,239 @@
+//! Where sessions live: `<root>/<agent>/<session>.jsonl` plus `<root>/<agent>/index.json`.
+
+use std::path::{Path, PathBuf};
+
+use crate::entry::{EntryBody, Header, TRANSCRIPT_VERSION};
+use crate::index::{self, IndexEntry};
+use crate::transcript::{now_ms, Transcript};
+
+/// Session storage errors.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// Reading or writing failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// A line (other than a torn last one) does not parse.
+    #[error("{path}:{line}: corrupt transcript: {reason}")]
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// Line number (1-based).
+        line: usize,
+        /// What is wrong.
+        reason: String,
+    },
+    /// No such session.
+    #[error("no session `{session}` for agent `{agent}`")]
+    NotFound {
+        /// Agent.
+        agent: String,
+        /// Session.
+        session: String,
+    },
+    /// No such entry.
+    #[error("session `{session}` has no entry `{entry}`")]
+    NoEntry {
+        /// Session.
+        session: String,
+        /// Entry.
+        entry: String,
+    },
+    /// An id with characters outside `[A-Za-z0-9_-]`.
+    #[error("`{0}` is not a valid agent or session id")]
+    BadId(String),
+}
+
+impl SessionError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        SessionError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}
+
+/// The session store of all agents under one root directory.
+#[derive(Debug, Clone)]
+pub struct SessionStore {
+    root: PathBuf,
+}
+
+fn check_id(id: &str) -> Result<(), SessionError> {
+    let ok = !id.is_empty()
+        && id.len() <= 128
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if ok {
+        Ok(())
+    } else {
+        Err(SessionError::BadId(id.into()))
+    }
+}
+
+fn title(t: &Transcript) -> String {
+    t.entries()
+        .iter()
+        .find_map(|e| match e.body.message() {
+            Some(clawhost_agent_core::Message::User { text }) => {
+                Some(text.chars().take(60).collect())
+            }
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+fn row(t: &Transcript, updated_at_ms: u64) -> IndexEntry {
+    IndexEntry {
+        id: t.id().into(),
+        created_at_ms: t.header().created_at_ms,
+        updated_at_ms,
+        entries: t.entries().len(),
+        title: title(t),
+        runtime: t.runtime(),
+        parent_session: t.header().parent_session.clone(),
+    }
+}
+
+impl SessionStore {
+    /// A store rooted at `root` (created on first write).
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self { root: root.into() }
+    }
+
+    fn agent_dir(&self, agent: &str) -> Result<PathBuf, SessionError> {
+        check_id(agent)?;
+        let dir = self.root.join(agent);
+        std::fs::create_dir_all(&dir).map_err(|e| SessionError::io(&dir, e))?;
+        Ok(dir)
+    }
+
+    fn path(&self, agent: &str, session: &str) -> Result<PathBuf, SessionError> {
+        check_id(session)?;
+        Ok(self.agent_dir(agent)?.join(format!("{session}.jsonl")))
+    }
+
+    /// Start a new session (fresh id) for an agent.
+    pub fn create(&self, agent: &str, parent: Option<&str>) -> Result<Transcript, SessionError> {
+        let id = format!("{}-{:06x}", now_ms(), fastrand::u32(..) & 0xff_ffff);
+        let header = Header {
+            kind: "session".into(),
+            version: TRANSCRIPT_VERSION,
+            id: id.clone(),
+            agent_id: agent.into(),
+            created_at_ms: now_ms(),
+            cwd: std::env::current_dir()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            parent_session: parent.map(Into::into),
+        };
+        let mut t = Transcript::create(&self.path(agent, &id)?, header)?;
+        self.commit(agent, &mut t)?;
+        Ok(t)
+    }
+
+    /// Open an existing session.
+    pub fn open(&self, agent: &str, session: &str) -> Result<Transcript, SessionError> {
+        let path = self.path(agent, session)?;
+        if !path.is_file() {
+            return Err(SessionError::NotFound {
+                agent: agent.into(),
+                session: session.into(),
+            });
+        }
+        Transcript::open(&path)
+    }
+
+    /// Fork: a new session whose file holds the branch of `session` up to
+    /// `at_entry` (default: its leaf), with `parentSession` set.
+    pub fn fork(
+        &self,
+        agent: &str,
+        session: &str,
+        at_entry: Option<&str>,
+    ) -> Result<Transcript, SessionError> {
+        let mut source = self.open(agent, session)?;
+        if let Some(entry) = at_entry {
+            source.branch_from(entry)?;
+        }
+        let mut fork = self.create(agent, Some(session))?;
+        for entry in source.branch() {
+            fork.append(entry.body.clone())?;
+        }
+        self.commit(agent, &mut fork)?;
+        Ok(fork)
+    }
+
+    /// End of a turn: fsync the transcript and update the index.
+    pub fn commit(&self, agent: &str, t: &mut Transcript) -> Result<(), SessionError> {
+        t.sync()?;
+        let index_path = self.agent_dir(agent)?.join("index.json");
+        let mut rows = self.list(agent)?;
+        let new = row(t, now_ms());
+        match rows.iter_mut().find(|e| e.id == new.id) {
+            Some(existing) => *existing = new,
+            None => rows.push(new),
+        }
+        index::write(&index_path, &rows).map_err(|e| SessionError::io(&index_path, e))
+    }
+
+    /// Sessions of an agent, newest first, from the index (rebuilt from the
+    /// transcripts when missing or unreadable).
+    pub fn list(&self, agent: &str) -> Result<Vec<IndexEntry>, SessionError> {
+        let dir = self.agent_dir(agent)?;
+        let mut rows = match index::read(&dir.join("index.json")) {
+            Some(rows) => rows,
+            None => self.rebuild_index(&dir)?,
+        };
+        rows.sort_by(|a, b| {
+            b.created_at_ms
+                .cmp(&a.created_at_ms)
+                .then_with(|| b.id.cmp(&a.id))
+        });
+        Ok(rows)
+    }
+
+    fn rebuild_index(&self, dir: &Path) -> Result<Vec<IndexEntry>, SessionError> {
+        let mut rows = Vec::new();
+        let read = std::fs::read_dir(dir).map_err(|e| SessionError::io(dir, e))?;
+        for file in read.filter_map(Result::ok).map(|e| e.path()) {
+            if file.extension().is_some_and(|x| x == "jsonl") {
+                match Transcript::open(&file) {
+                    Ok(t) => {
+                        let updated = t
+                            .entries()
+                            .last()
+                            .map(|e| e.at_ms)
+                            .unwrap_or(t.header().created_at_ms);
+                        rows.push(row(&t, updated));
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "skipping unreadable transcript while rebuilding the index")
+                    }
+                }
+            }
+        }
+        Ok(rows)
+    }
+
+    /// Record the runtime that owns the session from now on (when it changed).
+    pub fn record_runtime(
+        &self,
+        t: &mut Transcript,
+        runtime: &str,
+        reason: &str,
+    ) -> Result<(), SessionError> {
+        if t.runtime().as_deref() != Some(runtime) {
+            t.append(EntryBody::Runtime {
+                runtime: runtime.into(),
+                reason: reason.into(),
+            })?;
+        }
+        Ok(())
+    }
+}
