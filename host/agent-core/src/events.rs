@@ -48,6 +48,17 @@ pub enum TurnEvent {
         /// Whether it is an error.
         is_error: bool,
     },
+    /// Older context was replaced by a summary.
+    Compaction {
+        /// Estimated tokens before.
+        tokens_before: u64,
+        /// Messages summarized.
+        compacted: usize,
+        /// Messages kept verbatim.
+        kept: usize,
+        /// Why (`threshold` or `overflow`).
+        trigger: String,
+    },
     /// The turn ended with this answer.
     FinalAnswer {
         /// Text.

@@ -45,6 +45,7 @@ pub struct TurnLoop {
     tools: Arc<dyn ToolExecutor>,
     max_iterations: u32,
     system: Option<String>,
+    pruning: Option<crate::Pruning>,
 }
 
 impl TurnLoop {
@@ -59,7 +60,14 @@ impl TurnLoop {
             tools,
             max_iterations: max_iterations.max(1),
             system: None,
+            pruning: None,
         }
+    }
+
+    /// Prune old oversized tool results from what the model sees (in memory only).
+    pub fn with_pruning(mut self, pruning: crate::Pruning) -> Self {
+        self.pruning = Some(pruning);
+        self
     }
 
     /// Set the system prompt.
@@ -88,7 +96,10 @@ impl TurnLoop {
             let request = ModelRequest {
                 model_ref: ctx.model_ref.clone(),
                 system: self.system.clone(),
-                messages: messages.clone(),
+                messages: match &self.pruning {
+                    Some(p) => p.apply(&messages),
+                    None => messages.clone(),
+                },
                 tools: tools.clone(),
             };
             let reply = self.model.complete(request).await?;

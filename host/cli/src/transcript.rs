@@ -57,6 +57,9 @@ pub fn render_event(event: &TurnEvent) -> String {
             if *is_error { "✗" } else { "✓" },
             clip(content, 200)
         ),
+        TurnEvent::Compaction { tokens_before, compacted, kept, trigger } => format!(
+            "compact›     {compacted} messages (~{tokens_before} tokens) summarized, {kept} kept ({trigger})"
+        ),
         TurnEvent::FinalAnswer { text } => {
             let mut lines = text.lines();
             let first = lines.next().unwrap_or_default();

@@ -30,6 +30,89 @@ pub struct AgentDefaults {
     /// Harness policy for every agent.
     #[serde(default)]
     pub embedded_harness: Option<crate::HarnessPolicy>,
+    /// When and how to compact long sessions.
+    #[serde(default)]
+    pub compaction: CompactionConfig,
+    /// In-memory pruning of old tool results.
+    #[serde(default)]
+    pub pruning: PruningConfig,
+}
+
+/// Compaction settings.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CompactionConfig {
+    /// Compact when the context comes within this many tokens of the window.
+    #[serde(default = "default_reserve")]
+    pub reserve_tokens: u64,
+    /// Tokens of recent messages kept verbatim.
+    #[serde(default = "default_keep_recent")]
+    pub keep_recent_tokens: u64,
+    /// Compact-and-retry rounds after a context-overflow error.
+    #[serde(default = "default_overflow_retries")]
+    pub max_overflow_retries: u32,
+}
+
+fn default_reserve() -> u64 {
+    16_384
+}
+fn default_keep_recent() -> u64 {
+    20_000
+}
+fn default_overflow_retries() -> u32 {
+    2
+}
+
+impl Default for CompactionConfig {
+    fn default() -> Self {
+        Self {
+            reserve_tokens: default_reserve(),
+            keep_recent_tokens: default_keep_recent(),
+            max_overflow_retries: default_overflow_retries(),
+        }
+    }
+}
+
+/// Pruning settings (the transcript is never changed).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PruningConfig {
+    /// Tool results longer than this many characters are trimmed.
+    #[serde(default = "default_max_result")]
+    pub max_tool_result_chars: usize,
+    /// Characters kept from the start.
+    #[serde(default = "default_head")]
+    pub head_chars: usize,
+    /// Characters kept from the end.
+    #[serde(default = "default_tail")]
+    pub tail_chars: usize,
+    /// The latest assistant turns whose tool results are never trimmed.
+    #[serde(default = "default_protect")]
+    pub protect_recent_assistant_turns: usize,
+}
+
+fn default_max_result() -> usize {
+    8_000
+}
+fn default_head() -> usize {
+    2_000
+}
+fn default_tail() -> usize {
+    1_000
+}
+fn default_protect() -> usize {
+    3
+}
+
+impl Default for PruningConfig {
+    fn default() -> Self {
+        Self {
+            max_tool_result_chars: default_max_result(),
+            head_chars: default_head(),
+            tail_chars: default_tail(),
+            protect_recent_assistant_turns: default_protect(),
+        }
+    }
 }
 
 fn default_model() -> String {
@@ -46,6 +129,8 @@ impl Default for AgentDefaults {
             max_iterations: default_max_iterations(),
             system_prompt: None,
             embedded_harness: None,
+            compaction: CompactionConfig::default(),
+            pruning: PruningConfig::default(),
         }
     }
 }

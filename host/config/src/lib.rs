@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-pub use agents::{AgentDefaults, AgentEntry, AgentSettings, AgentsConfig};
+pub use agents::{
+    AgentDefaults, AgentEntry, AgentSettings, AgentsConfig, CompactionConfig, PruningConfig,
+};
 pub use models::{ApiKind, ModelConfig, ModelsConfig, ProviderConfig, RetryConfig};
 pub use plugins::{
     Access, EnvGrant, FsGrant, PluginEntry, PluginGrants, PluginLimits, PluginsConfig,

@@ -2,6 +2,8 @@
 //! plugin tools behind one dispatcher, collects hook subscriptions, and runs
 //! turns with the built-in `openclaw` loop.
 
+mod compact;
+mod persist;
 mod session;
 
 use std::sync::Arc;
@@ -16,6 +18,8 @@ use clawhost_plugin_runtime::{LoadReport, PluginHost};
 use clawhost_tools::{EchoTool, Tool, ToolDispatcher, ToolPolicy, ToolRegistry};
 
 pub use clawhost_harness::BUILTIN as BUILTIN_RUNTIME;
+pub use compact::{compact, CompactionRecord};
+pub use persist::PersistError;
 pub use session::{RunError, Session, RUNTIME_ENV};
 
 /// An agent host: plugins, the tool dispatcher and the hook runner.
@@ -23,6 +27,7 @@ pub struct EmbeddedRunner {
     config: Config,
     plugins: PluginHost,
     harnesses: HarnessRegistry,
+    lanes: clawhost_sessions::SessionLanes,
     hooks: Arc<HookRunner>,
     dispatcher: Arc<ToolDispatcher>,
 }
@@ -59,6 +64,7 @@ impl EmbeddedRunner {
             config,
             plugins,
             harnesses,
+            lanes: clawhost_sessions::SessionLanes::new(),
             hooks,
             dispatcher,
         })
@@ -72,6 +78,11 @@ impl EmbeddedRunner {
     /// The registered plugin harnesses.
     pub fn harnesses(&self) -> &HarnessRegistry {
         &self.harnesses
+    }
+
+    /// Per-session lanes (runs on one session are serialized).
+    pub fn lanes(&self) -> &clawhost_sessions::SessionLanes {
+        &self.lanes
     }
 
     /// The hook runner.
@@ -91,11 +102,19 @@ impl EmbeddedRunner {
 
     /// The built-in loop over `model`.
     pub fn turn_loop(&self, model: Arc<dyn ModelClient>) -> TurnLoop {
+        let p = &self.config.agents.defaults.pruning;
+        let pruning = clawhost_agent_core::Pruning {
+            max_tool_result_chars: p.max_tool_result_chars,
+            head_chars: p.head_chars,
+            tail_chars: p.tail_chars,
+            protect_recent_assistant_turns: p.protect_recent_assistant_turns,
+        };
         TurnLoop::new(
             model,
             self.dispatcher.clone(),
             self.config.agents.defaults.max_iterations,
         )
+        .with_pruning(pruning)
     }
 
     /// Run one turn of an agent on the generation it starts with: the model

@@ -4,13 +4,15 @@
 use std::sync::Arc;
 
 use clawhost_agent_core::{
-    Message, ModelError, PreparedTurn, Route, RunContext, TurnError, TurnMirror, TurnOutcome,
+    estimate_tokens, Message, ModelError, ModelErrorKind, PreparedTurn, Route, RunContext,
+    TurnError, TurnMirror, TurnOutcome,
 };
 use clawhost_harness::{
     select, PolicyScopes, Selection, SelectionError, SelectionRequest, BUILTIN,
 };
 use clawhost_llm::ModelRuntimeGeneration;
 
+use crate::compact::{compact, CompactionRecord};
 use crate::EmbeddedRunner;
 
 /// The environment variable that forces the runtime of new or reset sessions.
@@ -27,8 +29,11 @@ pub struct Session {
     pub runtime: Option<String>,
     /// How that runtime was selected (last turn).
     pub selection: Option<Selection>,
-    /// Messages so far.
+    /// Messages so far (the model context: after a compaction, the summary
+    /// then the kept messages).
     pub history: Vec<Message>,
+    /// Compactions made during the last turn, in order.
+    pub compactions: Vec<CompactionRecord>,
 }
 
 impl Session {
@@ -40,6 +45,7 @@ impl Session {
             runtime: None,
             selection: None,
             history: Vec::new(),
+            compactions: Vec::new(),
         }
     }
 }
@@ -133,8 +139,10 @@ impl EmbeddedRunner {
     }
 
     /// Run one turn of a session on `generation`, with the runtime selection
-    /// picks (reading `OPENCLAW_AGENT_RUNTIME` for new or reset sessions). The
-    /// session records the runtime and the turn's messages.
+    /// picks (reading `OPENCLAW_AGENT_RUNTIME` for new or reset sessions).
+    /// The history is compacted first when it nears the model's context
+    /// window, and compacted-then-retried (bounded) after a context-overflow
+    /// error. The session records the runtime and the turn's messages.
     pub async fn run_session_turn(
         &self,
         session: &mut Session,
@@ -146,47 +154,120 @@ impl EmbeddedRunner {
         let selection = self
             .select_runtime(session, &generation, env.as_deref())
             .await?;
-        let outcome = if selection.runtime == BUILTIN {
-            self.run_on_generation(generation, ctx, &session.history, user_text)
-                .await?
-        } else {
-            let harness = self
-                .harnesses()
-                .get(&selection.runtime)
-                .cloned()
-                .expect("selection only picks registered harnesses");
-            let settings = self.config().agents.settings(&session.agent_id);
-            let max_iterations = self.config().agents.defaults.max_iterations;
-            let mirror = Arc::new(TurnMirror::new(
-                generation.registry.clone(),
-                self.dispatcher().clone(),
-                ctx.clone(),
-                max_iterations,
-                user_text,
-            ));
-            let turn = PreparedTurn {
-                agent_id: session.agent_id.clone(),
-                session_id: Some(session.id.clone()),
-                model_ref: ctx.model_ref.clone(),
-                system: settings.and_then(|s| s.system_prompt),
-                history: session.history.clone(),
-                user_text: user_text.into(),
-                tools: clawhost_agent_core::ToolExecutor::specs(self.dispatcher().as_ref()),
-                max_iterations,
-            };
-            let answer = harness
-                .run_attempt(turn, mirror.clone())
+        session.compactions.clear();
+        let settings = self.config().agents.defaults.compaction.clone();
+        let (_, model) = generation
+            .registry
+            .resolve(&generation.model)
+            .map_err(RunError::Model)?;
+        let threshold = model.context_window.saturating_sub(settings.reserve_tokens);
+        let needed =
+            estimate_tokens(&session.history) + estimate_tokens(&[Message::user(user_text)]);
+        if needed > threshold {
+            self.compact_session(session, &generation, ctx, "threshold")
+                .await?;
+        }
+        let mut retries = 0;
+        let outcome = loop {
+            match self
+                .run_on_runtime(
+                    &selection.runtime,
+                    session,
+                    generation.clone(),
+                    ctx,
+                    user_text,
+                )
                 .await
-                .map_err(|message| RunError::Harness {
-                    harness: selection.runtime.clone(),
-                    message,
-                })?;
-            mirror.finish(answer)
+            {
+                Err(e) if is_overflow(&e) && retries < settings.max_overflow_retries => {
+                    retries += 1;
+                    if !self
+                        .compact_session(session, &generation, ctx, "overflow")
+                        .await?
+                    {
+                        return Err(e);
+                    }
+                }
+                other => break other?,
+            }
         };
         session.runtime = Some(selection.runtime.clone());
         session.selection = Some(selection);
         session.history.extend(outcome.new_messages.iter().cloned());
         Ok(outcome)
+    }
+
+    async fn compact_session(
+        &self,
+        session: &mut Session,
+        generation: &ModelRuntimeGeneration,
+        ctx: &RunContext,
+        trigger: &str,
+    ) -> Result<bool, RunError> {
+        let keep = self.config().agents.defaults.compaction.keep_recent_tokens;
+        match compact(
+            &mut session.history,
+            generation.registry.as_ref(),
+            ctx,
+            keep,
+            trigger,
+        )
+        .await
+        {
+            Ok(Some(record)) => {
+                session.compactions.push(record);
+                Ok(true)
+            }
+            Ok(None) => Ok(false),
+            Err(e) => Err(RunError::Model(e)),
+        }
+    }
+
+    async fn run_on_runtime(
+        &self,
+        runtime: &str,
+        session: &Session,
+        generation: Arc<ModelRuntimeGeneration>,
+        ctx: &RunContext,
+        user_text: &str,
+    ) -> Result<TurnOutcome, RunError> {
+        if runtime == BUILTIN {
+            return Ok(self
+                .run_on_generation(generation, ctx, &session.history, user_text)
+                .await?);
+        }
+        let harness = self
+            .harnesses()
+            .get(runtime)
+            .cloned()
+            .expect("selection only picks registered harnesses");
+        let settings = self.config().agents.settings(&session.agent_id);
+        let max_iterations = self.config().agents.defaults.max_iterations;
+        let mirror = Arc::new(TurnMirror::new(
+            generation.registry.clone(),
+            self.dispatcher().clone(),
+            ctx.clone(),
+            max_iterations,
+            user_text,
+        ));
+        let turn = PreparedTurn {
+            agent_id: session.agent_id.clone(),
+            session_id: Some(session.id.clone()),
+            model_ref: ctx.model_ref.clone(),
+            system: settings.and_then(|s| s.system_prompt),
+            history: session.history.clone(),
+            user_text: user_text.into(),
+            tools: clawhost_agent_core::ToolExecutor::specs(self.dispatcher().as_ref()),
+            max_iterations,
+        };
+        let answer = harness
+            .run_attempt(turn, mirror.clone())
+            .await
+            .map_err(|message| RunError::Harness {
+                harness: runtime.into(),
+                message,
+            })?;
+        Ok(mirror.finish(answer))
     }
 
     /// `/reset`: clear the session, tell its harness, and let the next turn
@@ -230,5 +311,15 @@ impl EmbeddedRunner {
         }
         lines.push(format!("Messages: {}", session.history.len()));
         lines
+    }
+}
+
+fn is_overflow(e: &RunError) -> bool {
+    match e {
+        RunError::Turn(TurnError::Model(m)) | RunError::Model(m) => {
+            m.kind == ModelErrorKind::ContextOverflow
+        }
+        RunError::Harness { message, .. } => message.starts_with("ContextOverflow:"),
+        _ => false,
     }
 }

@@ -201,8 +201,18 @@ impl Transcript {
             .map_err(|e| SessionError::io(&self.path, e))
     }
 
-    /// Entries from the root to the leaf.
+    /// Entries from the root to the leaf, starting after the last `reset`.
     pub fn branch(&self) -> Vec<&Entry> {
+        let full = self.full_branch();
+        let after_reset = full
+            .iter()
+            .rposition(|e| matches!(&e.body, EntryBody::Custom { custom_type, .. } if custom_type == "reset"))
+            .map_or(0, |i| i + 1);
+        full[after_reset..].to_vec()
+    }
+
+    /// Every entry from the root to the leaf.
+    pub fn full_branch(&self) -> Vec<&Entry> {
         let mut path = Vec::new();
         let mut cursor = self.leaf.as_deref();
         while let Some(id) = cursor {

@@ -1,0 +1,102 @@
+//! Compaction of a session's history: when the context nears the model's
+//! window, or after a context-overflow error, older messages are summarized by
+//! a model call through the host transport; recent ones are kept verbatim and
+//! a tool call is never separated from its results.
+
+use clawhost_agent_core::{
+    estimate_tokens, plan_cut, Message, ModelClient, ModelError, ModelErrorKind, ModelRequest,
+    RunContext, TurnEvent,
+};
+
+/// What a compaction did, for the transcript.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompactionRecord {
+    /// The summary that replaced the older messages.
+    pub summary: String,
+    /// Messages summarized.
+    pub compacted: usize,
+    /// Messages kept verbatim (a suffix of the history before compaction).
+    pub kept: usize,
+    /// Estimated tokens before.
+    pub tokens_before: u64,
+}
+
+const SUMMARY_PROMPT: &str = "Summarize the conversation below for your own later use: the user's goals, decisions made, facts learned from tools, and open questions. Be concise and concrete.";
+
+fn render(messages: &[Message]) -> String {
+    messages
+        .iter()
+        .map(|m| match m {
+            Message::User { text } => format!("USER: {text}"),
+            Message::Assistant { text, tool_calls } => {
+                let calls: Vec<String> = tool_calls
+                    .iter()
+                    .map(|c| format!("{}({})", c.name, c.arguments))
+                    .collect();
+                format!(
+                    "ASSISTANT: {text}{}",
+                    if calls.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" [calls {}]", calls.join(", "))
+                    }
+                )
+            }
+            Message::ToolResult(r) => format!(
+                "TOOL {} {}: {}",
+                r.tool,
+                if r.is_error { "error" } else { "result" },
+                r.content
+            ),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Compact `history` in place, keeping about `keep_recent_tokens`. Returns
+/// `Ok(None)` when there is nothing to summarize.
+pub async fn compact(
+    history: &mut Vec<Message>,
+    model: &dyn ModelClient,
+    ctx: &RunContext,
+    keep_recent_tokens: u64,
+    trigger: &str,
+) -> Result<Option<CompactionRecord>, ModelError> {
+    let Some(cut) = plan_cut(history, keep_recent_tokens) else {
+        return Ok(None);
+    };
+    let tokens_before = estimate_tokens(history);
+    let reply = model
+        .complete(ModelRequest {
+            model_ref: ctx.model_ref.clone(),
+            system: Some(SUMMARY_PROMPT.into()),
+            messages: vec![Message::user(render(&history[..cut]))],
+            tools: Vec::new(),
+        })
+        .await?;
+    if reply.text.trim().is_empty() {
+        return Err(ModelError::new(
+            ModelErrorKind::Protocol,
+            "the model returned an empty compaction summary",
+        ));
+    }
+    let kept = history.len() - cut;
+    let mut compacted = vec![Message::user(format!(
+        "[Summary of the earlier conversation]\n{}",
+        reply.text
+    ))];
+    compacted.extend(history.drain(cut..));
+    *history = compacted;
+    ctx.events.emit(TurnEvent::Compaction {
+        tokens_before,
+        compacted: cut,
+        kept,
+        trigger: trigger.into(),
+    });
+    Ok(Some(CompactionRecord {
+        summary: reply.text,
+        compacted: cut,
+        kept,
+        tokens_before,
+    }))
+}

@@ -1,0 +1,93 @@
+//! Persisted sessions: a turn on a stored session runs in the session's lane,
+//! and is recorded in its transcript (compactions, runtime, messages) and
+//! made durable at turn end.
+
+use std::sync::Arc;
+
+use clawhost_agent_core::{RunContext, TurnOutcome};
+use clawhost_llm::ModelRuntimeGeneration;
+use clawhost_sessions::{EntryBody, SessionError, SessionStore, Transcript};
+
+use crate::{EmbeddedRunner, RunError, Session};
+
+/// Why a persisted turn failed.
+#[derive(Debug, thiserror::Error)]
+pub enum PersistError {
+    /// The session store failed.
+    #[error(transparent)]
+    Store(#[from] SessionError),
+    /// The turn failed (nothing of it was recorded).
+    #[error(transparent)]
+    Run(#[from] RunError),
+}
+
+/// The session a transcript describes.
+pub fn session_of(t: &Transcript) -> Session {
+    let mut s = Session::new(t.id(), t.header().agent_id.clone());
+    s.runtime = t.runtime();
+    s.history = t.context();
+    s
+}
+
+impl EmbeddedRunner {
+    /// Run a turn on a stored session and record it.
+    pub async fn run_persisted_turn(
+        &self,
+        store: &SessionStore,
+        agent: &str,
+        session_id: &str,
+        generation: Arc<ModelRuntimeGeneration>,
+        ctx: &RunContext,
+        user_text: &str,
+    ) -> Result<(TurnOutcome, Session), PersistError> {
+        let _lane = self.lanes().enter(session_id).await;
+        let mut transcript = store.open(agent, session_id)?;
+        let mut session = session_of(&transcript);
+        let message_ids = transcript.message_entry_ids();
+        let mut ctx = ctx.clone();
+        ctx.session_id = Some(session_id.into());
+        let outcome = self
+            .run_session_turn(&mut session, generation, &ctx, user_text)
+            .await?;
+        for c in &session.compactions {
+            let first_kept = message_ids[message_ids.len() - c.kept].clone();
+            transcript.append(EntryBody::Compaction {
+                summary: c.summary.clone(),
+                first_kept_entry_id: first_kept,
+                tokens_before: c.tokens_before,
+            })?;
+        }
+        if let Some(selection) = &session.selection {
+            store.record_runtime(
+                &mut transcript,
+                &selection.runtime,
+                selection.reason.as_str(),
+            )?;
+        }
+        for message in &outcome.new_messages {
+            transcript.append_message(message.clone())?;
+        }
+        store.commit(agent, &mut transcript)?;
+        Ok((outcome, session))
+    }
+
+    /// `/reset` on a stored session: the harness forgets it, and a `reset`
+    /// marker starts an empty context (the earlier entries stay on disk).
+    pub async fn reset_persisted(
+        &self,
+        store: &SessionStore,
+        agent: &str,
+        session_id: &str,
+    ) -> Result<(), PersistError> {
+        let _lane = self.lanes().enter(session_id).await;
+        let mut transcript = store.open(agent, session_id)?;
+        let mut session = session_of(&transcript);
+        self.reset_session(&mut session).await;
+        transcript.append(EntryBody::Custom {
+            custom_type: "reset".into(),
+            data: serde_json::Value::Null,
+        })?;
+        store.commit(agent, &mut transcript)?;
+        Ok(())
+    }
+}

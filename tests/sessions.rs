@@ -1,0 +1,420 @@
+//! Sessions: transcripts on disk, torn-line recovery, forks, lanes, and
+//! compaction (threshold and overflow-then-retry) against the fake provider.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clawhost_agent_core::{Message, RunContext, ToolCallRequest, ToolResultMessage, TurnEvent};
+use clawhost_config::Config;
+use clawhost_llm::ModelRuntimes;
+use clawhost_sessions::{EntryBody, SessionError, SessionStore};
+use clawhost_tests::fake_provider::{FakeProvider, Reply};
+use clawhost_tests::{config, runner_with, wire};
+use serde_json::json;
+
+fn tool_pair(id: &str) -> [Message; 2] {
+    [
+        Message::Assistant {
+            text: String::new(),
+            tool_calls: vec![ToolCallRequest {
+                id: id.into(),
+                name: "echo".into(),
+                arguments: json!({"text": "x"}),
+            }],
+        },
+        Message::ToolResult(ToolResultMessage {
+            call_id: id.into(),
+            tool: "echo".into(),
+            content: "{\"text\":\"x\"}".into(),
+            is_error: false,
+        }),
+    ]
+}
+
+#[test]
+fn a_transcript_round_trips_and_lists_from_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(dir.path());
+    let mut t = store.create("main", None).unwrap();
+    let id = t.id().to_string();
+    let [call, result] = tool_pair("c1");
+    let msgs = vec![
+        Message::user("hello there"),
+        call,
+        result,
+        Message::assistant("done"),
+    ];
+    for m in &msgs {
+        t.append_message(m.clone()).unwrap();
+    }
+    store
+        .record_runtime(&mut t, "openclaw", "auto-fallback")
+        .unwrap();
+    store.commit("main", &mut t).unwrap();
+
+    let back = store.open("main", &id).unwrap();
+    assert_eq!(back.context(), msgs);
+    assert_eq!(back.runtime().as_deref(), Some("openclaw"));
+    assert_eq!(back.header().version, 1);
+    assert!(!back.header().cwd.is_empty());
+    let kinds: Vec<&str> = back
+        .entries()
+        .iter()
+        .map(|e| match e.body {
+            EntryBody::Message { .. } => "message",
+            EntryBody::ToolCall { .. } => "tool_call",
+            EntryBody::ToolResult { .. } => "tool_result",
+            EntryBody::Runtime { .. } => "runtime",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        ["message", "tool_call", "tool_result", "message", "runtime"]
+    );
+    for pair in back.entries().windows(2) {
+        assert_eq!(pair[1].parent_id.as_deref(), Some(pair[0].id.as_str()));
+    }
+    let text = std::fs::read_to_string(back.path()).unwrap();
+    let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (header["type"].as_str(), header["id"].as_str()),
+        (Some("session"), Some(id.as_str()))
+    );
+
+    let listed = store.list("main").unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (
+            listed[0].title.as_str(),
+            listed[0].entries,
+            listed[0].runtime.as_deref()
+        ),
+        ("hello there", 5, Some("openclaw"))
+    );
+    // A lost index is rebuilt from the transcripts.
+    std::fs::remove_file(dir.path().join("main/index.json")).unwrap();
+    assert_eq!(store.list("main").unwrap()[0].id, id);
+}
+
+#[test]
+fn a_torn_last_line_is_skipped_with_a_warning_and_earlier_entries_survive() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(dir.path());
+    let mut t = store.create("main", None).unwrap();
+    t.append_message(Message::user("kept")).unwrap();
+    store.commit("main", &mut t).unwrap();
+    let (id, path) = (t.id().to_string(), t.path().to_path_buf());
+    drop(t);
+    // A crash in the middle of writing the next entry.
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(br#"{"id":"abc","parentId":"x","atMs":1,"type":"mess"#)
+        .unwrap();
+
+    let mut t = store.open("main", &id).unwrap();
+    assert_eq!(t.warnings().len(), 1);
+    assert!(
+        t.warnings()[0].contains("torn last line"),
+        "{:?}",
+        t.warnings()
+    );
+    assert_eq!(t.context(), vec![Message::user("kept")]);
+    t.append_message(Message::assistant("after the crash"))
+        .unwrap();
+    store.commit("main", &mut t).unwrap();
+    let again = store.open("main", &id).unwrap();
+    assert!(again.warnings().is_empty());
+    assert_eq!(
+        again.context(),
+        vec![Message::user("kept"), Message::assistant("after the crash")]
+    );
+
+    // Damage anywhere else is an error naming the line, not a silent loss.
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replacen("\"kept\"", "\"kept", 1);
+    std::fs::write(&path, text).unwrap();
+    let err = store.open("main", &id).unwrap_err();
+    assert!(
+        matches!(err, SessionError::Corrupt { line: 2, .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_fork_copies_the_branch_into_a_new_file_with_its_parent() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(dir.path());
+    let mut t = store.create("main", None).unwrap();
+    let first = t.append_message(Message::user("one")).unwrap();
+    t.append_message(Message::assistant("two")).unwrap();
+    store.commit("main", &mut t).unwrap();
+    let fork = store.fork("main", t.id(), Some(&first)).unwrap();
+    assert_eq!(fork.header().parent_session.as_deref(), Some(t.id()));
+    assert_eq!(fork.context(), vec![Message::user("one")]);
+    assert_ne!(fork.path(), t.path());
+    assert_eq!(
+        store.open("main", t.id()).unwrap().context().len(),
+        2,
+        "the original is untouched"
+    );
+    assert_eq!(store.list("main").unwrap().len(), 2);
+    assert!(matches!(
+        store.fork("main", t.id(), Some("nope")),
+        Err(SessionError::NoEntry { .. })
+    ));
+    assert!(matches!(
+        store.open("main", "../etc"),
+        Err(SessionError::BadId(_))
+    ));
+}
+
+fn fake_config(fake: &FakeProvider, dir: &std::path::Path, window: u64) -> Config {
+    config(
+        json!({
+            "models": {"providers": {"fake": {"api": "openai-completions", "baseUrl": fake.url(),
+                "retry": {"maxAttempts": 1}, "models": [{"id": "m", "contextWindow": window}]}}},
+            "agents": {"defaults": {"model": "fake/m", "compaction": {"reserveTokens": 100, "keepRecentTokens": 60, "maxOverflowRetries": 1}}}
+        }),
+        dir,
+    )
+}
+
+fn long_history() -> Vec<Message> {
+    let mut h = Vec::new();
+    for i in 0..6 {
+        h.push(Message::user(format!(
+            "question {i}: {}",
+            "words ".repeat(30)
+        )));
+        h.extend(tool_pair(&format!("c{i}")));
+        h.push(Message::assistant(format!("answer {i}")));
+    }
+    h
+}
+
+fn first_message_text(body: &serde_json::Value) -> String {
+    body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test]
+async fn a_context_overflow_is_compacted_then_retried() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::status(400, json!({"error": {"message": "maximum context length exceeded", "code": "context_length_exceeded"}})));
+    fake.push(Reply::sse(wire::chat_text(
+        &["the user asked six questions"],
+        5,
+        5,
+    )));
+    fake.push(Reply::sse(wire::chat_text(&["fine"], 5, 1)));
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fake_config(&fake, dir.path(), 1_000_000);
+    let runtimes = ModelRuntimes::new();
+    runtimes.rebuild(&cfg).unwrap();
+    let runner = runner_with(cfg, &[]).await;
+    let mut session = clawhost_runner::Session::new("s", "main");
+    session.history = long_history();
+    let before = session.history.clone();
+    let ctx = RunContext::new("main", "fake/m");
+    let out = runner
+        .run_session_turn(
+            &mut session,
+            runtimes.current("main").unwrap(),
+            &ctx,
+            "and now?",
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.answer, "fine");
+    assert_eq!(session.compactions.len(), 1);
+    let c = &session.compactions[0];
+    assert_eq!(c.summary, "the user asked six questions");
+    // Recent messages kept verbatim, starting at a clean boundary.
+    let kept = &before[before.len() - c.kept..];
+    assert!(!matches!(kept[0], Message::ToolResult(_)));
+    assert_eq!(&session.history[1..1 + c.kept], kept);
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 3);
+    // The summary call went through the same transport, with the summarized messages.
+    assert!(first_message_text(&requests[1].body).starts_with("Summarize the conversation"));
+    assert!(requests[1].body["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("USER: question 0"));
+    assert!(first_message_text(&requests[2].body)
+        .starts_with("[Summary of the earlier conversation]\nthe user asked six questions"));
+    assert!(ctx
+        .events
+        .snapshot()
+        .iter()
+        .any(|e| matches!(e, TurnEvent::Compaction { trigger, .. } if trigger == "overflow")));
+}
+
+#[tokio::test]
+async fn nearing_the_window_compacts_before_the_call() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::sse(wire::chat_text(&["short summary"], 5, 5)));
+    fake.push(Reply::sse(wire::chat_text(&["ok"], 5, 1)));
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fake_config(&fake, dir.path(), 400);
+    let runtimes = ModelRuntimes::new();
+    runtimes.rebuild(&cfg).unwrap();
+    let runner = runner_with(cfg, &[]).await;
+    let mut session = clawhost_runner::Session::new("s", "main");
+    session.history = long_history();
+    let ctx = RunContext::new("main", "fake/m");
+    runner
+        .run_session_turn(
+            &mut session,
+            runtimes.current("main").unwrap(),
+            &ctx,
+            "next",
+        )
+        .await
+        .unwrap();
+    assert_eq!(session.compactions.len(), 1);
+    assert!(ctx
+        .events
+        .snapshot()
+        .iter()
+        .any(|e| matches!(e, TurnEvent::Compaction { trigger, .. } if trigger == "threshold")));
+    assert_eq!(fake.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn persisted_turns_record_runtime_compaction_and_messages_and_resume() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fake_config(&fake, dir.path(), 1_000_000);
+    let runtimes = ModelRuntimes::new();
+    runtimes.rebuild(&cfg).unwrap();
+    let runner = runner_with(cfg, &[]).await;
+    let store = SessionStore::new(dir.path().join("sessions"));
+    let id = store.create("main", None).unwrap().id().to_string();
+    fake.push(Reply::sse(wire::chat_tool_call(
+        "c1",
+        "echo",
+        &["{\"text\":\"hi\"}"],
+    )));
+    fake.push(Reply::sse(wire::chat_text(&["first answer"], 1, 1)));
+    fake.push(Reply::sse(wire::chat_text(&["second answer"], 1, 1)));
+    let generation = runtimes.current("main").unwrap();
+    let ctx = RunContext::new("main", "fake/m");
+    runner
+        .run_persisted_turn(&store, "main", &id, generation.clone(), &ctx, "one")
+        .await
+        .unwrap();
+    let (_, session) = runner
+        .run_persisted_turn(&store, "main", &id, generation.clone(), &ctx, "two")
+        .await
+        .unwrap();
+    assert_eq!(session.history.len(), 6);
+    // The second request carried the first turn, read back from disk.
+    assert_eq!(
+        fake.requests()[2].body["messages"]
+            .as_array()
+            .unwrap()
+            .len(),
+        5
+    );
+    let t = store.open("main", &id).unwrap();
+    assert_eq!(t.runtime().as_deref(), Some("openclaw"));
+    assert_eq!(t.context(), session.history);
+    assert_eq!(
+        t.entries()
+            .iter()
+            .filter(|e| matches!(e.body, EntryBody::Runtime { .. }))
+            .count(),
+        1
+    );
+
+    runner.reset_persisted(&store, "main", &id).await.unwrap();
+    let t = store.open("main", &id).unwrap();
+    assert!(t.context().is_empty() && t.runtime().is_none());
+    assert_eq!(
+        t.full_branch().len(),
+        8,
+        "reset keeps the earlier entries on disk"
+    );
+}
+
+#[tokio::test]
+async fn runs_on_one_session_are_serialized_and_other_sessions_go_on() {
+    let fake = FakeProvider::start().await;
+    let gate = Arc::new(tokio::sync::Notify::new());
+    fake.push(Reply::Held(
+        Box::new(Reply::sse(wire::chat_text(&["first"], 1, 1))),
+        gate.clone(),
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = fake_config(&fake, dir.path(), 1_000_000);
+    let runtimes = ModelRuntimes::new();
+    runtimes.rebuild(&cfg).unwrap();
+    let runner = Arc::new(runner_with(cfg, &[]).await);
+    let store = SessionStore::new(dir.path().join("sessions"));
+    let a = store.create("main", None).unwrap().id().to_string();
+    let b = store.create("main", None).unwrap().id().to_string();
+    let generation = runtimes.current("main").unwrap();
+    let spawn = |session: String, text: &'static str| {
+        let (runner, store, generation) = (runner.clone(), store.clone(), generation.clone());
+        tokio::spawn(async move {
+            runner
+                .run_persisted_turn(
+                    &store,
+                    "main",
+                    &session,
+                    generation,
+                    &RunContext::new("main", "fake/m"),
+                    text,
+                )
+                .await
+                .map(|(o, _)| o.answer)
+        })
+    };
+    let first = spawn(a.clone(), "one");
+    tokio::time::timeout(FakeProvider::PATIENCE, async {
+        while fake.requests().is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await
+        }
+    })
+    .await
+    .unwrap();
+    fake.push(Reply::sse(wire::chat_text(&["other session"], 1, 1)));
+    fake.push(Reply::sse(wire::chat_text(&["second"], 1, 1)));
+    let second_same = spawn(a.clone(), "two");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Session b is not held up by session a's lane.
+    let other = tokio::time::timeout(FakeProvider::PATIENCE, spawn(b.clone(), "elsewhere"))
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(other, "other session");
+    assert_eq!(
+        fake.requests().len(),
+        2,
+        "the second run on session a waits for the first"
+    );
+    gate.notify_one();
+    assert_eq!(first.await.unwrap().unwrap(), "first");
+    assert_eq!(second_same.await.unwrap().unwrap(), "second");
+    let texts: Vec<String> = store
+        .open("main", &a)
+        .unwrap()
+        .context()
+        .iter()
+        .map(|m| match m {
+            Message::User { text } => text.clone(),
+            Message::Assistant { text, .. } => text.clone(),
+            Message::ToolResult(r) => r.content.clone(),
+        })
+        .collect();
+    assert_eq!(texts, ["one", "first", "two", "second"]);
+}
