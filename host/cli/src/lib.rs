@@ -3,4 +3,5 @@
 pub mod build;
 pub mod demo;
 pub mod run;
+pub mod sessions;
 pub mod transcript;

@@ -43,6 +43,29 @@ enum Command {
         /// The user message.
         message: String,
     },
+    /// Chat with an agent in a persistent session (`/new`, `/reset`, `/status`, `/quit`).
+    Chat {
+        /// Config file.
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Agent id.
+        #[arg(long, default_value = "main")]
+        agent: String,
+        /// Resume this session (default: a new one).
+        #[arg(long)]
+        session: Option<String>,
+    },
+    /// List, show or fork stored sessions.
+    Sessions {
+        /// Config file.
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Agent id.
+        #[arg(long, default_value = "main")]
+        agent: String,
+        #[command(subcommand)]
+        action: clawhost::sessions::Action,
+    },
     /// Show the model catalog and auth status of the current generation.
     Models {
         /// Config file.
@@ -80,6 +103,16 @@ async fn main() -> anyhow::Result<()> {
             message,
         } => clawhost::run::run(&config, &agent, model.as_deref(), &message).await,
         Command::Models { config } => clawhost::run::models(&config),
+        Command::Chat {
+            config,
+            agent,
+            session,
+        } => clawhost::sessions::chat(&config, &agent, session).await,
+        Command::Sessions {
+            config,
+            agent,
+            action,
+        } => clawhost::sessions::manage(&config, &agent, action),
         Command::Plugins { config } => {
             let config = Config::load(&config)?;
             let mut host = PluginHost::new(&config).context("setting up the plugin engine")?;

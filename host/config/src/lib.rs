@@ -58,12 +58,32 @@ pub struct Config {
     /// Agents and their defaults.
     #[serde(default)]
     pub agents: AgentsConfig,
+    /// Session storage.
+    #[serde(default)]
+    pub sessions: SessionsConfig,
     /// Directory relative paths in this config resolve against (the file's directory).
     #[serde(skip)]
     pub base_dir: PathBuf,
 }
 
+/// Session storage settings.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionsConfig {
+    /// Where transcripts live (default: `.clawhost/sessions` next to the config file).
+    #[serde(default)]
+    pub dir: Option<PathBuf>,
+}
+
 impl Config {
+    /// The session store directory.
+    pub fn sessions_dir(&self) -> PathBuf {
+        match &self.sessions.dir {
+            Some(dir) => self.resolve(dir),
+            None => self.base_dir.join(".clawhost").join("sessions"),
+        }
+    }
+
     /// Parse configuration text; relative paths resolve against `base_dir`.
     pub fn from_json_str(text: &str, base_dir: &Path) -> Result<Self, serde_json::Error> {
         let mut config: Config = serde_json::from_str(text)?;

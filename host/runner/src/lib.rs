@@ -3,7 +3,7 @@
 //! turns with the built-in `openclaw` loop.
 
 mod compact;
-mod persist;
+pub mod persist;
 mod session;
 
 use std::sync::Arc;

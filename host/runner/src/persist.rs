@@ -24,7 +24,10 @@ pub enum PersistError {
 /// The session a transcript describes.
 pub fn session_of(t: &Transcript) -> Session {
     let mut s = Session::new(t.id(), t.header().agent_id.clone());
-    s.runtime = t.runtime();
+    if let Some((runtime, reason)) = t.runtime_record() {
+        s.runtime = Some(runtime);
+        s.recorded_reason = Some(reason);
+    }
     s.history = t.context();
     s
 }

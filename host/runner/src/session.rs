@@ -34,6 +34,8 @@ pub struct Session {
     pub history: Vec<Message>,
     /// Compactions made during the last turn, in order.
     pub compactions: Vec<CompactionRecord>,
+    /// The selection reason recorded with the runtime (for resumed sessions).
+    pub recorded_reason: Option<String>,
 }
 
 impl Session {
@@ -46,6 +48,7 @@ impl Session {
             selection: None,
             history: Vec::new(),
             compactions: Vec::new(),
+            recorded_reason: None,
         }
     }
 }
@@ -283,6 +286,7 @@ impl EmbeddedRunner {
         session.history.clear();
         session.runtime = None;
         session.selection = None;
+        session.recorded_reason = None;
     }
 
     /// Status lines: the model ref, and separately the runtime, how it
@@ -306,8 +310,12 @@ impl EmbeddedRunner {
             format!("Runtime: {runtime}"),
             format!("Execution: {execution}"),
         ];
-        if let Some(s) = &session.selection {
-            lines.push(format!("Selection: {} ({})", s.reason.as_str(), s.detail));
+        match (&session.selection, &session.recorded_reason) {
+            (Some(s), _) => lines.push(format!("Selection: {} ({})", s.reason.as_str(), s.detail)),
+            (None, Some(reason)) => {
+                lines.push(format!("Selection: {reason} (recorded on the session)"))
+            }
+            (None, None) => {}
         }
         lines.push(format!("Messages: {}", session.history.len()));
         lines

@@ -275,8 +275,13 @@ impl Transcript {
 
     /// The runtime recorded along the branch (latest wins).
     pub fn runtime(&self) -> Option<String> {
+        self.runtime_record().map(|(runtime, _)| runtime)
+    }
+
+    /// The runtime recorded along the branch and why it was selected.
+    pub fn runtime_record(&self) -> Option<(String, String)> {
         self.branch().iter().rev().find_map(|e| match &e.body {
-            EntryBody::Runtime { runtime, .. } => Some(runtime.clone()),
+            EntryBody::Runtime { runtime, reason } => Some((runtime.clone(), reason.clone())),
             _ => None,
         })
     }

@@ -1,0 +1,140 @@
+//! `clawhost chat` (a persistent session on stdin/stdout) and `clawhost sessions`.
+
+use std::io::BufRead;
+use std::path::Path;
+
+use anyhow::{anyhow, Context};
+use clap::Subcommand;
+use clawhost_agent_core::{EventSink, RunContext};
+use clawhost_config::Config;
+use clawhost_llm::ModelRuntimes;
+use clawhost_runner::EmbeddedRunner;
+use clawhost_sessions::{EntryBody, SessionStore};
+
+use crate::transcript::{render_event, render_refusal};
+
+/// `clawhost sessions` actions.
+#[derive(Debug, Subcommand)]
+pub enum Action {
+    /// List sessions, newest first.
+    List,
+    /// Print a session's entries.
+    Show {
+        /// Session id.
+        id: String,
+    },
+    /// Fork a session into a new one (up to an entry, default its last).
+    Fork {
+        /// Session id.
+        id: String,
+        /// Entry id to fork at.
+        #[arg(long)]
+        at: Option<String>,
+    },
+}
+
+/// List, show or fork sessions.
+pub fn manage(config_path: &Path, agent: &str, action: Action) -> anyhow::Result<()> {
+    let config = Config::load(config_path)?;
+    let store = SessionStore::new(config.sessions_dir());
+    match action {
+        Action::List => {
+            for s in store.list(agent)? {
+                println!(
+                    "{}  {} entries  runtime {}  {}{}",
+                    s.id,
+                    s.entries,
+                    s.runtime.as_deref().unwrap_or("-"),
+                    s.title,
+                    s.parent_session
+                        .map(|p| format!("  (fork of {p})"))
+                        .unwrap_or_default()
+                );
+            }
+        }
+        Action::Show { id } => {
+            let t = store.open(agent, &id)?;
+            for w in t.warnings() {
+                eprintln!("warning: {w}");
+            }
+            for e in t.entries() {
+                let what = match &e.body {
+                    EntryBody::Compaction {
+                        summary,
+                        tokens_before,
+                        ..
+                    } => format!("compaction (~{tokens_before} tokens): {summary}"),
+                    EntryBody::Runtime { runtime, reason } => {
+                        format!("runtime {runtime} ({reason})")
+                    }
+                    EntryBody::Custom { custom_type, .. } => format!("custom {custom_type}"),
+                    body => serde_json::to_string(body.message().expect("message entry"))?,
+                };
+                println!(
+                    "{} ← {}  {what}",
+                    e.id,
+                    e.parent_id.as_deref().unwrap_or("-")
+                );
+            }
+        }
+        Action::Fork { id, at } => {
+            let fork = store.fork(agent, &id, at.as_deref())?;
+            println!("{}", fork.id());
+        }
+    }
+    Ok(())
+}
+
+/// Chat in a persistent session.
+pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> anyhow::Result<()> {
+    let config = Config::load(config_path)?;
+    let store = SessionStore::new(config.sessions_dir());
+    let runtimes = ModelRuntimes::new();
+    runtimes
+        .rebuild(&config)
+        .context("building the model runtime generation")?;
+    let (runner, reports) = EmbeddedRunner::start(config).await?;
+    for line in reports.iter().filter_map(render_refusal) {
+        eprintln!("{line}");
+    }
+    let mut id = match session {
+        Some(id) => store.open(agent, &id)?.id().to_string(),
+        None => store.create(agent, None)?.id().to_string(),
+    };
+    println!("session {id} (type /new, /reset, /status or /quit)");
+    for line in std::io::stdin().lock().lines() {
+        let line = line?;
+        let generation = runtimes
+            .current(agent)
+            .ok_or_else(|| anyhow!("agent `{agent}` is not configured"))?;
+        match line.trim() {
+            "" => continue,
+            "/quit" => break,
+            "/new" => {
+                id = store.create(agent, None)?.id().to_string();
+                println!("session {id}");
+            }
+            "/reset" => {
+                runner.reset_persisted(&store, agent, &id).await?;
+                println!("session {id} reset");
+            }
+            "/status" => {
+                let session = clawhost_runner::persist::session_of(&store.open(agent, &id)?);
+                for l in runner.status(&session, &generation) {
+                    println!("{l}");
+                }
+            }
+            text => {
+                let mut ctx = RunContext::new(agent, generation.model.clone());
+                ctx.events = EventSink::with_listener(|e| println!("{}", render_event(e)));
+                if let Err(e) = runner
+                    .run_persisted_turn(&store, agent, &id, generation, &ctx, text)
+                    .await
+                {
+                    println!("error: {e}");
+                }
+            }
+        }
+    }
+    Ok(())
+}
