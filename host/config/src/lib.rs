@@ -61,9 +61,21 @@ pub struct Config {
     /// Session storage.
     #[serde(default)]
     pub sessions: SessionsConfig,
+    /// Resource packages.
+    #[serde(default)]
+    pub resources: ResourcesConfig,
     /// Directory relative paths in this config resolve against (the file's directory).
     #[serde(skip)]
     pub base_dir: PathBuf,
+}
+
+/// Resource packages to load (directories with an optional `package.json`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResourcesConfig {
+    /// Package directories (relative to the config file).
+    #[serde(default)]
+    pub packages: Vec<PathBuf>,
 }
 
 /// Session storage settings.

@@ -15,6 +15,7 @@ use clawhost_harness::HarnessRegistry;
 use clawhost_hooks::HookRunner;
 use clawhost_llm::ModelRuntimeGeneration;
 use clawhost_plugin_runtime::{LoadReport, PluginHost};
+use clawhost_resources::Resources;
 use clawhost_tools::{EchoTool, Tool, ToolDispatcher, ToolPolicy, ToolRegistry};
 
 pub use clawhost_harness::BUILTIN as BUILTIN_RUNTIME;
@@ -30,6 +31,7 @@ pub struct EmbeddedRunner {
     lanes: clawhost_sessions::SessionLanes,
     hooks: Arc<HookRunner>,
     dispatcher: Arc<ToolDispatcher>,
+    resources: Resources,
 }
 
 /// Tools built into the host.
@@ -42,8 +44,27 @@ impl EmbeddedRunner {
     /// to load are reported, not fatal; a tool name clash is fatal.
     pub async fn start(config: Config) -> anyhow::Result<(Self, Vec<LoadReport>)> {
         let mut plugins = PluginHost::new(&config).context("setting up the plugin engine")?;
-        let reports = plugins.load_configured().await;
-        let runner = Self::from_plugins(config, plugins)?;
+        let mut reports = plugins.load_configured().await;
+        let packages: Vec<_> = config
+            .resources
+            .packages
+            .iter()
+            .map(|p| config.resolve(p))
+            .collect();
+        let resources = Resources::load(&packages).context("loading resource packages")?;
+        for dir in &resources.extensions {
+            let result = plugins.load_package(dir).await;
+            reports.push(LoadReport {
+                dir: dir.clone(),
+                id: match &result {
+                    Ok(p) => Some(p.id().to_string()),
+                    Err(e) => e.plugin_id().map(str::to_string),
+                },
+                result: result.map(|_| ()),
+            });
+        }
+        let mut runner = Self::from_plugins(config, plugins)?;
+        runner.resources = resources;
         Ok((runner, reports))
     }
 
@@ -65,6 +86,7 @@ impl EmbeddedRunner {
             plugins,
             harnesses,
             lanes: clawhost_sessions::SessionLanes::new(),
+            resources: Resources::default(),
             hooks,
             dispatcher,
         })
@@ -78,6 +100,23 @@ impl EmbeddedRunner {
     /// The registered plugin harnesses.
     pub fn harnesses(&self) -> &HarnessRegistry {
         &self.harnesses
+    }
+
+    /// Skills, prompts and themes from resource packages.
+    pub fn resources(&self) -> &Resources {
+        &self.resources
+    }
+
+    /// An agent's system prompt: its configured prompt, then the skills.
+    pub fn system_prompt(&self, agent_id: &str) -> Option<String> {
+        let base = self
+            .config
+            .agents
+            .settings(agent_id)
+            .and_then(|s| s.system_prompt)
+            .unwrap_or_default();
+        let full = format!("{base}{}", self.resources.skills_prompt());
+        (!full.trim().is_empty()).then(|| full.trim_start().to_string())
     }
 
     /// Per-session lanes (runs on one session are serialized).
@@ -128,12 +167,7 @@ impl EmbeddedRunner {
         user_text: &str,
     ) -> Result<TurnOutcome, TurnError> {
         let mut turn = self.turn_loop(generation.registry.clone());
-        if let Some(system) = self
-            .config
-            .agents
-            .settings(&generation.agent_id)
-            .and_then(|s| s.system_prompt)
-        {
+        if let Some(system) = self.system_prompt(&generation.agent_id) {
             turn = turn.with_system(system);
         }
         turn.run(ctx, history, user_text).await

@@ -244,7 +244,6 @@ impl EmbeddedRunner {
             .get(runtime)
             .cloned()
             .expect("selection only picks registered harnesses");
-        let settings = self.config().agents.settings(&session.agent_id);
         let max_iterations = self.config().agents.defaults.max_iterations;
         let mirror = Arc::new(TurnMirror::new(
             generation.registry.clone(),
@@ -257,7 +256,7 @@ impl EmbeddedRunner {
             agent_id: session.agent_id.clone(),
             session_id: Some(session.id.clone()),
             model_ref: ctx.model_ref.clone(),
-            system: settings.and_then(|s| s.system_prompt),
+            system: self.system_prompt(&session.agent_id),
             history: session.history.clone(),
             user_text: user_text.into(),
             tools: clawhost_agent_core::ToolExecutor::specs(self.dispatcher().as_ref()),
