@@ -18,7 +18,10 @@ async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
         .filter(|r| r.result.is_err())
         .filter_map(|r| r.id.clone())
         .collect();
-    assert_eq!(refused, vec!["plan-act", "legacy-api", "misbehave"]);
+    assert_eq!(
+        refused,
+        vec!["context-hooks", "plan-act", "legacy-api", "misbehave"]
+    );
     let ctx = RunContext::new("main", "scripted/demo");
     let out = runner
         .run_turn(Arc::new(ScriptedModel::demo()), &ctx, &[], DEMO_MESSAGE)

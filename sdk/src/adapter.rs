@@ -4,7 +4,7 @@ use std::marker::PhantomData;
 
 use crate::bindings::exports::openclaw::plugin::plugin::Guest;
 use crate::wit;
-use crate::{AfterDecision, AfterToolCall, BeforeDecision, BeforeToolCall, Plugin, ToolCall};
+use crate::{AfterDecision, AfterToolCall, BeforeDecision, BeforeToolCall, Observed, Plugin, ToolCall};
 
 /// Adapts a [`Plugin`] to the exported WIT interface; used by [`crate::export_plugin!`].
 pub struct Adapter<P>(PhantomData<P>);
@@ -62,6 +62,25 @@ impl<P: Plugin> Guest for Adapter<P> {
                     }
                 })
             }
+            wit::HookEvent::BeforePromptBuild(e) => wit::HookOutcome::BeforePromptBuild(match P::before_prompt_build(e) {
+                Some(edit) => wit::BeforePromptBuildOutcome::Edit(edit),
+                None => wit::BeforePromptBuildOutcome::Keep,
+            }),
+            wit::HookEvent::BeforeCompaction(e) => wit::HookOutcome::BeforeCompaction(match P::before_compaction(e) {
+                Some(summary) => wit::BeforeCompactionOutcome::Summary(summary),
+                None => wit::BeforeCompactionOutcome::Proceed,
+            }),
+            wit::HookEvent::SessionStart(e) => observed::<P>(Observed::SessionStart(e)),
+            wit::HookEvent::SessionEnd(e) => observed::<P>(Observed::SessionEnd(e)),
+            wit::HookEvent::LlmInput(e) => observed::<P>(Observed::LlmInput(e)),
+            wit::HookEvent::LlmOutput(e) => observed::<P>(Observed::LlmOutput(e)),
+            wit::HookEvent::AfterCompaction(e) => observed::<P>(Observed::AfterCompaction(e)),
+            wit::HookEvent::AgentEnd(e) => observed::<P>(Observed::AgentEnd(e)),
         }
     }
+}
+
+fn observed<P: Plugin>(event: Observed) -> wit::HookOutcome {
+    P::observe(event);
+    wit::HookOutcome::Observed
 }

@@ -41,7 +41,10 @@ pub use adapter::Adapter;
 pub use registration::{Registration, ToolDef};
 
 use bindings::openclaw::plugin::types as wit;
-pub use wit::{CallContext, HookKind};
+pub use wit::{
+    AfterCompactionEvent, AgentEndEvent, BeforeCompactionEvent, BeforePromptBuildEvent, CallContext, HookKind,
+    LlmInputEvent, LlmOutputEvent, PromptEdit, SessionEndEvent, SessionStartEvent,
+};
 
 /// The WIT package version this SDK is built against.
 pub const API_VERSION: &str = "0.1.0";
@@ -130,6 +133,37 @@ pub trait Plugin {
     fn after_tool_call(_event: AfterToolCall) -> AfterDecision {
         AfterDecision::Keep
     }
+
+    /// Handle `before_prompt_build`: `Some` edits the prompt.
+    fn before_prompt_build(_event: BeforePromptBuildEvent) -> Option<PromptEdit> {
+        None
+    }
+
+    /// Handle `before_compaction`: `Some` supplies the summary.
+    fn before_compaction(_event: BeforeCompactionEvent) -> Option<String> {
+        None
+    }
+
+    /// Observe an observe-only hook (`session_start`, `session_end`,
+    /// `llm_input`, `llm_output`, `after_compaction`, `agent_end`).
+    fn observe(_event: Observed) {}
+}
+
+/// The observe-only hook events.
+#[derive(Debug, Clone)]
+pub enum Observed {
+    /// A session started or resumed.
+    SessionStart(SessionStartEvent),
+    /// A session ended.
+    SessionEnd(SessionEndEvent),
+    /// A model request is about to go out.
+    LlmInput(LlmInputEvent),
+    /// A model reply arrived.
+    LlmOutput(LlmOutputEvent),
+    /// Older context was summarized.
+    AfterCompaction(AfterCompactionEvent),
+    /// A turn ended.
+    AgentEnd(AgentEndEvent),
 }
 
 /// Log levels for [`log`].

@@ -6,7 +6,7 @@ use anyhow::{anyhow, Context};
 use clawhost_agent_core::{EventSink, RunContext};
 use clawhost_config::{AgentEntry, Config};
 use clawhost_llm::ModelRuntimes;
-use clawhost_runner::{EmbeddedRunner, BUILTIN_RUNTIME};
+use clawhost_runner::EmbeddedRunner;
 
 use crate::transcript::{render_event, render_refusal};
 
@@ -47,7 +47,7 @@ pub async fn run(
         eprintln!("{line}");
     }
     println!(
-        "agent {agent} · runtime {BUILTIN_RUNTIME} · model {} · generation {}",
+        "agent {agent} · model {} · generation {}",
         generation.model, generation.number
     );
     let mut ctx = RunContext::new(agent, generation.model.clone());

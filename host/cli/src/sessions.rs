@@ -97,10 +97,12 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
     for line in reports.iter().filter_map(render_refusal) {
         eprintln!("{line}");
     }
+    let resumed = session.is_some();
     let mut id = match session {
         Some(id) => store.open(agent, &id)?.id().to_string(),
         None => store.create(agent, None)?.id().to_string(),
     };
+    runner.start_session(&id, agent, resumed).await;
     println!("session {id} (type /new, /reset, /status or /quit)");
     for line in std::io::stdin().lock().lines() {
         let line = line?;
@@ -111,11 +113,15 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
             "" => continue,
             "/quit" => break,
             "/new" => {
+                runner.end_session(&id, agent, "new").await;
                 id = store.create(agent, None)?.id().to_string();
+                runner.start_session(&id, agent, false).await;
                 println!("session {id}");
             }
             "/reset" => {
+                runner.end_session(&id, agent, "reset").await;
                 runner.reset_persisted(&store, agent, &id).await?;
+                runner.start_session(&id, agent, false).await;
                 println!("session {id} reset");
             }
             "/status" => {
@@ -136,5 +142,7 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
             }
         }
     }
+    runner.end_session(&id, agent, "quit").await;
+    runner.end_session(&id, agent, "quit").await;
     Ok(())
 }

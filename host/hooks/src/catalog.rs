@@ -5,10 +5,26 @@ use serde_json::Value;
 /// Hooks a plugin can subscribe to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum HookKind {
-    /// Before a tool runs.
+    /// Before a tool runs (modifying).
     BeforeToolCall,
-    /// After a tool ran.
+    /// After a tool ran (modifying).
     AfterToolCall,
+    /// A session started or resumed (observe).
+    SessionStart,
+    /// A session ended (observe).
+    SessionEnd,
+    /// Before the prompt is sent (modifying).
+    BeforePromptBuild,
+    /// A model request is about to go out (observe).
+    LlmInput,
+    /// A model reply arrived (observe).
+    LlmOutput,
+    /// Before compaction (modifying: may supply the summary).
+    BeforeCompaction,
+    /// After compaction (observe).
+    AfterCompaction,
+    /// A turn ended (observe).
+    AgentEnd,
 }
 
 impl HookKind {
@@ -17,8 +33,145 @@ impl HookKind {
         match self {
             HookKind::BeforeToolCall => "before_tool_call",
             HookKind::AfterToolCall => "after_tool_call",
+            HookKind::SessionStart => "session_start",
+            HookKind::SessionEnd => "session_end",
+            HookKind::BeforePromptBuild => "before_prompt_build",
+            HookKind::LlmInput => "llm_input",
+            HookKind::LlmOutput => "llm_output",
+            HookKind::BeforeCompaction => "before_compaction",
+            HookKind::AfterCompaction => "after_compaction",
+            HookKind::AgentEnd => "agent_end",
         }
     }
+
+    /// Whether the hook only observes (its handlers run concurrently and
+    /// cannot change anything).
+    pub fn observe_only(self) -> bool {
+        !matches!(
+            self,
+            HookKind::BeforeToolCall
+                | HookKind::AfterToolCall
+                | HookKind::BeforePromptBuild
+                | HookKind::BeforeCompaction
+        )
+    }
+}
+
+/// `session_start`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionStartEvent {
+    /// Session id.
+    pub session_id: String,
+    /// Agent id.
+    pub agent_id: String,
+    /// Whether an existing session was resumed.
+    pub resumed: bool,
+}
+
+/// `session_end`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionEndEvent {
+    /// Session id.
+    pub session_id: String,
+    /// Agent id.
+    pub agent_id: String,
+    /// `new`, `reset` or `quit`.
+    pub reason: String,
+}
+
+/// `before_prompt_build`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BeforePromptBuildEvent {
+    /// Session id.
+    pub session_id: Option<String>,
+    /// Agent id.
+    pub agent_id: String,
+    /// System prompt as it stands.
+    pub system: Option<String>,
+    /// User message as it stands.
+    pub prompt: String,
+}
+
+/// Edits a `before_prompt_build` handler makes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PromptEdit {
+    /// Put before the user message.
+    pub prepend: Option<String>,
+    /// Put after the user message.
+    pub append: Option<String>,
+    /// Replace the system prompt.
+    pub system: Option<String>,
+}
+
+/// `llm_input`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlmInputEvent {
+    /// Model reference.
+    pub model_ref: String,
+    /// System prompt.
+    pub system: Option<String>,
+    /// Messages sent.
+    pub message_count: u32,
+    /// Tools offered.
+    pub tool_count: u32,
+}
+
+/// `llm_output`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlmOutputEvent {
+    /// Model reference.
+    pub model_ref: String,
+    /// Reply text.
+    pub text: String,
+    /// Tool calls requested.
+    pub tool_call_count: u32,
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+}
+
+/// `before_compaction`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BeforeCompactionEvent {
+    /// Session id.
+    pub session_id: Option<String>,
+    /// Messages in the context.
+    pub message_count: u32,
+    /// Estimated tokens.
+    pub token_count: u64,
+    /// Messages to be summarized.
+    pub compacted_count: u32,
+    /// Those messages as text.
+    pub transcript: String,
+}
+
+/// `after_compaction`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AfterCompactionEvent {
+    /// Session id.
+    pub session_id: Option<String>,
+    /// Messages before.
+    pub message_count: u32,
+    /// Estimated tokens before.
+    pub token_count: u64,
+    /// Messages summarized.
+    pub compacted_count: u32,
+}
+
+/// `agent_end`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentEndEvent {
+    /// Session id.
+    pub session_id: Option<String>,
+    /// Agent id.
+    pub agent_id: String,
+    /// Whether the turn answered.
+    pub success: bool,
+    /// Answer or error.
+    pub text: String,
+    /// Model calls made.
+    pub iterations: u32,
 }
 
 /// The run a hook event belongs to.
@@ -91,6 +244,22 @@ pub enum HookEvent {
     BeforeToolCall(BeforeToolCallEvent),
     /// See [`AfterToolCallEvent`].
     AfterToolCall(AfterToolCallEvent),
+    /// See [`SessionStartEvent`].
+    SessionStart(SessionStartEvent),
+    /// See [`SessionEndEvent`].
+    SessionEnd(SessionEndEvent),
+    /// See [`BeforePromptBuildEvent`].
+    BeforePromptBuild(BeforePromptBuildEvent),
+    /// See [`LlmInputEvent`].
+    LlmInput(LlmInputEvent),
+    /// See [`LlmOutputEvent`].
+    LlmOutput(LlmOutputEvent),
+    /// See [`BeforeCompactionEvent`].
+    BeforeCompaction(BeforeCompactionEvent),
+    /// See [`AfterCompactionEvent`].
+    AfterCompaction(AfterCompactionEvent),
+    /// See [`AgentEndEvent`].
+    AgentEnd(AgentEndEvent),
 }
 
 impl HookEvent {
@@ -99,6 +268,14 @@ impl HookEvent {
         match self {
             HookEvent::BeforeToolCall(_) => HookKind::BeforeToolCall,
             HookEvent::AfterToolCall(_) => HookKind::AfterToolCall,
+            HookEvent::SessionStart(_) => HookKind::SessionStart,
+            HookEvent::SessionEnd(_) => HookKind::SessionEnd,
+            HookEvent::BeforePromptBuild(_) => HookKind::BeforePromptBuild,
+            HookEvent::LlmInput(_) => HookKind::LlmInput,
+            HookEvent::LlmOutput(_) => HookKind::LlmOutput,
+            HookEvent::BeforeCompaction(_) => HookKind::BeforeCompaction,
+            HookEvent::AfterCompaction(_) => HookKind::AfterCompaction,
+            HookEvent::AgentEnd(_) => HookKind::AgentEnd,
         }
     }
 }
@@ -110,4 +287,34 @@ pub enum HookOutcome {
     BeforeToolCall(BeforeToolCallOutcome),
     /// Answer to `after_tool_call`.
     AfterToolCall(AfterToolCallOutcome),
+    /// Answer to `before_prompt_build` (`None`: no change).
+    BeforePromptBuild(Option<PromptEdit>),
+    /// Answer to `before_compaction` (`Some`: use this summary).
+    BeforeCompaction(Option<String>),
+    /// Answer to an observe-only hook.
+    Observed,
+}
+
+impl HookOutcome {
+    /// The kind of answer, for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            HookOutcome::BeforeToolCall(_) => "before_tool_call",
+            HookOutcome::AfterToolCall(_) => "after_tool_call",
+            HookOutcome::BeforePromptBuild(_) => "before_prompt_build",
+            HookOutcome::BeforeCompaction(_) => "before_compaction",
+            HookOutcome::Observed => "observed",
+        }
+    }
+
+    /// Whether this outcome answers an event of `kind`.
+    pub fn answers(&self, kind: HookKind) -> bool {
+        match self {
+            HookOutcome::BeforeToolCall(_) => kind == HookKind::BeforeToolCall,
+            HookOutcome::AfterToolCall(_) => kind == HookKind::AfterToolCall,
+            HookOutcome::BeforePromptBuild(_) => kind == HookKind::BeforePromptBuild,
+            HookOutcome::BeforeCompaction(_) => kind == HookKind::BeforeCompaction,
+            HookOutcome::Observed => kind.observe_only(),
+        }
+    }
 }

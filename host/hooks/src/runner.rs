@@ -135,9 +135,9 @@ impl HookRunner {
                 other => {
                     let error = match other {
                         Err(e) => e,
-                        Ok(_) => HookError::WrongOutcome {
+                        Ok(o) => HookError::WrongOutcome {
                             asked: "before_tool_call",
-                            answered: "after_tool_call",
+                            answered: o.name(),
                         },
                     };
                     let reason = format!(
@@ -188,9 +188,9 @@ impl HookRunner {
                 other => {
                     let error = match other {
                         Err(e) => e,
-                        Ok(_) => HookError::WrongOutcome {
+                        Ok(o) => HookError::WrongOutcome {
                             asked: "after_tool_call",
-                            answered: "before_tool_call",
+                            answered: o.name(),
                         },
                     };
                     decisions.push(record(format!("failed: {error}")));
@@ -206,6 +206,128 @@ impl HookRunner {
             outcome: event.outcome,
             decisions,
         }
+    }
+}
+
+/// The prompt after `before_prompt_build`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BuiltPrompt {
+    /// System prompt.
+    pub system: Option<String>,
+    /// User message.
+    pub prompt: String,
+    /// What each handler decided.
+    pub decisions: Vec<HookDecisionRecord>,
+}
+
+impl HookRunner {
+    fn record(kind: HookKind, plugin: &str, decision: String) -> HookDecisionRecord {
+        HookDecisionRecord {
+            hook: kind,
+            plugin_id: plugin.into(),
+            decision,
+        }
+    }
+
+    /// Run an observe-only hook: every handler concurrently; failures are
+    /// logged and change nothing.
+    pub async fn observe(&self, event: HookEvent) -> Vec<HookDecisionRecord> {
+        let kind = event.kind();
+        debug_assert!(kind.observe_only());
+        let runs = self.handlers(kind).map(|reg| {
+            let event = event.clone();
+            async move {
+                let decision = match reg.handler.handle(event).await {
+                    Ok(HookOutcome::Observed) => "observed".to_string(),
+                    Ok(_) => "failed: answered a modifying outcome to an observe-only hook".to_string(),
+                    Err(e) => format!("failed: {e}"),
+                };
+                if decision.starts_with("failed") {
+                    tracing::warn!(hook = kind.name(), plugin = %reg.plugin_id, %decision, "observe-only hook failed");
+                }
+                Self::record(kind, &reg.plugin_id, decision)
+            }
+        });
+        futures::future::join_all(runs).await
+    }
+
+    /// Run `before_prompt_build`: handlers in priority order; prepends and
+    /// appends accumulate, a system replacement is seen by later handlers.
+    pub async fn before_prompt_build(&self, mut event: BeforePromptBuildEvent) -> BuiltPrompt {
+        let mut decisions = Vec::new();
+        for reg in self.handlers(HookKind::BeforePromptBuild) {
+            let decision = match reg
+                .handler
+                .handle(HookEvent::BeforePromptBuild(event.clone()))
+                .await
+            {
+                Ok(HookOutcome::BeforePromptBuild(None)) => "keep".to_string(),
+                Ok(HookOutcome::BeforePromptBuild(Some(edit))) => {
+                    if let Some(p) = &edit.prepend {
+                        event.prompt = format!("{p}\n{}", event.prompt);
+                    }
+                    if let Some(a) = &edit.append {
+                        event.prompt = format!("{}\n{a}", event.prompt);
+                    }
+                    if let Some(system) = edit.system.clone() {
+                        event.system = Some(system);
+                    }
+                    "edit".to_string()
+                }
+                Ok(_) => "failed: wrong outcome kind; ignored".to_string(),
+                Err(e) => format!("failed: {e}; ignored"),
+            };
+            decisions.push(Self::record(
+                HookKind::BeforePromptBuild,
+                &reg.plugin_id,
+                decision,
+            ));
+        }
+        BuiltPrompt {
+            system: event.system,
+            prompt: event.prompt,
+            decisions,
+        }
+    }
+
+    /// Run `before_compaction`: the first handler that supplies a summary wins.
+    pub async fn before_compaction(
+        &self,
+        event: BeforeCompactionEvent,
+    ) -> (Option<(String, String)>, Vec<HookDecisionRecord>) {
+        let mut decisions = Vec::new();
+        for reg in self.handlers(HookKind::BeforeCompaction) {
+            match reg
+                .handler
+                .handle(HookEvent::BeforeCompaction(event.clone()))
+                .await
+            {
+                Ok(HookOutcome::BeforeCompaction(Some(summary))) if !summary.trim().is_empty() => {
+                    decisions.push(Self::record(
+                        HookKind::BeforeCompaction,
+                        &reg.plugin_id,
+                        "summary".into(),
+                    ));
+                    return (Some((reg.plugin_id.clone(), summary)), decisions);
+                }
+                Ok(HookOutcome::BeforeCompaction(_)) => decisions.push(Self::record(
+                    HookKind::BeforeCompaction,
+                    &reg.plugin_id,
+                    "proceed".into(),
+                )),
+                Ok(_) => decisions.push(Self::record(
+                    HookKind::BeforeCompaction,
+                    &reg.plugin_id,
+                    "failed: wrong outcome kind; ignored".into(),
+                )),
+                Err(e) => decisions.push(Self::record(
+                    HookKind::BeforeCompaction,
+                    &reg.plugin_id,
+                    format!("failed: {e}; ignored"),
+                )),
+            }
+        }
+        (None, decisions)
     }
 }
 

@@ -3,7 +3,7 @@
 use clawhost_agent_core::ToolSpec;
 use clawhost_hooks::{
     AfterToolCallOutcome, BeforeToolCallOutcome, CallContext, HookError, HookEvent, HookKind,
-    HookOutcome,
+    HookOutcome, PromptEdit,
 };
 
 use crate::bindings::wit;
@@ -20,6 +20,14 @@ pub(crate) fn hook_kind(kind: wit::HookKind) -> HookKind {
     match kind {
         wit::HookKind::BeforeToolCall => HookKind::BeforeToolCall,
         wit::HookKind::AfterToolCall => HookKind::AfterToolCall,
+        wit::HookKind::SessionStart => HookKind::SessionStart,
+        wit::HookKind::SessionEnd => HookKind::SessionEnd,
+        wit::HookKind::BeforePromptBuild => HookKind::BeforePromptBuild,
+        wit::HookKind::LlmInput => HookKind::LlmInput,
+        wit::HookKind::LlmOutput => HookKind::LlmOutput,
+        wit::HookKind::BeforeCompaction => HookKind::BeforeCompaction,
+        wit::HookKind::AfterCompaction => HookKind::AfterCompaction,
+        wit::HookKind::AgentEnd => HookKind::AgentEnd,
     }
 }
 
@@ -43,6 +51,61 @@ pub(crate) fn event(event: &HookEvent) -> wit::HookEvent {
                 .map_err(Clone::clone),
             duration_ms: e.duration_ms,
             context: context(&e.context),
+        }),
+        HookEvent::SessionStart(e) => wit::HookEvent::SessionStart(wit::SessionStartEvent {
+            session_id: e.session_id.clone(),
+            agent_id: e.agent_id.clone(),
+            resumed: e.resumed,
+        }),
+        HookEvent::SessionEnd(e) => wit::HookEvent::SessionEnd(wit::SessionEndEvent {
+            session_id: e.session_id.clone(),
+            agent_id: e.agent_id.clone(),
+            reason: e.reason.clone(),
+        }),
+        HookEvent::BeforePromptBuild(e) => {
+            wit::HookEvent::BeforePromptBuild(wit::BeforePromptBuildEvent {
+                session_id: e.session_id.clone(),
+                agent_id: e.agent_id.clone(),
+                system: e.system.clone(),
+                prompt: e.prompt.clone(),
+            })
+        }
+        HookEvent::LlmInput(e) => wit::HookEvent::LlmInput(wit::LlmInputEvent {
+            model_ref: e.model_ref.clone(),
+            system: e.system.clone(),
+            message_count: e.message_count,
+            tool_count: e.tool_count,
+        }),
+        HookEvent::LlmOutput(e) => wit::HookEvent::LlmOutput(wit::LlmOutputEvent {
+            model_ref: e.model_ref.clone(),
+            text: e.text.clone(),
+            tool_call_count: e.tool_call_count,
+            input_tokens: e.input_tokens,
+            output_tokens: e.output_tokens,
+        }),
+        HookEvent::BeforeCompaction(e) => {
+            wit::HookEvent::BeforeCompaction(wit::BeforeCompactionEvent {
+                session_id: e.session_id.clone(),
+                message_count: e.message_count,
+                token_count: e.token_count,
+                compacted_count: e.compacted_count,
+                transcript: e.transcript.clone(),
+            })
+        }
+        HookEvent::AfterCompaction(e) => {
+            wit::HookEvent::AfterCompaction(wit::AfterCompactionEvent {
+                session_id: e.session_id.clone(),
+                message_count: e.message_count,
+                token_count: e.token_count,
+                compacted_count: e.compacted_count,
+            })
+        }
+        HookEvent::AgentEnd(e) => wit::HookEvent::AgentEnd(wit::AgentEndEvent {
+            session_id: e.session_id.clone(),
+            agent_id: e.agent_id.clone(),
+            success: e.success,
+            text: e.text.clone(),
+            iterations: e.iterations,
         }),
     }
 }
@@ -68,6 +131,19 @@ pub(crate) fn outcome(outcome: wit::HookOutcome) -> Result<HookOutcome, HookErro
             }
             wit::AfterToolCallOutcome::Replace(Err(e)) => AfterToolCallOutcome::Replace(Err(e)),
         }),
+        wit::HookOutcome::BeforePromptBuild(o) => HookOutcome::BeforePromptBuild(match o {
+            wit::BeforePromptBuildOutcome::Keep => None,
+            wit::BeforePromptBuildOutcome::Edit(e) => Some(PromptEdit {
+                prepend: e.prepend,
+                append: e.append,
+                system: e.system,
+            }),
+        }),
+        wit::HookOutcome::BeforeCompaction(o) => HookOutcome::BeforeCompaction(match o {
+            wit::BeforeCompactionOutcome::Proceed => None,
+            wit::BeforeCompactionOutcome::Summary(s) => Some(s),
+        }),
+        wit::HookOutcome::Observed => HookOutcome::Observed,
     })
 }
 

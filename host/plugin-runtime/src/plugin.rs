@@ -150,14 +150,10 @@ impl LoadedPlugin {
         {
             Ok(Response::Hook(outcome)) => {
                 let outcome = convert::outcome(outcome)?;
-                let answered = match &outcome {
-                    HookOutcome::BeforeToolCall(_) => clawhost_hooks::HookKind::BeforeToolCall,
-                    HookOutcome::AfterToolCall(_) => clawhost_hooks::HookKind::AfterToolCall,
-                };
-                if answered != kind {
+                if !outcome.answers(kind) {
                     return Err(HookError::WrongOutcome {
                         asked: kind.name(),
-                        answered: answered.name(),
+                        answered: outcome.name(),
                     });
                 }
                 Ok(outcome)

@@ -7,6 +7,7 @@ use clawhost_agent_core::{
     estimate_tokens, plan_cut, Message, ModelClient, ModelError, ModelErrorKind, ModelRequest,
     RunContext, TurnEvent,
 };
+use clawhost_hooks::{AfterCompactionEvent, BeforeCompactionEvent, HookEvent, HookRunner};
 
 /// What a compaction did, for the transcript.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,37 +54,73 @@ fn render(messages: &[Message]) -> String {
         .join("\n")
 }
 
-/// Compact `history` in place, keeping about `keep_recent_tokens`. Returns
-/// `Ok(None)` when there is nothing to summarize.
+/// The hooks compaction reports to.
+pub struct CompactionHooks<'a> {
+    /// The hook runner.
+    pub runner: &'a HookRunner,
+    /// The session being compacted.
+    pub session_id: Option<String>,
+}
+
+/// Compact `history` in place, keeping about `keep_recent_tokens`: a
+/// `before_compaction` hook may supply the summary, else a model call writes
+/// it; `after_compaction` observes the result. Returns `Ok(None)` when there
+/// is nothing to summarize.
 pub async fn compact(
     history: &mut Vec<Message>,
     model: &dyn ModelClient,
     ctx: &RunContext,
     keep_recent_tokens: u64,
     trigger: &str,
+    hooks: &CompactionHooks<'_>,
 ) -> Result<Option<CompactionRecord>, ModelError> {
     let Some(cut) = plan_cut(history, keep_recent_tokens) else {
         return Ok(None);
     };
     let tokens_before = estimate_tokens(history);
-    let reply = model
-        .complete(ModelRequest {
-            model_ref: ctx.model_ref.clone(),
-            system: Some(SUMMARY_PROMPT.into()),
-            messages: vec![Message::user(render(&history[..cut]))],
-            tools: Vec::new(),
+    let transcript = render(&history[..cut]);
+    let (supplied, decisions) = hooks
+        .runner
+        .before_compaction(BeforeCompactionEvent {
+            session_id: hooks.session_id.clone(),
+            message_count: history.len() as u32,
+            token_count: tokens_before,
+            compacted_count: cut as u32,
+            transcript: transcript.clone(),
         })
-        .await?;
-    if reply.text.trim().is_empty() {
-        return Err(ModelError::new(
-            ModelErrorKind::Protocol,
-            "the model returned an empty compaction summary",
-        ));
+        .await;
+    for d in decisions {
+        ctx.events.emit(TurnEvent::HookDecision {
+            hook: d.hook.name().into(),
+            plugin: d.plugin_id,
+            call_id: String::new(),
+            decision: d.decision,
+        });
     }
+    let summary = match supplied {
+        Some((_plugin, summary)) => summary,
+        None => {
+            let reply = model
+                .complete(ModelRequest {
+                    model_ref: ctx.model_ref.clone(),
+                    system: Some(SUMMARY_PROMPT.into()),
+                    messages: vec![Message::user(transcript)],
+                    tools: Vec::new(),
+                })
+                .await?;
+            if reply.text.trim().is_empty() {
+                return Err(ModelError::new(
+                    ModelErrorKind::Protocol,
+                    "the model returned an empty compaction summary",
+                ));
+            }
+            reply.text
+        }
+    };
     let kept = history.len() - cut;
+    let message_count = history.len() as u32;
     let mut compacted = vec![Message::user(format!(
-        "[Summary of the earlier conversation]\n{}",
-        reply.text
+        "[Summary of the earlier conversation]\n{summary}"
     ))];
     compacted.extend(history.drain(cut..));
     *history = compacted;
@@ -93,8 +130,17 @@ pub async fn compact(
         kept,
         trigger: trigger.into(),
     });
+    hooks
+        .runner
+        .observe(HookEvent::AfterCompaction(AfterCompactionEvent {
+            session_id: hooks.session_id.clone(),
+            message_count,
+            token_count: tokens_before,
+            compacted_count: cut as u32,
+        }))
+        .await;
     Ok(Some(CompactionRecord {
-        summary: reply.text,
+        summary,
         compacted: cut,
         kept,
         tokens_before,

@@ -3,6 +3,7 @@
 //! turns with the built-in `openclaw` loop.
 
 mod compact;
+mod observed_model;
 pub mod persist;
 mod session;
 
@@ -19,7 +20,8 @@ use clawhost_resources::Resources;
 use clawhost_tools::{EchoTool, Tool, ToolDispatcher, ToolPolicy, ToolRegistry};
 
 pub use clawhost_harness::BUILTIN as BUILTIN_RUNTIME;
-pub use compact::{compact, CompactionRecord};
+pub use compact::{compact, CompactionHooks, CompactionRecord};
+pub use observed_model::ObservedModel;
 pub use persist::PersistError;
 pub use session::{RunError, Session, RUNTIME_ENV};
 
@@ -166,8 +168,29 @@ impl EmbeddedRunner {
         history: &[Message],
         user_text: &str,
     ) -> Result<TurnOutcome, TurnError> {
-        let mut turn = self.turn_loop(generation.registry.clone());
-        if let Some(system) = self.system_prompt(&generation.agent_id) {
+        let system = self.system_prompt(&generation.agent_id);
+        self.run_builtin(&generation, ctx, history, user_text, system)
+            .await
+    }
+
+    /// The model client of a generation, reporting to the model hooks.
+    pub fn model_client(&self, generation: &ModelRuntimeGeneration) -> Arc<dyn ModelClient> {
+        Arc::new(ObservedModel::new(
+            generation.registry.clone(),
+            self.hooks.clone(),
+        ))
+    }
+
+    pub(crate) async fn run_builtin(
+        &self,
+        generation: &ModelRuntimeGeneration,
+        ctx: &RunContext,
+        history: &[Message],
+        user_text: &str,
+        system: Option<String>,
+    ) -> Result<TurnOutcome, TurnError> {
+        let mut turn = self.turn_loop(self.model_client(generation));
+        if let Some(system) = system {
             turn = turn.with_system(system);
         }
         turn.run(ctx, history, user_text).await

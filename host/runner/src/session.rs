@@ -5,14 +5,18 @@ use std::sync::Arc;
 
 use clawhost_agent_core::{
     estimate_tokens, Message, ModelError, ModelErrorKind, PreparedTurn, Route, RunContext,
-    TurnError, TurnMirror, TurnOutcome,
+    TurnError, TurnEvent, TurnMirror, TurnOutcome,
 };
 use clawhost_harness::{
     select, PolicyScopes, Selection, SelectionError, SelectionRequest, BUILTIN,
 };
 use clawhost_llm::ModelRuntimeGeneration;
 
-use crate::compact::{compact, CompactionRecord};
+use clawhost_hooks::{
+    AgentEndEvent, BeforePromptBuildEvent, HookEvent, SessionEndEvent, SessionStartEvent,
+};
+
+use crate::compact::{compact, CompactionHooks, CompactionRecord};
 use crate::EmbeddedRunner;
 
 /// The environment variable that forces the runtime of new or reset sessions.
@@ -143,10 +147,38 @@ impl EmbeddedRunner {
 
     /// Run one turn of a session on `generation`, with the runtime selection
     /// picks (reading `OPENCLAW_AGENT_RUNTIME` for new or reset sessions).
-    /// The history is compacted first when it nears the model's context
-    /// window, and compacted-then-retried (bounded) after a context-overflow
-    /// error. The session records the runtime and the turn's messages.
+    /// `before_prompt_build` hooks may edit the prompt; the history is
+    /// compacted first when it nears the model's context window, and
+    /// compacted-then-retried (bounded) after a context-overflow error;
+    /// `agent_end` observes the result. The session records the runtime and
+    /// the turn's messages.
     pub async fn run_session_turn(
+        &self,
+        session: &mut Session,
+        generation: Arc<ModelRuntimeGeneration>,
+        ctx: &RunContext,
+        user_text: &str,
+    ) -> Result<TurnOutcome, RunError> {
+        let result = self
+            .run_session_turn_inner(session, generation, ctx, user_text)
+            .await;
+        let (success, text, iterations) = match &result {
+            Ok(o) => (true, o.answer.clone(), o.iterations),
+            Err(e) => (false, e.to_string(), 0),
+        };
+        self.hooks()
+            .observe(HookEvent::AgentEnd(AgentEndEvent {
+                session_id: Some(session.id.clone()),
+                agent_id: session.agent_id.clone(),
+                success,
+                text,
+                iterations,
+            }))
+            .await;
+        result
+    }
+
+    async fn run_session_turn_inner(
         &self,
         session: &mut Session,
         generation: Arc<ModelRuntimeGeneration>,
@@ -158,6 +190,24 @@ impl EmbeddedRunner {
             .select_runtime(session, &generation, env.as_deref())
             .await?;
         session.compactions.clear();
+        let built = self
+            .hooks()
+            .before_prompt_build(BeforePromptBuildEvent {
+                session_id: Some(session.id.clone()),
+                agent_id: session.agent_id.clone(),
+                system: self.system_prompt(&session.agent_id),
+                prompt: user_text.into(),
+            })
+            .await;
+        for d in built.decisions {
+            ctx.events.emit(TurnEvent::HookDecision {
+                hook: d.hook.name().into(),
+                plugin: d.plugin_id,
+                call_id: String::new(),
+                decision: d.decision,
+            });
+        }
+        let (system, prompt) = (built.system, built.prompt);
         let settings = self.config().agents.defaults.compaction.clone();
         let (_, model) = generation
             .registry
@@ -165,23 +215,24 @@ impl EmbeddedRunner {
             .map_err(RunError::Model)?;
         let threshold = model.context_window.saturating_sub(settings.reserve_tokens);
         let needed =
-            estimate_tokens(&session.history) + estimate_tokens(&[Message::user(user_text)]);
+            estimate_tokens(&session.history) + estimate_tokens(&[Message::user(prompt.clone())]);
         if needed > threshold {
             self.compact_session(session, &generation, ctx, "threshold")
                 .await?;
         }
         let mut retries = 0;
         let outcome = loop {
-            match self
+            let attempt = self
                 .run_on_runtime(
                     &selection.runtime,
                     session,
-                    generation.clone(),
+                    &generation,
                     ctx,
-                    user_text,
+                    &prompt,
+                    system.clone(),
                 )
-                .await
-            {
+                .await;
+            match attempt {
                 Err(e) if is_overflow(&e) && retries < settings.max_overflow_retries => {
                     retries += 1;
                     if !self
@@ -208,12 +259,18 @@ impl EmbeddedRunner {
         trigger: &str,
     ) -> Result<bool, RunError> {
         let keep = self.config().agents.defaults.compaction.keep_recent_tokens;
+        let model = self.model_client(generation);
+        let hooks = CompactionHooks {
+            runner: self.hooks(),
+            session_id: Some(session.id.clone()),
+        };
         match compact(
             &mut session.history,
-            generation.registry.as_ref(),
+            model.as_ref(),
             ctx,
             keep,
             trigger,
+            &hooks,
         )
         .await
         {
@@ -230,13 +287,14 @@ impl EmbeddedRunner {
         &self,
         runtime: &str,
         session: &Session,
-        generation: Arc<ModelRuntimeGeneration>,
+        generation: &ModelRuntimeGeneration,
         ctx: &RunContext,
-        user_text: &str,
+        prompt: &str,
+        system: Option<String>,
     ) -> Result<TurnOutcome, RunError> {
         if runtime == BUILTIN {
             return Ok(self
-                .run_on_generation(generation, ctx, &session.history, user_text)
+                .run_builtin(generation, ctx, &session.history, prompt, system)
                 .await?);
         }
         let harness = self
@@ -246,19 +304,19 @@ impl EmbeddedRunner {
             .expect("selection only picks registered harnesses");
         let max_iterations = self.config().agents.defaults.max_iterations;
         let mirror = Arc::new(TurnMirror::new(
-            generation.registry.clone(),
+            self.model_client(generation),
             self.dispatcher().clone(),
             ctx.clone(),
             max_iterations,
-            user_text,
+            prompt,
         ));
         let turn = PreparedTurn {
             agent_id: session.agent_id.clone(),
             session_id: Some(session.id.clone()),
             model_ref: ctx.model_ref.clone(),
-            system: self.system_prompt(&session.agent_id),
+            system,
             history: session.history.clone(),
-            user_text: user_text.into(),
+            user_text: prompt.into(),
             tools: clawhost_agent_core::ToolExecutor::specs(self.dispatcher().as_ref()),
             max_iterations,
         };
@@ -270,6 +328,28 @@ impl EmbeddedRunner {
                 message,
             })?;
         Ok(mirror.finish(answer))
+    }
+
+    /// `session_start`: a session was created (`resumed: false`) or resumed.
+    pub async fn start_session(&self, session_id: &str, agent_id: &str, resumed: bool) {
+        self.hooks()
+            .observe(HookEvent::SessionStart(SessionStartEvent {
+                session_id: session_id.into(),
+                agent_id: agent_id.into(),
+                resumed,
+            }))
+            .await;
+    }
+
+    /// `session_end`: a session ended (`new`, `reset`, `quit`).
+    pub async fn end_session(&self, session_id: &str, agent_id: &str, reason: &str) {
+        self.hooks()
+            .observe(HookEvent::SessionEnd(SessionEndEvent {
+                session_id: session_id.into(),
+                agent_id: agent_id.into(),
+                reason: reason.into(),
+            }))
+            .await;
     }
 
     /// `/reset`: clear the session, tell its harness, and let the next turn

@@ -54,6 +54,7 @@ impl PluginGuest for PlanAct {
         match event {
             HookEvent::BeforeToolCall(_) => HookOutcome::BeforeToolCall(BeforeToolCallOutcome::Allow),
             HookEvent::AfterToolCall(_) => HookOutcome::AfterToolCall(AfterToolCallOutcome::Keep),
+            _ => HookOutcome::Observed,
         }
     }
 }
