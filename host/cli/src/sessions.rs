@@ -11,7 +11,7 @@ use clawhost_llm::ModelRuntimes;
 use clawhost_runner::EmbeddedRunner;
 use clawhost_sessions::{EntryBody, SessionStore};
 
-use crate::transcript::{render_event, render_refusal};
+use crate::transcript::{render_event_with, render_refusal, Theme};
 
 /// `clawhost sessions` actions.
 #[derive(Debug, Subcommand)]
@@ -103,6 +103,12 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
         None => store.create(agent, None)?.id().to_string(),
     };
     runner.start_session(&id, agent, resumed).await;
+    let theme = runner
+        .resources()
+        .themes
+        .first()
+        .map(|(_, v)| Theme::from_json(v))
+        .unwrap_or_default();
     println!("session {id} (type /new, /reset, /status or /quit)");
     for line in std::io::stdin().lock().lines() {
         let line = line?;
@@ -132,7 +138,9 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
             }
             text => {
                 let mut ctx = RunContext::new(agent, generation.model.clone());
-                ctx.events = EventSink::with_listener(|e| println!("{}", render_event(e)));
+                let theme = theme.clone();
+                ctx.events =
+                    EventSink::with_listener(move |e| println!("{}", render_event_with(e, &theme)));
                 if let Err(e) = runner
                     .run_persisted_turn(&store, agent, &id, generation, &ctx, text)
                     .await

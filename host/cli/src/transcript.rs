@@ -12,10 +12,43 @@ fn clip(text: &str, max: usize) -> String {
     }
 }
 
-/// One line (or a few) per event.
+/// Labels of the transcript lines, from a resource package theme
+/// (`{"labels": {"user": "you", "answer": "bot", ...}}`).
+#[derive(Debug, Clone, Default)]
+pub struct Theme {
+    labels: std::collections::BTreeMap<String, String>,
+}
+
+impl Theme {
+    /// A theme from its JSON; unknown keys are ignored.
+    pub fn from_json(value: &serde_json::Value) -> Self {
+        let labels = value["labels"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Self { labels }
+    }
+
+    fn label(&self, key: &str) -> String {
+        let text = self.labels.get(key).map(String::as_str).unwrap_or(key);
+        format!("{text:<7}›")
+    }
+}
+
+/// One line (or a few) per event, with the default labels.
 pub fn render_event(event: &TurnEvent) -> String {
+    render_event_with(event, &Theme::default())
+}
+
+/// One line (or a few) per event, with a theme's labels.
+pub fn render_event_with(event: &TurnEvent, theme: &Theme) -> String {
+    let l = |key: &str| theme.label(key);
     match event {
-        TurnEvent::UserMessage { text } => format!("user   › {text}"),
+        TurnEvent::UserMessage { text } => format!("{} {text}", l("user")),
         TurnEvent::ModelReply {
             iteration,
             text,
@@ -24,11 +57,12 @@ pub fn render_event(event: &TurnEvent) -> String {
         } => {
             let mut lines = Vec::new();
             if !text.is_empty() && !tool_calls.is_empty() {
-                lines.push(format!("model  › [{iteration}] {}", clip(text, 200)));
+                lines.push(format!("{} [{iteration}] {}", l("model"), clip(text, 200)));
             }
             for call in tool_calls {
                 lines.push(format!(
-                    "model  › [{iteration}] calls {} {} ({})",
+                    "{} [{iteration}] calls {} {} ({})",
+                    l("model"),
                     call.name,
                     clip(&call.arguments.to_string(), 120),
                     call.id
@@ -43,7 +77,8 @@ pub fn render_event(event: &TurnEvent) -> String {
             decision,
         } => {
             format!(
-                "hook   ›     {hook} [{plugin}] on {call_id}: {}",
+                "{}     {hook} [{plugin}] on {call_id}: {}",
+                l("hook"),
                 clip(decision, 160)
             )
         }
@@ -53,18 +88,20 @@ pub fn render_event(event: &TurnEvent) -> String {
             content,
             is_error,
         } => format!(
-            "tool   ›     {tool} ({call_id}) {} {}",
+            "{}     {tool} ({call_id}) {} {}",
+            l("tool"),
             if *is_error { "✗" } else { "✓" },
             clip(content, 200)
         ),
         TurnEvent::Compaction { tokens_before, compacted, kept, trigger } => format!(
-            "compact›     {compacted} messages (~{tokens_before} tokens) summarized, {kept} kept ({trigger})"
+            "{}     {compacted} messages (~{tokens_before} tokens) summarized, {kept} kept ({trigger})",
+            l("compact")
         ),
         TurnEvent::FinalAnswer { text } => {
             let mut lines = text.lines();
             let first = lines.next().unwrap_or_default();
-            std::iter::once(format!("answer › {first}"))
-                .chain(lines.map(|l| format!("         {l}")))
+            std::iter::once(format!("{} {first}", l("answer")))
+                .chain(lines.map(|line| format!("         {line}")))
                 .collect::<Vec<_>>()
                 .join("\n")
         }
@@ -110,4 +147,29 @@ pub fn render_status(status: &PluginStatus) -> String {
 /// A line for a package that did not load.
 pub fn render_refusal(report: &LoadReport) -> Option<String> {
     report.result.as_ref().err().map(|e| format!("  ✗ {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_theme_relabels_lines_and_keeps_defaults_for_the_rest() {
+        let theme =
+            Theme::from_json(&serde_json::json!({"labels": {"user": "you", "answer": "bot"}}));
+        let user = TurnEvent::UserMessage { text: "hi".into() };
+        assert_eq!(render_event_with(&user, &theme), "you    › hi");
+        assert_eq!(render_event(&user), "user   › hi");
+        let answer = TurnEvent::FinalAnswer {
+            text: "a\nb".into(),
+        };
+        assert_eq!(render_event_with(&answer, &theme), "bot    › a\n         b");
+        let tool = TurnEvent::ToolResult {
+            call_id: "c".into(),
+            tool: "t".into(),
+            content: "x".into(),
+            is_error: true,
+        };
+        assert_eq!(render_event_with(&tool, &theme), "tool   ›     t (c) ✗ x");
+    }
 }

@@ -1,0 +1,129 @@
+//! Session and model hooks through a real plugin (`context-hooks`).
+
+use clawhost_agent_core::{Message, RunContext, ToolCallRequest, ToolResultMessage};
+use clawhost_llm::ModelRuntimes;
+use clawhost_runner::Session;
+use clawhost_tests::fake_provider::{FakeProvider, Reply};
+use clawhost_tests::{config, runner_with, wire};
+use serde_json::json;
+
+fn history() -> Vec<Message> {
+    let mut h = Vec::new();
+    for i in 0..5 {
+        h.push(Message::user(format!(
+            "question {i}: {}",
+            "words ".repeat(30)
+        )));
+        h.push(Message::Assistant {
+            text: String::new(),
+            tool_calls: vec![ToolCallRequest {
+                id: format!("c{i}"),
+                name: "echo".into(),
+                arguments: json!({"text": "x"}),
+            }],
+        });
+        h.push(Message::ToolResult(ToolResultMessage {
+            call_id: format!("c{i}"),
+            tool: "echo".into(),
+            content: "{}".into(),
+            is_error: false,
+        }));
+        h.push(Message::assistant(format!("answer {i}")));
+    }
+    h
+}
+
+#[tokio::test]
+async fn prompt_compaction_model_and_session_hooks_reach_the_plugin() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::sse(wire::chat_text(&["all good"], 7, 2)));
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({
+            "plugins": {"entries": {"context-hooks": {"config": {"systemNote": "Operator note: be kind.", "prepend": "[ticket 42]", "summarize": true}}}},
+            "models": {"providers": {"fake": {"api": "openai-completions", "baseUrl": fake.url(), "models": [{"id": "m", "contextWindow": 400}]}}},
+            "agents": {"defaults": {"model": "fake/m", "systemPrompt": "Be brief.", "compaction": {"reserveTokens": 100, "keepRecentTokens": 60}}}
+        }),
+        dir.path(),
+    );
+    let runtimes = ModelRuntimes::new();
+    runtimes.rebuild(&cfg).unwrap();
+    let runner = runner_with(cfg, &["context-hooks"]).await;
+    runner.start_session("s1", "main", false).await;
+    let mut session = Session::new("s1", "main");
+    session.history = history();
+    let ctx = RunContext::new("main", "fake/m");
+    let out = runner
+        .run_session_turn(
+            &mut session,
+            runtimes.current("main").unwrap(),
+            &ctx,
+            "status?",
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.answer, "all good");
+    runner.end_session("s1", "main", "quit").await;
+
+    // before_prompt_build: system note appended, user message prepended.
+    let requests = fake.requests();
+    assert_eq!(
+        requests.len(),
+        1,
+        "the plugin wrote the summary, so no summary model call"
+    );
+    let messages = requests[0].body["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["content"], "Be brief.\nOperator note: be kind.");
+    assert_eq!(messages.last().unwrap()["content"], "[ticket 42]\nstatus?");
+    // before_compaction: the plugin's summary replaced the old messages.
+    assert!(
+        messages[1]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("[Summary of the earlier conversation]\ncontext-hooks summary of"),
+        "{}",
+        messages[1]
+    );
+    assert_eq!(session.compactions.len(), 1);
+
+    let logs: Vec<String> = runner
+        .plugins()
+        .plugin("context-hooks")
+        .unwrap()
+        .logs()
+        .into_iter()
+        .map(|l| l.message)
+        .collect();
+    for expected in [
+        "observed session_start s1 resumed=false",
+        "observed after_compaction compacted=",
+        "observed llm_input fake/m messages=",
+        "observed llm_output fake/m tool_calls=0 text=all good",
+        "observed agent_end success=true iterations=1 text=all good",
+        "observed session_end s1 reason=quit",
+    ] {
+        assert!(
+            logs.iter().any(|l| l.starts_with(expected)),
+            "missing `{expected}` in {logs:#?}"
+        );
+    }
+    let order: Vec<usize> = [
+        "session_start",
+        "after_compaction",
+        "llm_input",
+        "llm_output",
+        "agent_end",
+        "session_end",
+    ]
+    .iter()
+    .map(|h| {
+        logs.iter()
+            .position(|l| l.starts_with(&format!("observed {h}")))
+            .unwrap()
+    })
+    .collect();
+    assert!(
+        order.windows(2).all(|w| w[0] < w[1]),
+        "hooks fire in turn order: {logs:#?}"
+    );
+}
