@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use clawhost_config::Config;
 
+use crate::auth::AuthTemplate;
 use crate::generation::{GenerationError, GenerationSet, ModelRuntimes};
-use crate::registry::ModelRegistry;
 
 /// Load `path` and rebuild; a config that does not load is recorded as a
 /// failed generation and the previous one keeps serving.
@@ -31,10 +31,15 @@ pub fn reload(
 
 fn fingerprint(path: &Path) -> Option<(Vec<u8>, Vec<bool>)> {
     let bytes = std::fs::read(path).ok()?;
+    // Which credentials are present: discovery only, no registry or HTTP client.
     let auth = Config::load(path)
-        .ok()
-        .and_then(|c| ModelRegistry::build(&c).ok())
-        .map(|r| r.auth_templates().iter().map(|a| a.ready()).collect())
+        .map(|c| {
+            c.models
+                .providers
+                .iter()
+                .map(|(id, p)| AuthTemplate::discover(id, p).ready())
+                .collect()
+        })
         .unwrap_or_default();
     Some((bytes, auth))
 }

@@ -213,14 +213,16 @@ impl Transcript {
 
     /// Every entry from the root to the leaf.
     pub fn full_branch(&self) -> Vec<&Entry> {
+        let by_id: std::collections::HashMap<&str, &Entry> =
+            self.entries.iter().map(|e| (e.id.as_str(), e)).collect();
         let mut path = Vec::new();
         let mut cursor = self.leaf.as_deref();
-        while let Some(id) = cursor {
-            let Some(entry) = self.entries.iter().rev().find(|e| e.id == id) else {
-                break;
-            };
-            path.push(entry);
+        while let Some(entry) = cursor.and_then(|id| by_id.get(id)) {
+            path.push(*entry);
             cursor = entry.parent_id.as_deref();
+            if path.len() > self.entries.len() {
+                break; // a parent cycle in a hand-edited file
+            }
         }
         path.reverse();
         path
