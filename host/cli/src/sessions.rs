@@ -85,7 +85,8 @@ pub fn manage(config_path: &Path, agent: &str, action: Action) -> anyhow::Result
     Ok(())
 }
 
-/// Chat in a persistent session.
+/// Chat in a persistent session. `/<name> [text]` sends a prompt template
+/// from the resource packages.
 pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> anyhow::Result<()> {
     let config = Config::load(config_path)?;
     let store = SessionStore::new(config.sessions_dir());
@@ -93,6 +94,14 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
     runtimes
         .rebuild(&config)
         .context("building the model runtime generation")?;
+    let runtimes = std::sync::Arc::new(runtimes);
+    // Edits to the config file (or credentials appearing) publish a new
+    // generation; each turn starts on the generation current at that time.
+    let watcher = clawhost_llm::reload::watch(
+        runtimes.clone(),
+        config_path.to_path_buf(),
+        std::time::Duration::from_secs(1),
+    );
     let (runner, reports) = EmbeddedRunner::start(config).await?;
     for line in reports.iter().filter_map(render_refusal) {
         eprintln!("{line}");
@@ -136,21 +145,44 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
                     println!("{l}");
                 }
             }
-            text => {
-                let mut ctx = RunContext::new(agent, generation.model.clone());
-                let theme = theme.clone();
-                ctx.events =
-                    EventSink::with_listener(move |e| println!("{}", render_event_with(e, &theme)));
-                if let Err(e) = runner
-                    .run_persisted_turn(&store, agent, &id, generation, &ctx, text)
-                    .await
-                {
-                    println!("error: {e}");
-                }
+            command if command.starts_with('/') => {
+                let (name, rest) = command[1..].split_once(' ').unwrap_or((&command[1..], ""));
+                let Some(template) = runner.resources().prompts.iter().find(|p| p.name == name)
+                else {
+                    println!("unknown command /{name}: use /new, /reset, /status, /quit or a prompt template");
+                    continue;
+                };
+                let text = format!("{}\n{rest}", template.text.trim_end())
+                    .trim_end()
+                    .to_string();
+                send(&runner, &store, agent, &id, generation, &theme, &text).await;
             }
+            text => send(&runner, &store, agent, &id, generation, &theme, text).await,
         }
     }
     runner.end_session(&id, agent, "quit").await;
-    runner.end_session(&id, agent, "quit").await;
+    runner.harnesses().dispose_all().await;
+    watcher.abort();
     Ok(())
+}
+
+/// Run one chat turn, printing the transcript as it goes.
+async fn send(
+    runner: &EmbeddedRunner,
+    store: &SessionStore,
+    agent: &str,
+    id: &str,
+    generation: std::sync::Arc<clawhost_llm::ModelRuntimeGeneration>,
+    theme: &Theme,
+    text: &str,
+) {
+    let mut ctx = RunContext::new(agent, generation.model.clone());
+    let theme = theme.clone();
+    ctx.events = EventSink::with_listener(move |e| println!("{}", render_event_with(e, &theme)));
+    if let Err(e) = runner
+        .run_persisted_turn(store, agent, id, generation, &ctx, text)
+        .await
+    {
+        println!("error: {e}");
+    }
 }
