@@ -4,7 +4,7 @@
 use clawhost_agent_core::{Message, ModelError, ModelRequest, StopReason};
 use serde_json::{json, Map, Value};
 
-use super::{classify, error_fields, merge_params};
+use super::{classify, error_fields, insert_tools, merge_params};
 use crate::stream::{json as parse_json, EventParser, StreamEvent};
 
 /// The `anthropic-version` header value.
@@ -58,16 +58,11 @@ pub fn body(
     if let Some(system) = &request.system {
         body.insert("system".into(), json!(system));
     }
-    if !request.tools.is_empty() {
-        body.insert(
-            "tools".into(),
-            request
-                .tools
-                .iter()
-                .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
-                .collect(),
-        );
-    }
+    insert_tools(
+        &mut body,
+        &request.tools,
+        |t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}),
+    );
     Value::Object(body)
 }
 

@@ -67,6 +67,17 @@ pub fn error_fields(body: &Value) -> (String, String) {
     (code, message)
 }
 
+/// Offer tools in a body (`"tools"`), in the API's shape; nothing when there are none.
+pub(crate) fn insert_tools(
+    body: &mut Map<String, Value>,
+    tools: &[clawhost_agent_core::ToolSpec],
+    shape: impl Fn(&clawhost_agent_core::ToolSpec) -> Value,
+) {
+    if !tools.is_empty() {
+        body.insert("tools".into(), tools.iter().map(shape).collect());
+    }
+}
+
 /// Merge request params into a body: provider params, then model params (a
 /// model's key wins); an `extra_body` object is flattened into the body, as
 /// the OpenAI SDKs do. Keys the host owns are set afterwards by the caller.

@@ -4,7 +4,7 @@
 use clawhost_agent_core::{Message, ModelError, ModelRequest, StopReason};
 use serde_json::{json, Map, Value};
 
-use super::{classify, error_fields, merge_params};
+use super::{classify, error_fields, insert_tools, merge_params};
 use crate::stream::{json as parse_json, EventParser, StreamEvent};
 
 /// The request body.
@@ -35,16 +35,11 @@ pub fn body(request: &ModelRequest, model_id: &str, params: &[&Map<String, Value
     if let Some(system) = &request.system {
         body.insert("instructions".into(), json!(system));
     }
-    if !request.tools.is_empty() {
-        body.insert(
-            "tools".into(),
-            request
-                .tools
-                .iter()
-                .map(|t| json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters}))
-                .collect(),
-        );
-    }
+    insert_tools(
+        &mut body,
+        &request.tools,
+        |t| json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters}),
+    );
     Value::Object(body)
 }
 
