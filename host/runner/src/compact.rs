@@ -89,14 +89,7 @@ pub async fn compact(
             transcript: transcript.clone(),
         })
         .await;
-    for d in decisions {
-        ctx.events.emit(TurnEvent::HookDecision {
-            hook: d.hook.name().into(),
-            plugin: d.plugin_id,
-            call_id: String::new(),
-            decision: d.decision,
-        });
-    }
+    clawhost_tools::report_hook_decisions(ctx, "", decisions);
     let summary = match supplied {
         Some((_plugin, summary)) => summary,
         None => {

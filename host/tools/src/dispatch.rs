@@ -45,7 +45,8 @@ fn error(content: String) -> ToolOutput {
     }
 }
 
-fn report(ctx: &RunContext, call_id: &str, decisions: Vec<HookDecisionRecord>) {
+/// Report hook decisions as run events (`call_id` empty for hooks not tied to a call).
+pub fn report_hook_decisions(ctx: &RunContext, call_id: &str, decisions: Vec<HookDecisionRecord>) {
     for d in decisions {
         ctx.events.emit(TurnEvent::HookDecision {
             hook: d.hook.name().into(),
@@ -111,7 +112,7 @@ impl ToolExecutor for ToolDispatcher {
                 context: context.clone(),
             })
             .await;
-        report(ctx, &call.id, before.decisions);
+        report_hook_decisions(ctx, &call.id, before.decisions);
         let params = match before.verdict {
             Ok(params) => params,
             Err(reason) => return error(format!("tool call blocked: {reason}")),
@@ -138,7 +139,7 @@ impl ToolExecutor for ToolDispatcher {
                 context,
             })
             .await;
-        report(ctx, &call.id, after.decisions);
+        report_hook_decisions(ctx, &call.id, after.decisions);
         match after.outcome {
             Ok(value) => ToolOutput {
                 content: value.to_string(),

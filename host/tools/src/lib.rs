@@ -8,6 +8,6 @@ mod policy;
 mod registry;
 
 pub use builtin::EchoTool;
-pub use dispatch::ToolDispatcher;
+pub use dispatch::{report_hook_decisions, ToolDispatcher};
 pub use policy::{PolicyDenial, ToolPolicy};
 pub use registry::{compile_schema, RegistryError, Tool, ToolOrigin, ToolRegistry};
