@@ -36,7 +36,10 @@ pub struct SelectionRequest<'a> {
     pub policy: &'a PolicyScopes,
     /// The effective provider route.
     pub route: &'a Route,
-    /// Each registered plugin harness's claim on the route.
+    /// Ids of the registered plugin harnesses.
+    pub registered: &'a [String],
+    /// Each registered plugin harness's claim on the route (may be empty
+    /// when the session is pinned: a pinned runtime is not asked again).
     pub supports: &'a [(String, Support)],
 }
 
@@ -161,12 +164,12 @@ fn route_name(route: &Route) -> String {
 }
 
 fn registered(req: &SelectionRequest) -> String {
-    if req.supports.is_empty() {
+    if req.registered.is_empty() {
         "none".into()
     } else {
-        req.supports
+        req.registered
             .iter()
-            .map(|(id, _)| id.as_str())
+            .map(String::as_str)
             .collect::<Vec<_>>()
             .join(", ")
     }
@@ -278,7 +281,7 @@ pub fn select(req: &SelectionRequest) -> Result<Selection, SelectionError> {
                 "recorded on the session".into(),
             )),
             RuntimeId::Plugin(id) => {
-                if req.supports.iter().any(|(h, _)| *h == id) {
+                if req.registered.contains(&id) {
                     Ok(selection(
                         &id,
                         Reason::Pinned,

@@ -72,11 +72,19 @@ fn run(c: &Case) {
         .iter()
         .map(|(id, s)| (id.to_string(), s.clone()))
         .collect();
+    let registered: Vec<String> = supports.iter().map(|(id, _)| id.clone()).collect();
+    // As in the runner: a pinned session's runtime is not asked for claims.
+    let supports = if c.pinned.is_some() {
+        Vec::new()
+    } else {
+        supports
+    };
     let got = select(&SelectionRequest {
         session_runtime: c.pinned,
         env_force: c.env,
         policy: &c.policy,
         route: &c.route,
+        registered: &registered,
         supports: &supports,
     });
     match (&got, &c.expect) {

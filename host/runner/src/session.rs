@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use clawhost_agent_core::{
     estimate_tokens, Message, ModelError, ModelErrorKind, PreparedTurn, Route, RunContext,
-    TurnError, TurnEvent, TurnMirror, TurnOutcome,
+    TurnError, TurnMirror, TurnOutcome,
 };
 use clawhost_harness::{
     select, PolicyScopes, Selection, SelectionError, SelectionRequest, BUILTIN,
@@ -130,7 +130,12 @@ impl EmbeddedRunner {
         let route = self
             .route(generation, &generation.model)
             .map_err(RunError::Model)?;
-        let supports = self.harnesses().supports(&route).await;
+        // A pinned session keeps its runtime: no need to ask every harness.
+        let supports = match session.runtime {
+            None => self.harnesses().supports(&route).await,
+            Some(_) => Vec::new(),
+        };
+        let registered = self.harnesses().ids();
         let policy = self.policy(generation, &session.agent_id, &generation.model);
         Ok(select(&SelectionRequest {
             session_runtime: session.runtime.as_deref(),
@@ -141,6 +146,7 @@ impl EmbeddedRunner {
             },
             policy: &policy,
             route: &route,
+            registered: &registered,
             supports: &supports,
         })?)
     }
@@ -199,14 +205,7 @@ impl EmbeddedRunner {
                 prompt: user_text.into(),
             })
             .await;
-        for d in built.decisions {
-            ctx.events.emit(TurnEvent::HookDecision {
-                hook: d.hook.name().into(),
-                plugin: d.plugin_id,
-                call_id: String::new(),
-                decision: d.decision,
-            });
-        }
+        clawhost_tools::report_hook_decisions(ctx, "", built.decisions);
         let (system, prompt) = (built.system, built.prompt);
         let settings = self.config().agents.defaults.compaction.clone();
         let (_, model) = generation
