@@ -20,7 +20,14 @@ async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
         .collect();
     assert_eq!(
         refused,
-        vec!["context-hooks", "plan-act", "legacy-api", "misbehave"]
+        vec![
+            "noop",
+            "context-hooks",
+            "plan-act",
+            "hostile",
+            "legacy-api",
+            "misbehave"
+        ]
     );
     let ctx = RunContext::new("main", "scripted/demo");
     let out = runner

@@ -49,7 +49,7 @@ async fn prompt_compaction_model_and_session_hooks_reach_the_plugin() {
     let runtimes = ModelRuntimes::new();
     runtimes.rebuild(&cfg).unwrap();
     let runner = runner_with(cfg, &["context-hooks"]).await;
-    runner.start_session("s1", "main", false).await;
+    runner.start_session("s1", "main", false).await.unwrap();
     let mut session = Session::new("s1", "main");
     session.history = history();
     let ctx = RunContext::new("main", "fake/m");
@@ -63,7 +63,7 @@ async fn prompt_compaction_model_and_session_hooks_reach_the_plugin() {
         .await
         .unwrap();
     assert_eq!(out.answer, "all good");
-    runner.end_session("s1", "main", "quit").await;
+    runner.end_session("s1", "main", "quit").await.unwrap();
 
     // before_prompt_build: system note appended, user message prepended.
     let requests = fake.requests();

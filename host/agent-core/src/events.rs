@@ -111,3 +111,37 @@ impl EventSink {
             .clone()
     }
 }
+
+/// The messages a turn's events describe, from its last `UserMessage` on:
+/// what a failed turn had done before it failed, so it can still be recorded.
+pub fn messages_of_last_turn(events: &[TurnEvent]) -> Vec<crate::Message> {
+    use crate::{Message, ToolResultMessage};
+    let start = events
+        .iter()
+        .rposition(|e| matches!(e, TurnEvent::UserMessage { .. }))
+        .unwrap_or(events.len());
+    events[start..]
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::UserMessage { text } => Some(Message::user(text.clone())),
+            TurnEvent::ModelReply {
+                text, tool_calls, ..
+            } => Some(Message::Assistant {
+                text: text.clone(),
+                tool_calls: tool_calls.clone(),
+            }),
+            TurnEvent::ToolResult {
+                call_id,
+                tool,
+                content,
+                is_error,
+            } => Some(Message::ToolResult(ToolResultMessage {
+                call_id: call_id.clone(),
+                tool: tool.clone(),
+                content: content.clone(),
+                is_error: *is_error,
+            })),
+            _ => None,
+        })
+        .collect()
+}

@@ -10,7 +10,7 @@ mod tool;
 mod turn;
 
 pub use compaction::{estimate_tokens, message_tokens, plan_cut, Pruning};
-pub use events::{EventSink, TurnEvent};
+pub use events::{messages_of_last_turn, EventSink, TurnEvent};
 pub use harness::{Harness, PreparedTurn, Route, Support, TurnMirror, TurnServices};
 pub use message::{Message, ToolCallRequest, ToolResultMessage};
 pub use model::{

@@ -73,6 +73,8 @@ pub enum ModelErrorKind {
     Timeout,
     /// The provider sent something that does not parse.
     Protocol,
+    /// A hook whose fail policy is `block` failed around the call.
+    HookBlocked,
     /// Anything else (configuration, scripted provider exhausted …).
     Other,
 }

@@ -111,7 +111,7 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
         Some(id) => store.open(agent, &id)?.id().to_string(),
         None => store.create(agent, None)?.id().to_string(),
     };
-    runner.start_session(&id, agent, resumed).await;
+    runner.start_session(&id, agent, resumed).await?;
     let theme = runner
         .resources()
         .themes
@@ -128,15 +128,15 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
             "" => continue,
             "/quit" => break,
             "/new" => {
-                runner.end_session(&id, agent, "new").await;
+                warn_on(runner.end_session(&id, agent, "new").await);
                 id = store.create(agent, None)?.id().to_string();
-                runner.start_session(&id, agent, false).await;
+                runner.start_session(&id, agent, false).await?;
                 println!("session {id}");
             }
             "/reset" => {
-                runner.end_session(&id, agent, "reset").await;
+                warn_on(runner.end_session(&id, agent, "reset").await);
                 runner.reset_persisted(&store, agent, &id).await?;
-                runner.start_session(&id, agent, false).await;
+                runner.start_session(&id, agent, false).await?;
                 println!("session {id} reset");
             }
             "/status" => {
@@ -160,10 +160,17 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
             text => send(&runner, &store, agent, &id, generation, &theme, text).await,
         }
     }
-    runner.end_session(&id, agent, "quit").await;
+    warn_on(runner.end_session(&id, agent, "quit").await);
     runner.harnesses().dispose_all().await;
     watcher.abort();
     Ok(())
+}
+
+/// Print a failed `session_end` (the session ends either way).
+fn warn_on(result: Result<(), clawhost_runner::RunError>) {
+    if let Err(e) = result {
+        eprintln!("session_end: {e}");
+    }
 }
 
 /// Run one chat turn, printing the transcript as it goes.

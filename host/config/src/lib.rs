@@ -2,6 +2,8 @@
 //! with clear errors. Unknown keys are rejected so typos do not pass silently.
 
 mod agents;
+mod check;
+mod hooks;
 mod models;
 mod plugins;
 mod runtime;
@@ -14,9 +16,12 @@ use serde::Deserialize;
 pub use agents::{
     AgentDefaults, AgentEntry, AgentSettings, AgentsConfig, CompactionConfig, PruningConfig,
 };
+pub use check::CheckError;
+pub use hooks::{FailPolicy, HookSettings, HOOK_NAMES};
 pub use models::{ApiKind, ModelConfig, ModelsConfig, ProviderConfig, RetryConfig};
 pub use plugins::{
-    Access, EnvGrant, FsGrant, PluginEntry, PluginGrants, PluginLimits, PluginsConfig,
+    default_fail_policy, Access, EnvGrant, FsGrant, PluginEntry, PluginGrants, PluginLimits,
+    PluginsConfig,
 };
 pub use runtime::{HarnessPolicy, RuntimePolicy};
 pub use tools::ToolsConfig;
@@ -37,9 +42,37 @@ pub enum ConfigError {
     Parse {
         /// The file.
         path: PathBuf,
-        /// What serde found wrong, with line and column.
-        source: serde_json::Error,
+        /// What is wrong, at which key.
+        source: ParseError,
     },
+    /// A value parses but cannot be used (a missing directory, an unknown hook…).
+    #[error("invalid config file {path}: `{key}`: {reason}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// The key, as a dotted path (e.g. `plugins.paths[0]`).
+        key: String,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// A syntax or type error in configuration text, with the key it is at.
+#[derive(Debug, thiserror::Error)]
+#[error("{}{source}", key_prefix(.key))]
+pub struct ParseError {
+    /// The key, as a dotted path (e.g. `plugins.limits.memoryMb`); empty at the top level.
+    pub key: String,
+    /// What serde found wrong, with line and column.
+    pub source: serde_json::Error,
+}
+
+fn key_prefix(key: &str) -> String {
+    if key.is_empty() || key == "." {
+        String::new()
+    } else {
+        format!("at `{key}`: ")
+    }
 }
 
 /// The whole configuration.
@@ -97,23 +130,39 @@ impl Config {
     }
 
     /// Parse configuration text; relative paths resolve against `base_dir`.
-    pub fn from_json_str(text: &str, base_dir: &Path) -> Result<Self, serde_json::Error> {
-        let mut config: Config = serde_json::from_str(text)?;
+    /// Errors name the key they are at.
+    pub fn from_json_str(text: &str, base_dir: &Path) -> Result<Self, ParseError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let mut config: Config =
+            serde_path_to_error::deserialize(&mut *de).map_err(|e| ParseError {
+                key: e.path().to_string(),
+                source: e.into_inner(),
+            })?;
+        de.end().map_err(|source| ParseError {
+            key: String::new(),
+            source,
+        })?;
         config.base_dir = base_dir.to_path_buf();
         Ok(config)
     }
 
-    /// Read and parse a configuration file.
+    /// Read, parse and [check](Config::check) a configuration file.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.to_path_buf(),
             source,
         })?;
         let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-        Self::from_json_str(&text, &base).map_err(|source| ConfigError::Parse {
+        let config = Self::from_json_str(&text, &base).map_err(|source| ConfigError::Parse {
             path: path.to_path_buf(),
             source,
-        })
+        })?;
+        config.check().map_err(|e| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            key: e.key,
+            reason: e.reason,
+        })?;
+        Ok(config)
     }
 
     /// Resolve a path from this config against its base directory.

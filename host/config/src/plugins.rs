@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
+use crate::hooks::{FailPolicy, HookSettings};
+
 /// The `plugins` section.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -47,6 +49,14 @@ pub struct PluginLimits {
     /// the model and tool calls it makes, in milliseconds.
     #[serde(default = "default_harness_turn_ms")]
     pub harness_turn_timeout_ms: u64,
+    /// Largest text one call may hand back (a tool result or error, a hook's
+    /// payload), in KiB; larger answers become an error.
+    #[serde(default = "default_max_output_kb")]
+    pub max_output_kb: u64,
+}
+
+fn default_max_output_kb() -> u64 {
+    1024
 }
 
 fn default_harness_turn_ms() -> u64 {
@@ -70,6 +80,7 @@ impl Default for PluginLimits {
             call_timeout_ms: default_call_timeout_ms(),
             max_consecutive_traps: default_max_traps(),
             harness_turn_timeout_ms: default_harness_turn_ms(),
+            max_output_kb: default_max_output_kb(),
         }
     }
 }
@@ -90,6 +101,39 @@ pub struct PluginEntry {
     /// Capabilities the operator allows this plugin.
     #[serde(default)]
     pub grants: PluginGrants,
+    /// Fail policy of all this plugin's hooks (default: per hook, see
+    /// [`PluginEntry::fail_policy_for`]).
+    #[serde(default)]
+    pub fail_policy: Option<FailPolicy>,
+    /// Settings per hook name (e.g. `before_tool_call`).
+    #[serde(default)]
+    pub hooks: BTreeMap<String, HookSettings>,
+}
+
+impl PluginEntry {
+    /// The fail policy of `hook` for this plugin: the hook's own setting, else
+    /// the plugin's, else the safe default (`before_tool_call` and
+    /// `after_tool_call` fail closed, every other hook fails open).
+    pub fn fail_policy_for(&self, hook: &str) -> FailPolicy {
+        self.hooks
+            .get(hook)
+            .and_then(|h| h.fail_policy)
+            .or(self.fail_policy)
+            .unwrap_or_else(|| default_fail_policy(hook))
+    }
+
+    /// The deadline of one call of `hook`, in milliseconds, if set.
+    pub fn timeout_ms_for(&self, hook: &str) -> Option<u64> {
+        self.hooks.get(hook).and_then(|h| h.timeout_ms)
+    }
+}
+
+/// The fail policy of a hook no operator setting covers.
+pub fn default_fail_policy(hook: &str) -> FailPolicy {
+    match hook {
+        "before_tool_call" | "after_tool_call" => FailPolicy::Block,
+        _ => FailPolicy::Ignore,
+    }
 }
 
 fn default_true() -> bool {
@@ -103,6 +147,8 @@ impl Default for PluginEntry {
             sha256: None,
             config: serde_json::Value::Null,
             grants: PluginGrants::default(),
+            fail_policy: None,
+            hooks: BTreeMap::new(),
         }
     }
 }

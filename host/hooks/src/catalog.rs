@@ -28,6 +28,20 @@ pub enum HookKind {
 }
 
 impl HookKind {
+    /// Every hook, in catalog order.
+    pub const ALL: [HookKind; 10] = [
+        HookKind::BeforeToolCall,
+        HookKind::AfterToolCall,
+        HookKind::SessionStart,
+        HookKind::SessionEnd,
+        HookKind::BeforePromptBuild,
+        HookKind::LlmInput,
+        HookKind::LlmOutput,
+        HookKind::BeforeCompaction,
+        HookKind::AfterCompaction,
+        HookKind::AgentEnd,
+    ];
+
     /// The hook's catalog name.
     pub fn name(self) -> &'static str {
         match self {
@@ -316,5 +330,16 @@ impl HookOutcome {
             HookOutcome::BeforeCompaction(_) => kind == HookKind::BeforeCompaction,
             HookOutcome::Observed => kind.observe_only(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::HookKind;
+
+    #[test]
+    fn the_catalog_matches_the_hook_names_config_accepts() {
+        let names: Vec<&str> = HookKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(names, clawhost_config::HOOK_NAMES);
     }
 }

@@ -6,6 +6,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::catalog::*;
+pub use clawhost_config::FailPolicy;
 
 /// Why a handler gave no usable answer.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -39,8 +40,53 @@ pub struct HookRegistration {
     pub kind: HookKind,
     /// Higher runs first.
     pub priority: i32,
+    /// What a failure of this handler does.
+    pub fail_policy: FailPolicy,
     /// The handler.
     pub handler: Arc<dyn HookHandler>,
+}
+
+impl HookRegistration {
+    /// A registration with the default fail policy of its hook.
+    pub fn new(
+        plugin_id: impl Into<String>,
+        kind: HookKind,
+        priority: i32,
+        handler: Arc<dyn HookHandler>,
+    ) -> Self {
+        Self {
+            plugin_id: plugin_id.into(),
+            kind,
+            priority,
+            fail_policy: clawhost_config::default_fail_policy(kind.name()),
+            handler,
+        }
+    }
+
+    /// The same registration with another fail policy.
+    pub fn with_fail_policy(mut self, policy: FailPolicy) -> Self {
+        self.fail_policy = policy;
+        self
+    }
+
+    /// The reason a failure of this handler blocks, if its policy is `block`.
+    fn blocks(&self, error: &dyn std::fmt::Display) -> Option<String> {
+        (self.fail_policy == FailPolicy::Block).then(|| {
+            format!(
+                "{} hook of plugin `{}` failed ({error}); its fail policy is block",
+                self.kind.name(),
+                self.plugin_id
+            )
+        })
+    }
+}
+
+/// How a failed handler's decision is recorded.
+fn failed(error: &dyn std::fmt::Display, policy: FailPolicy) -> String {
+    match policy {
+        FailPolicy::Block => format!("failed: {error}"),
+        FailPolicy::Ignore => format!("failed: {error}; ignored"),
+    }
 }
 
 /// What one handler decided, for transcripts and status.
@@ -104,7 +150,8 @@ impl HookRunner {
     }
 
     /// Run `before_tool_call`: each handler sees the parameters left by the one
-    /// before; the first block ends the run; a failing handler blocks the call.
+    /// before; the first block ends the run; a failing handler blocks the call
+    /// unless its fail policy is `ignore`.
     pub async fn before_tool_call(&self, mut event: BeforeToolCallEvent) -> BeforeToolCallResult {
         let mut decisions = Vec::new();
         for reg in self.handlers(HookKind::BeforeToolCall) {
@@ -140,15 +187,13 @@ impl HookRunner {
                             answered: o.name(),
                         },
                     };
-                    let reason = format!(
-                        "blocked: before_tool_call hook of plugin `{}` failed ({error})",
-                        reg.plugin_id
-                    );
-                    decisions.push(record(format!("failed: {error}")));
-                    return BeforeToolCallResult {
-                        verdict: Err(reason),
-                        decisions,
-                    };
+                    decisions.push(record(failed(&error, reg.fail_policy)));
+                    if let Some(reason) = reg.blocks(&error) {
+                        return BeforeToolCallResult {
+                            verdict: Err(format!("blocked: {reason}")),
+                            decisions,
+                        };
+                    }
                 }
             }
         }
@@ -160,7 +205,8 @@ impl HookRunner {
 
     /// Run `after_tool_call`: each handler sees the result left by the one
     /// before. A failing handler withholds the result (it may have been a
-    /// redaction hook), replacing it with an error.
+    /// redaction hook), replacing it with an error, unless its fail policy is
+    /// `ignore`.
     pub async fn after_tool_call(&self, mut event: AfterToolCallEvent) -> AfterToolCallResult {
         let mut decisions = Vec::new();
         for reg in self.handlers(HookKind::AfterToolCall) {
@@ -193,12 +239,11 @@ impl HookRunner {
                             answered: o.name(),
                         },
                     };
-                    decisions.push(record(format!("failed: {error}")));
-                    event.outcome = Err(format!(
-                        "result withheld: after_tool_call hook of plugin `{}` failed ({error})",
-                        reg.plugin_id
-                    ));
-                    break;
+                    decisions.push(record(failed(&error, reg.fail_policy)));
+                    if let Some(reason) = reg.blocks(&error) {
+                        event.outcome = Err(format!("result withheld: {reason}"));
+                        break;
+                    }
                 }
             }
         }
@@ -218,6 +263,39 @@ pub struct BuiltPrompt {
     pub prompt: String,
     /// What each handler decided.
     pub decisions: Vec<HookDecisionRecord>,
+    /// Set when a handler with fail policy `block` failed: the turn must not go on.
+    pub blocked: Option<String>,
+}
+
+/// What the handlers of an observe-only hook did.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Observed {
+    /// What each handler decided.
+    pub decisions: Vec<HookDecisionRecord>,
+    /// Set when a handler with fail policy `block` failed: the action the hook
+    /// observes must not go on.
+    pub blocked: Option<String>,
+}
+
+impl Observed {
+    /// `Err(reason)` when a handler with fail policy `block` failed.
+    pub fn verdict(&self) -> Result<(), String> {
+        match &self.blocked {
+            Some(reason) => Err(reason.clone()),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Result of running `before_compaction`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CompactionHookResult {
+    /// `(plugin id, summary)` of the first handler that supplied one.
+    pub summary: Option<(String, String)>,
+    /// What each handler decided.
+    pub decisions: Vec<HookDecisionRecord>,
+    /// Set when a handler with fail policy `block` failed: do not compact.
+    pub blocked: Option<String>,
 }
 
 impl HookRunner {
@@ -229,39 +307,63 @@ impl HookRunner {
         }
     }
 
-    /// Run an observe-only hook: every handler concurrently; failures are
-    /// logged and change nothing.
-    pub async fn observe(&self, event: HookEvent) -> Vec<HookDecisionRecord> {
+    /// Run an observe-only hook: every handler concurrently. Failures are
+    /// logged and change nothing, unless a failing handler's fail policy is
+    /// `block`: then [`Observed::blocked`] says why the action must stop.
+    pub async fn observe(&self, event: HookEvent) -> Observed {
         let kind = event.kind();
         debug_assert!(kind.observe_only());
         let runs = self.handlers(kind).map(|reg| {
             let event = event.clone();
             async move {
-                let decision = match reg.handler.handle(event).await {
-                    Ok(HookOutcome::Observed) => "observed".to_string(),
-                    Ok(_) => "failed: answered a modifying outcome to an observe-only hook".to_string(),
-                    Err(e) => format!("failed: {e}"),
+                let error = match reg.handler.handle(event).await {
+                    Ok(HookOutcome::Observed) => {
+                        return (Self::record(kind, &reg.plugin_id, "observed".into()), None)
+                    }
+                    Ok(o) => HookError::WrongOutcome {
+                        asked: kind.name(),
+                        answered: o.name(),
+                    },
+                    Err(e) => e,
                 };
-                if decision.starts_with("failed") {
-                    tracing::warn!(hook = kind.name(), plugin = %reg.plugin_id, %decision, "observe-only hook failed");
-                }
-                Self::record(kind, &reg.plugin_id, decision)
+                let decision = failed(&error, reg.fail_policy);
+                tracing::warn!(hook = kind.name(), plugin = %reg.plugin_id, %decision, "observe-only hook failed");
+                (
+                    Self::record(kind, &reg.plugin_id, decision),
+                    reg.blocks(&error),
+                )
             }
         });
-        futures::future::join_all(runs).await
+        let mut observed = Observed::default();
+        for (record, blocked) in futures::future::join_all(runs).await {
+            observed.decisions.push(record);
+            if observed.blocked.is_none() {
+                observed.blocked = blocked;
+            }
+        }
+        observed
     }
 
     /// Run `before_prompt_build`: handlers in priority order; prepends and
-    /// appends accumulate, a system replacement is seen by later handlers.
+    /// appends accumulate, a system replacement is seen by later handlers. A
+    /// failing handler is skipped, unless its fail policy is `block`.
     pub async fn before_prompt_build(&self, mut event: BeforePromptBuildEvent) -> BuiltPrompt {
         let mut decisions = Vec::new();
+        let mut blocked = None;
         for reg in self.handlers(HookKind::BeforePromptBuild) {
-            let decision = match reg
+            let error = match reg
                 .handler
                 .handle(HookEvent::BeforePromptBuild(event.clone()))
                 .await
             {
-                Ok(HookOutcome::BeforePromptBuild(None)) => "keep".to_string(),
+                Ok(HookOutcome::BeforePromptBuild(None)) => {
+                    decisions.push(Self::record(
+                        HookKind::BeforePromptBuild,
+                        &reg.plugin_id,
+                        "keep".into(),
+                    ));
+                    continue;
+                }
                 Ok(HookOutcome::BeforePromptBuild(Some(edit))) => {
                     if let Some(p) = &edit.prepend {
                         event.prompt = format!("{p}\n{}", event.prompt);
@@ -272,62 +374,73 @@ impl HookRunner {
                     if let Some(system) = edit.system.clone() {
                         event.system = Some(system);
                     }
-                    "edit".to_string()
+                    decisions.push(Self::record(
+                        HookKind::BeforePromptBuild,
+                        &reg.plugin_id,
+                        "edit".into(),
+                    ));
+                    continue;
                 }
-                Ok(_) => "failed: wrong outcome kind; ignored".to_string(),
-                Err(e) => format!("failed: {e}; ignored"),
+                Ok(o) => HookError::WrongOutcome {
+                    asked: "before_prompt_build",
+                    answered: o.name(),
+                },
+                Err(e) => e,
             };
             decisions.push(Self::record(
                 HookKind::BeforePromptBuild,
                 &reg.plugin_id,
-                decision,
+                failed(&error, reg.fail_policy),
             ));
+            if let Some(reason) = reg.blocks(&error) {
+                blocked = Some(reason);
+                break;
+            }
         }
         BuiltPrompt {
             system: event.system,
             prompt: event.prompt,
             decisions,
+            blocked,
         }
     }
 
-    /// Run `before_compaction`: the first handler that supplies a summary wins.
-    pub async fn before_compaction(
-        &self,
-        event: BeforeCompactionEvent,
-    ) -> (Option<(String, String)>, Vec<HookDecisionRecord>) {
-        let mut decisions = Vec::new();
-        for reg in self.handlers(HookKind::BeforeCompaction) {
-            match reg
+    /// Run `before_compaction`: the first handler that supplies a summary
+    /// wins. A failing handler is skipped, unless its fail policy is `block`.
+    pub async fn before_compaction(&self, event: BeforeCompactionEvent) -> CompactionHookResult {
+        let mut result = CompactionHookResult::default();
+        let kind = HookKind::BeforeCompaction;
+        for reg in self.handlers(kind) {
+            let error = match reg
                 .handler
                 .handle(HookEvent::BeforeCompaction(event.clone()))
                 .await
             {
                 Ok(HookOutcome::BeforeCompaction(Some(summary))) if !summary.trim().is_empty() => {
-                    decisions.push(Self::record(
-                        HookKind::BeforeCompaction,
-                        &reg.plugin_id,
-                        "summary".into(),
-                    ));
-                    return (Some((reg.plugin_id.clone(), summary)), decisions);
+                    let record = Self::record(kind, &reg.plugin_id, "summary".into());
+                    result.decisions.push(record);
+                    result.summary = Some((reg.plugin_id.clone(), summary));
+                    return result;
                 }
-                Ok(HookOutcome::BeforeCompaction(_)) => decisions.push(Self::record(
-                    HookKind::BeforeCompaction,
-                    &reg.plugin_id,
-                    "proceed".into(),
-                )),
-                Ok(_) => decisions.push(Self::record(
-                    HookKind::BeforeCompaction,
-                    &reg.plugin_id,
-                    "failed: wrong outcome kind; ignored".into(),
-                )),
-                Err(e) => decisions.push(Self::record(
-                    HookKind::BeforeCompaction,
-                    &reg.plugin_id,
-                    format!("failed: {e}; ignored"),
-                )),
+                Ok(HookOutcome::BeforeCompaction(_)) => {
+                    let record = Self::record(kind, &reg.plugin_id, "proceed".into());
+                    result.decisions.push(record);
+                    continue;
+                }
+                Ok(o) => HookError::WrongOutcome {
+                    asked: "before_compaction",
+                    answered: o.name(),
+                },
+                Err(e) => e,
+            };
+            let record = Self::record(kind, &reg.plugin_id, failed(&error, reg.fail_policy));
+            result.decisions.push(record);
+            if let Some(reason) = reg.blocks(&error) {
+                result.blocked = Some(reason);
+                return result;
             }
         }
-        (None, decisions)
+        result
     }
 }
 
@@ -365,12 +478,12 @@ mod tests {
         answer: Result<HookOutcome, HookError>,
         seen: &Arc<Mutex<Vec<String>>>,
     ) -> HookRegistration {
-        HookRegistration {
-            plugin_id: id.into(),
+        HookRegistration::new(
+            id,
             kind,
             priority,
-            handler: Arc::new(Scripted(Mutex::new(vec![answer]), seen.clone(), id.into())),
-        }
+            Arc::new(Scripted(Mutex::new(vec![answer]), seen.clone(), id.into())),
+        )
     }
 
     fn ctx() -> CallContext {

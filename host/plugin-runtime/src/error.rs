@@ -111,6 +111,18 @@ pub enum CallError {
         /// The trap.
         reason: String,
     },
+    /// The call answered more text than `plugins.limits.maxOutputKb` allows.
+    #[error("plugin `{id}` returned a {what} of {bytes} bytes, over the {limit_kb} KiB output limit (plugins.limits.maxOutputKb); it was discarded")]
+    OutputTooLarge {
+        /// Plugin id.
+        id: String,
+        /// What was too large.
+        what: &'static str,
+        /// Its size.
+        bytes: usize,
+        /// The cap.
+        limit_kb: usize,
+    },
     /// The plugin was disabled after repeated traps.
     #[error("plugin `{id}` is disabled: {reason}")]
     Disabled {

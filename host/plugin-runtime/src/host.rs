@@ -180,6 +180,7 @@ impl PluginHost {
                 timeout: Duration::from_millis(limits.call_timeout_ms),
                 max_consecutive_traps: limits.max_consecutive_traps.max(1),
                 harness_turn_timeout: Duration::from_millis(limits.harness_turn_timeout_ms),
+                max_output_bytes: usize::try_from(limits.max_output_kb << 10).unwrap_or(usize::MAX),
             },
         )
         .map_err(|e| runtime("linking")(format!("{e:#}")))?;
@@ -201,6 +202,7 @@ impl PluginHost {
             registration,
             instance,
             logs,
+            settings: entry,
         });
         self.plugins.push(plugin.clone());
         Ok(plugin)

@@ -25,7 +25,8 @@ const HOST_GRACE: Duration = Duration::from_millis(250);
 pub(crate) enum Request {
     Register,
     CallTool(wit::ToolCall),
-    Hook(wit::HookEvent),
+    /// A hook event, with the hook's own deadline when the operator set one.
+    Hook(wit::HookEvent, Option<Duration>),
     Supports(turn::Route),
     RunAttempt(turn::PreparedTurn, Arc<dyn TurnServices>),
     Reset(String),
@@ -40,6 +41,36 @@ pub(crate) enum Response {
     Support(turn::Support),
     Answer(Result<String, String>),
     Done,
+}
+
+impl Response {
+    /// Size of the largest text the answer carries (what the output cap limits).
+    fn largest_text(&self) -> usize {
+        use wit::{AfterToolCallOutcome as A, BeforeToolCallOutcome as B, HookOutcome as H};
+        let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+        match self {
+            Response::Tool(Ok(s) | Err(s)) | Response::Answer(Ok(s) | Err(s)) => s.len(),
+            Response::Hook(outcome) => match outcome {
+                H::BeforeToolCall(B::Block(s) | B::Rewrite(s)) => s.len(),
+                H::AfterToolCall(A::Replace(Ok(s) | Err(s))) => s.len(),
+                H::BeforePromptBuild(wit::BeforePromptBuildOutcome::Edit(e)) => {
+                    opt(&e.prepend) + opt(&e.append) + opt(&e.system)
+                }
+                H::BeforeCompaction(wit::BeforeCompactionOutcome::Summary(s)) => s.len(),
+                _ => 0,
+            },
+            Response::Registration(_) | Response::Support(_) | Response::Done => 0,
+        }
+    }
+
+    fn what(&self) -> &'static str {
+        match self {
+            Response::Tool(_) => "tool result",
+            Response::Hook(_) => "hook outcome",
+            Response::Answer(_) => "harness answer",
+            _ => "answer",
+        }
+    }
 }
 
 struct Live {
@@ -59,6 +90,8 @@ pub struct CallLimits {
     pub max_consecutive_traps: u32,
     /// Wall-clock deadline of one harness turn.
     pub harness_turn_timeout: Duration,
+    /// Largest text one call may hand back, in bytes.
+    pub max_output_bytes: usize,
 }
 
 /// The running side of a loaded plugin.
@@ -170,6 +203,7 @@ impl PluginInstance {
         }
         let timeout = match &request {
             Request::RunAttempt(..) => self.limits.harness_turn_timeout,
+            Request::Hook(_, Some(timeout)) => *timeout,
             _ => self.limits.timeout,
         };
         let deadline = timeout + HOST_GRACE;
@@ -197,7 +231,7 @@ impl PluginInstance {
                 Request::CallTool(call) => {
                     Response::Tool(plugin.call_call_tool(&mut *store, &call).await?)
                 }
-                Request::Hook(event) => {
+                Request::Hook(event, _) => {
                     Response::Hook(plugin.call_handle_hook(&mut *store, &event).await?)
                 }
                 Request::Supports(route) => {
@@ -223,6 +257,16 @@ impl PluginInstance {
         let error = match outcome {
             Ok(Ok(response)) => {
                 self.consecutive_traps.store(0, Ordering::Relaxed);
+                let size = response.largest_text();
+                if size > self.limits.max_output_bytes {
+                    // The instance is sound; only this answer is refused.
+                    return Err(CallError::OutputTooLarge {
+                        id: self.id.clone(),
+                        what: response.what(),
+                        bytes: size,
+                        limit_kb: self.limits.max_output_bytes >> 10,
+                    });
+                }
                 return Ok(response);
             }
             Ok(Err(e)) => self.classify(&e, slot.as_ref(), timeout),
@@ -256,9 +300,16 @@ impl PluginInstance {
                 timeout_ms: timeout.as_millis() as u64,
             };
         }
+        // The trap itself, without the wasm backtrace (that goes to the log):
+        // this text reaches the model and the transcript.
+        tracing::debug!(plugin = %self.id, error = ?e, "plugin trap");
+        let reason = match e.downcast_ref::<Trap>() {
+            Some(trap) => trap.to_string(),
+            None => e.root_cause().to_string(),
+        };
         CallError::Trapped {
             id: self.id.clone(),
-            reason: format!("{e:#}"),
+            reason,
         }
     }
 }

@@ -32,6 +32,8 @@ pub struct LoadedPlugin {
     pub(crate) registration: Registration,
     pub(crate) instance: PluginInstance,
     pub(crate) logs: Arc<PluginLogs>,
+    /// The operator's settings for this plugin (fail policies, hook deadlines).
+    pub(crate) settings: clawhost_config::PluginEntry,
 }
 
 /// Whether a plugin serves calls.
@@ -143,9 +145,13 @@ impl LoadedPlugin {
     /// Deliver one hook event.
     pub async fn handle_hook(&self, event: &HookEvent) -> Result<HookOutcome, HookError> {
         let kind = event.kind();
+        let timeout = self
+            .settings
+            .timeout_ms_for(kind.name())
+            .map(std::time::Duration::from_millis);
         match self
             .instance
-            .call(Request::Hook(convert::event(event)))
+            .call(Request::Hook(convert::event(event), timeout))
             .await
         {
             Ok(Response::Hook(outcome)) => {
@@ -191,11 +197,14 @@ impl LoadedPlugin {
         self.registration
             .hooks
             .iter()
-            .map(|(kind, priority)| HookRegistration {
-                plugin_id: self.id().to_string(),
-                kind: *kind,
-                priority: *priority,
-                handler: Arc::new(PluginHooks(self.clone())),
+            .map(|(kind, priority)| {
+                HookRegistration::new(
+                    self.id(),
+                    *kind,
+                    *priority,
+                    Arc::new(PluginHooks(self.clone())),
+                )
+                .with_fail_policy(self.settings.fail_policy_for(kind.name()))
             })
             .collect()
     }

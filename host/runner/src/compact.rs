@@ -79,7 +79,7 @@ pub async fn compact(
     };
     let tokens_before = estimate_tokens(history);
     let transcript = render(&history[..cut]);
-    let (supplied, decisions) = hooks
+    let hooked = hooks
         .runner
         .before_compaction(BeforeCompactionEvent {
             session_id: hooks.session_id.clone(),
@@ -89,8 +89,11 @@ pub async fn compact(
             transcript: transcript.clone(),
         })
         .await;
-    clawhost_tools::report_hook_decisions(ctx, "", decisions);
-    let summary = match supplied {
+    clawhost_tools::report_hook_decisions(ctx, "", hooked.decisions);
+    if let Some(reason) = hooked.blocked {
+        return Err(ModelError::new(ModelErrorKind::HookBlocked, reason));
+    }
+    let summary = match hooked.summary {
         Some((_plugin, summary)) => summary,
         None => {
             let reply = model
@@ -131,7 +134,9 @@ pub async fn compact(
             token_count: tokens_before,
             compacted_count: cut as u32,
         }))
-        .await;
+        .await
+        .verdict()
+        .map_err(|reason| ModelError::new(ModelErrorKind::HookBlocked, reason))?;
     Ok(Some(CompactionRecord {
         summary,
         compacted: cut,

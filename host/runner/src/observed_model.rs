@@ -1,10 +1,11 @@
 //! A model client that reports every call to the `llm_input` and
-//! `llm_output` hooks (observe-only).
+//! `llm_output` hooks (observe-only). A handler with fail policy `block`
+//! that fails stops the call (`llm_input`) or discards the reply (`llm_output`).
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use clawhost_agent_core::{ModelClient, ModelError, ModelRequest, ModelResponse};
+use clawhost_agent_core::{ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
 use clawhost_hooks::{HookEvent, HookRunner, LlmInputEvent, LlmOutputEvent};
 
 /// Wraps a model client with the `llm_input` / `llm_output` hooks.
@@ -31,7 +32,9 @@ impl ModelClient for ObservedModel {
                 message_count: request.messages.len() as u32,
                 tool_count: request.tools.len() as u32,
             }))
-            .await;
+            .await
+            .verdict()
+            .map_err(blocked)?;
         let reply = self.inner.complete(request).await?;
         self.hooks
             .observe(HookEvent::LlmOutput(LlmOutputEvent {
@@ -41,7 +44,13 @@ impl ModelClient for ObservedModel {
                 input_tokens: reply.usage.input_tokens,
                 output_tokens: reply.usage.output_tokens,
             }))
-            .await;
+            .await
+            .verdict()
+            .map_err(blocked)?;
         Ok(reply)
     }
+}
+
+fn blocked(reason: String) -> ModelError {
+    ModelError::new(ModelErrorKind::HookBlocked, reason)
 }

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use clawhost_agent_core::{RunContext, TurnOutcome};
+use clawhost_agent_core::{messages_of_last_turn, RunContext, TurnOutcome};
 use clawhost_llm::ModelRuntimeGeneration;
 use clawhost_sessions::{EntryBody, SessionError, SessionStore, Transcript};
 
@@ -16,7 +16,8 @@ pub enum PersistError {
     /// The session store failed.
     #[error(transparent)]
     Store(#[from] SessionError),
-    /// The turn failed (nothing of it was recorded).
+    /// The turn failed. What it did before failing (the user message, model
+    /// replies, tool results) and a `turn_error` entry were recorded.
     #[error(transparent)]
     Run(#[from] RunError),
 }
@@ -33,7 +34,8 @@ pub fn session_of(t: &Transcript) -> Session {
 }
 
 impl EmbeddedRunner {
-    /// Run a turn on a stored session and record it.
+    /// Run a turn on a stored session and record it. A failed turn is
+    /// recorded too: the messages it got to, then a `turn_error` entry.
     pub async fn run_persisted_turn(
         &self,
         store: &SessionStore,
@@ -49,9 +51,29 @@ impl EmbeddedRunner {
         let message_ids = transcript.message_entry_ids();
         let mut ctx = ctx.clone();
         ctx.session_id = Some(session_id.into());
-        let outcome = self
+        let seen = ctx.events.snapshot().len();
+        let outcome = match self
             .run_session_turn(&mut session, generation, &ctx, user_text)
-            .await?;
+            .await
+        {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                let events = ctx.events.snapshot();
+                let mut done = messages_of_last_turn(&events[seen.min(events.len())..]);
+                if done.is_empty() {
+                    done.push(clawhost_agent_core::Message::user(user_text));
+                }
+                for message in done {
+                    transcript.append_message(message)?;
+                }
+                transcript.append(EntryBody::Custom {
+                    custom_type: "turn_error".into(),
+                    data: serde_json::json!({ "error": error.to_string() }),
+                })?;
+                store.commit(agent, &mut transcript)?;
+                return Err(error.into());
+            }
+        };
         for c in &session.compactions {
             let first_kept = message_ids[message_ids.len() - c.kept].clone();
             transcript.append(EntryBody::Compaction {

@@ -69,6 +69,9 @@ pub enum RunError {
     /// The built-in loop failed.
     #[error(transparent)]
     Turn(#[from] TurnError),
+    /// A hook whose fail policy is `block` failed.
+    #[error("turn stopped: {0}")]
+    HookBlocked(String),
     /// A plugin harness failed.
     #[error("harness `{harness}` failed: {message}")]
     Harness {
@@ -172,7 +175,8 @@ impl EmbeddedRunner {
             Ok(o) => (true, o.answer.clone(), o.iterations),
             Err(e) => (false, e.to_string(), 0),
         };
-        self.hooks()
+        let observed = self
+            .hooks()
             .observe(HookEvent::AgentEnd(AgentEndEvent {
                 session_id: Some(session.id.clone()),
                 agent_id: session.agent_id.clone(),
@@ -181,7 +185,9 @@ impl EmbeddedRunner {
                 iterations,
             }))
             .await;
-        result
+        let outcome = result?;
+        observed.verdict().map_err(RunError::HookBlocked)?;
+        Ok(outcome)
     }
 
     async fn run_session_turn_inner(
@@ -206,6 +212,9 @@ impl EmbeddedRunner {
             })
             .await;
         clawhost_tools::report_hook_decisions(ctx, "", built.decisions);
+        if let Some(reason) = built.blocked {
+            return Err(RunError::HookBlocked(reason));
+        }
         let (system, prompt) = (built.system, built.prompt);
         let settings = self.config().agents.defaults.compaction.clone();
         let (_, model) = generation
@@ -330,25 +339,42 @@ impl EmbeddedRunner {
     }
 
     /// `session_start`: a session was created (`resumed: false`) or resumed.
-    pub async fn start_session(&self, session_id: &str, agent_id: &str, resumed: bool) {
+    /// Fails when a handler with fail policy `block` failed: the session must
+    /// not start.
+    pub async fn start_session(
+        &self,
+        session_id: &str,
+        agent_id: &str,
+        resumed: bool,
+    ) -> Result<(), RunError> {
         self.hooks()
             .observe(HookEvent::SessionStart(SessionStartEvent {
                 session_id: session_id.into(),
                 agent_id: agent_id.into(),
                 resumed,
             }))
-            .await;
+            .await
+            .verdict()
+            .map_err(RunError::HookBlocked)
     }
 
-    /// `session_end`: a session ended (`new`, `reset`, `quit`).
-    pub async fn end_session(&self, session_id: &str, agent_id: &str, reason: &str) {
+    /// `session_end`: a session ended (`new`, `reset`, `quit`). The session
+    /// ends either way; a failed handler with fail policy `block` is reported.
+    pub async fn end_session(
+        &self,
+        session_id: &str,
+        agent_id: &str,
+        reason: &str,
+    ) -> Result<(), RunError> {
         self.hooks()
             .observe(HookEvent::SessionEnd(SessionEndEvent {
                 session_id: session_id.into(),
                 agent_id: agent_id.into(),
                 reason: reason.into(),
             }))
-            .await;
+            .await
+            .verdict()
+            .map_err(RunError::HookBlocked)
     }
 
     /// `/reset`: clear the session, tell its harness, and let the next turn

@@ -1,0 +1,95 @@
+//! Checks a parsed configuration for values that type-check but cannot be
+//! used: missing directories, unknown hook names, zero limits, bad pins.
+
+use std::path::Path;
+
+use crate::{Config, HOOK_NAMES};
+
+/// A value that cannot be used, with its key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{key}`: {reason}")]
+pub struct CheckError {
+    /// The key, as a dotted path (e.g. `plugins.paths[0]`).
+    pub key: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+fn fail(key: String, reason: impl Into<String>) -> Result<(), CheckError> {
+    Err(CheckError {
+        key,
+        reason: reason.into(),
+    })
+}
+
+impl Config {
+    fn dir_exists(&self, key: String, path: &Path) -> Result<(), CheckError> {
+        let resolved = self.resolve(path);
+        if resolved.is_dir() {
+            Ok(())
+        } else if resolved.exists() {
+            fail(key, format!("{} is not a directory", resolved.display()))
+        } else {
+            fail(key, format!("{} does not exist", resolved.display()))
+        }
+    }
+
+    /// Check what parsing cannot: that directories exist, hook names are in
+    /// the catalog, limits are positive and sha256 pins are well formed.
+    pub fn check(&self) -> Result<(), CheckError> {
+        let plugins = &self.plugins;
+        for (i, path) in plugins.paths.iter().enumerate() {
+            self.dir_exists(format!("plugins.paths[{i}]"), path)?;
+        }
+        let limits = &plugins.limits;
+        for (key, value) in [
+            ("memoryMb", limits.memory_mb),
+            ("callTimeoutMs", limits.call_timeout_ms),
+            (
+                "maxConsecutiveTraps",
+                u64::from(limits.max_consecutive_traps),
+            ),
+            ("harnessTurnTimeoutMs", limits.harness_turn_timeout_ms),
+            ("maxOutputKb", limits.max_output_kb),
+        ] {
+            if value == 0 {
+                fail(format!("plugins.limits.{key}"), "must be at least 1")?;
+            }
+        }
+        for (id, entry) in &plugins.entries {
+            let at = format!("plugins.entries.{id}");
+            if let Some(pin) = &entry.sha256 {
+                if pin.len() != 64 || !pin.bytes().all(|b| b.is_ascii_hexdigit()) {
+                    fail(format!("{at}.sha256"), "must be 64 hex digits")?;
+                }
+            }
+            for (hook, settings) in &entry.hooks {
+                if !HOOK_NAMES.contains(&hook.as_str()) {
+                    fail(
+                        format!("{at}.hooks.{hook}"),
+                        format!("unknown hook; known hooks: {}", HOOK_NAMES.join(", ")),
+                    )?;
+                }
+                if settings.timeout_ms == Some(0) {
+                    fail(format!("{at}.hooks.{hook}.timeoutMs"), "must be at least 1")?;
+                }
+            }
+            for (i, grant) in entry.grants.filesystem.iter().enumerate() {
+                if !grant.guest_path.starts_with('/') {
+                    fail(
+                        format!("{at}.grants.filesystem[{i}].guestPath"),
+                        format!("`{}` must be an absolute path", grant.guest_path),
+                    )?;
+                }
+                self.dir_exists(
+                    format!("{at}.grants.filesystem[{i}].hostPath"),
+                    &grant.host_path,
+                )?;
+            }
+        }
+        for (i, path) in self.resources.packages.iter().enumerate() {
+            self.dir_exists(format!("resources.packages[{i}]"), path)?;
+        }
+        Ok(())
+    }
+}
