@@ -409,3 +409,125 @@ async fn a_whole_turn_runs_a_plugin_tool_over_an_openai_compatible_endpoint() {
         "no key configured, none sent"
     );
 }
+
+/// Fuzz targets for the SSE parsers (proptest): every provider's stream,
+/// split at arbitrary byte boundaries, damaged or replaced by noise.
+mod sse_fuzz {
+    use std::time::Duration;
+
+    use clawhost_agent_core::{ModelError, ModelResponse};
+    use clawhost_llm::providers::{anthropic, openai_completions, openai_responses};
+    use clawhost_llm::transport::read_stream;
+    use clawhost_llm::EventParser;
+    use clawhost_tests::wire;
+    use proptest::prelude::*;
+
+    fn parser(api: usize) -> Box<dyn EventParser> {
+        match api {
+            0 => Box::<openai_completions::Parser>::default(),
+            1 => Box::<openai_responses::Parser>::default(),
+            _ => Box::<anthropic::Parser>::default(),
+        }
+    }
+
+    /// Parse `bytes` delivered in chunks cut at `cuts`.
+    fn parse(
+        api: usize,
+        bytes: &[u8],
+        cuts: &[prop::sample::Index],
+    ) -> Result<ModelResponse, ModelError> {
+        let mut points: Vec<usize> = cuts.iter().map(|c| c.index(bytes.len() + 1)).collect();
+        points.extend([0, bytes.len()]);
+        points.sort_unstable();
+        points.dedup();
+        let chunks: Vec<Result<Vec<u8>, std::io::Error>> = points
+            .windows(2)
+            .map(|w| Ok(bytes[w[0]..w[1]].to_vec()))
+            .collect();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let mut parser = parser(api);
+        runtime.block_on(read_stream(
+            futures::stream::iter(chunks),
+            parser.as_mut(),
+            Duration::from_secs(5),
+            "fuzz",
+        ))
+    }
+
+    fn stream(api: usize, text: &[&str], args: &[&str]) -> Vec<u8> {
+        let mut events = match api {
+            0 => wire::chat_text(text, 3, 4),
+            1 => wire::responses_text(text, 3, 4),
+            _ => wire::anthropic_text(text, 3, 4),
+        };
+        if !args.is_empty() {
+            events = match api {
+                0 => wire::chat_tool_call("c1", "tool", args),
+                1 => wire::responses_tool_call("c1", "tool", args),
+                _ => wire::anthropic_tool_call("c1", "tool", args),
+            };
+        }
+        events.concat().into_bytes()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn any_chunking_of_a_stream_gives_the_same_reply(
+            api in 0usize..3,
+            text in prop::collection::vec("[a-zé ✓\\n\"\\\\{}]{0,12}", 1..5),
+            cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..40),
+        ) {
+            let pieces: Vec<&str> = text.iter().map(String::as_str).collect();
+            let bytes = stream(api, &pieces, &[]);
+            let whole = parse(api, &bytes, &[]).unwrap();
+            prop_assert_eq!(&whole.text, &text.concat());
+            prop_assert_eq!(parse(api, &bytes, &cuts).unwrap(), whole);
+        }
+
+        #[test]
+        fn tool_arguments_split_anywhere_are_assembled(
+            api in 0usize..3,
+            value in prop::collection::btree_map("[a-z]{1,5}", "[a-z0-9 ✓]{0,8}", 0..4),
+            splits in prop::collection::vec(any::<prop::sample::Index>(), 0..6),
+            cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..40),
+        ) {
+            let json = serde_json::to_string(&value).unwrap();
+            let chars: Vec<char> = json.chars().collect();
+            let mut at: Vec<usize> = splits.iter().map(|s| s.index(chars.len() + 1)).collect();
+            at.extend([0, chars.len()]);
+            at.sort_unstable();
+            at.dedup();
+            let pieces: Vec<String> = at.windows(2).map(|w| chars[w[0]..w[1]].iter().collect()).collect();
+            let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+            let bytes = stream(api, &[], &pieces);
+            let reply = parse(api, &bytes, &cuts).unwrap();
+            prop_assert_eq!(reply.tool_calls.len(), 1);
+            prop_assert_eq!(&reply.tool_calls[0].arguments, &serde_json::to_value(&value).unwrap());
+        }
+
+        #[test]
+        fn noise_never_panics(api in 0usize..3, noise in prop::collection::vec(any::<u8>(), 0..512), cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..8)) {
+            let _ = parse(api, &noise, &cuts);
+        }
+
+        #[test]
+        fn a_damaged_stream_is_parsed_or_refused_without_panicking(
+            api in 0usize..3,
+            at in any::<prop::sample::Index>(),
+            byte in any::<u8>(),
+            cut_at in any::<prop::sample::Index>(),
+        ) {
+            let mut bytes = stream(api, &["hello ", "world"], &[]);
+            let i = at.index(bytes.len());
+            bytes[i] = byte;
+            let truncated = &bytes[..cut_at.index(bytes.len() + 1)];
+            let _ = parse(api, &bytes, &[]);
+            let _ = parse(api, truncated, &[]);
+        }
+    }
+}

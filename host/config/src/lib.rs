@@ -68,7 +68,7 @@ pub struct ParseError {
 }
 
 fn key_prefix(key: &str) -> String {
-    if key.is_empty() || key == "." {
+    if key.is_empty() {
         String::new()
     } else {
         format!("at `{key}`: ")
@@ -132,10 +132,22 @@ impl Config {
     /// Parse configuration text; relative paths resolve against `base_dir`.
     /// Errors name the key they are at.
     pub fn from_json_str(text: &str, base_dir: &Path) -> Result<Self, ParseError> {
+        // serde would take a JSON array as the struct's fields in order.
+        if text.trim_start().starts_with('[') {
+            return Err(ParseError {
+                key: String::new(),
+                source: serde::de::Error::custom(
+                    "the configuration must be a JSON object, not an array",
+                ),
+            });
+        }
         let de = &mut serde_json::Deserializer::from_str(text);
         let mut config: Config =
             serde_path_to_error::deserialize(&mut *de).map_err(|e| ParseError {
-                key: e.path().to_string(),
+                key: match e.path().to_string() {
+                    top if top == "." => String::new(),
+                    key => key,
+                },
                 source: e.into_inner(),
             })?;
         de.end().map_err(|source| ParseError {
@@ -174,6 +186,9 @@ impl Config {
         }
     }
 }
+
+#[cfg(test)]
+mod bad_input_tests;
 
 #[cfg(test)]
 mod tests {

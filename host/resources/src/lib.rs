@@ -151,10 +151,10 @@ fn resolve(
         }
     } else {
         let mut set = GlobSetBuilder::new();
-        for p in &patterns {
+        for (i, p) in patterns.iter().enumerate() {
             let glob = Glob::new(p.trim_end_matches('/')).map_err(|e| ResourceError::Manifest {
                 package: root.into(),
-                reason: format!("openclaw.{kind}: {e}"),
+                reason: format!("package.json: `openclaw.{kind}[{i}]` is not a valid glob: {e}"),
             })?;
             set.add(glob);
         }

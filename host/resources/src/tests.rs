@@ -102,3 +102,28 @@ fn a_symlink_out_of_the_package_is_refused() {
         Err(ResourceError::Escape { .. })
     ));
 }
+
+#[test]
+fn bad_globs_and_wrong_types_name_the_file_and_key() {
+    for (manifest, says) in [
+        (
+            r#"{"openclaw": {"skills": ["skills/*.md", "skills/[oops"]}}"#,
+            "package.json: `openclaw.skills[1]` is not a valid glob",
+        ),
+        (
+            r#"{"openclaw": {"prompts": 7}}"#,
+            "openclaw.prompts must be a string or a list of strings",
+        ),
+        (
+            r#"{"openclaw": {"themes": [1]}}"#,
+            "openclaw.themes entries must be strings",
+        ),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "package.json", manifest);
+        let err = discover(dir.path()).unwrap_err().to_string();
+        assert!(err.contains(says), "{manifest}: {err}");
+        let root = dir.path().canonicalize().unwrap();
+        assert!(err.contains(&root.display().to_string()), "{err}");
+    }
+}

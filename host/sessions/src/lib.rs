@@ -13,3 +13,6 @@ pub use index::IndexEntry;
 pub use lanes::SessionLanes;
 pub use store::{SessionError, SessionStore};
 pub use transcript::Transcript;
+
+#[cfg(test)]
+mod fuzz_tests;

@@ -216,13 +216,14 @@ impl Transcript {
         let by_id: std::collections::HashMap<&str, &Entry> =
             self.entries.iter().map(|e| (e.id.as_str(), e)).collect();
         let mut path = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         let mut cursor = self.leaf.as_deref();
         while let Some(entry) = cursor.and_then(|id| by_id.get(id)) {
+            if !seen.insert(entry.id.as_str()) {
+                break; // a parent cycle in a hand-edited file: each entry once
+            }
             path.push(*entry);
             cursor = entry.parent_id.as_deref();
-            if path.len() > self.entries.len() {
-                break; // a parent cycle in a hand-edited file
-            }
         }
         path.reverse();
         path
