@@ -4,7 +4,7 @@ use std::marker::PhantomData;
 
 use crate::bindings::exports::openclaw::plugin::plugin::Guest;
 use crate::wit;
-use crate::{AfterDecision, AfterToolCall, BeforeDecision, BeforeToolCall, Observed, Plugin, ToolCall};
+use crate::{AfterDecision, AfterToolCall, BeforeDecision, BeforeToolCall, Json, Observed, Plugin, ToolCall};
 
 /// Adapts a [`Plugin`] to the exported WIT interface; used by [`crate::export_plugin!`].
 pub struct Adapter<P>(PhantomData<P>);
@@ -34,7 +34,7 @@ impl<P: Plugin> Guest for Adapter<P> {
                 let decision = P::before_tool_call(BeforeToolCall {
                     tool: e.tool,
                     call_id: e.call_id,
-                    params: parse(&e.params),
+                    params: Json::from_text(e.params),
                     tool_plugin: e.tool_plugin,
                     context: e.context,
                 });
@@ -50,8 +50,8 @@ impl<P: Plugin> Guest for Adapter<P> {
                 let decision = P::after_tool_call(AfterToolCall {
                     tool: e.tool,
                     call_id: e.call_id,
-                    params: parse(&e.params),
-                    outcome: e.outcome.map(|ok| parse(&ok)),
+                    params: Json::from_text(e.params),
+                    outcome: e.outcome.map(Json::from_text),
                     duration_ms: e.duration_ms,
                     context: e.context,
                 });

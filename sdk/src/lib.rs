@@ -35,9 +35,11 @@ pub mod bindings {
 }
 
 mod adapter;
+mod json;
 mod registration;
 
 pub use adapter::Adapter;
+pub use json::Json;
 pub use registration::{Registration, ToolDef};
 
 use bindings::openclaw::plugin::types as wit;
@@ -62,15 +64,15 @@ pub struct ToolCall {
     pub context: CallContext,
 }
 
-/// The `before_tool_call` event, with parameters parsed from JSON.
+/// The `before_tool_call` event.
 #[derive(Debug, Clone)]
 pub struct BeforeToolCall {
     /// The tool name.
     pub tool: String,
     /// The model's id for this call.
     pub call_id: String,
-    /// Parameters as they stand after earlier hooks.
-    pub params: serde_json::Value,
+    /// Parameters as they stand after earlier hooks (parsed on first use).
+    pub params: Json,
     /// The plugin providing the tool, or `None` for host tools.
     pub tool_plugin: Option<String>,
     /// The run the call belongs to.
@@ -88,17 +90,17 @@ pub enum BeforeDecision {
     Rewrite(serde_json::Value),
 }
 
-/// The `after_tool_call` event, with JSON parsed.
+/// The `after_tool_call` event.
 #[derive(Debug, Clone)]
 pub struct AfterToolCall {
     /// The tool name.
     pub tool: String,
     /// The model's id for this call.
     pub call_id: String,
-    /// The parameters the tool ran with.
-    pub params: serde_json::Value,
-    /// The tool's result or error message, after earlier hooks.
-    pub outcome: Result<serde_json::Value, String>,
+    /// The parameters the tool ran with (parsed on first use).
+    pub params: Json,
+    /// The tool's result or error message, after earlier hooks (parsed on first use).
+    pub outcome: Result<Json, String>,
     /// How long the tool ran, in milliseconds.
     pub duration_ms: u64,
     /// The run the call belongs to.

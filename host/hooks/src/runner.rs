@@ -28,7 +28,7 @@ pub enum HookError {
 #[async_trait]
 pub trait HookHandler: Send + Sync {
     /// Handle one event.
-    async fn handle(&self, event: HookEvent) -> Result<HookOutcome, HookError>;
+    async fn handle(&self, event: &HookEvent) -> Result<HookOutcome, HookError>;
 }
 
 /// One handler subscribed to one hook.
@@ -152,13 +152,12 @@ impl HookRunner {
     /// Run `before_tool_call`: each handler sees the parameters left by the one
     /// before; the first block ends the run; a failing handler blocks the call
     /// unless its fail policy is `ignore`.
-    pub async fn before_tool_call(&self, mut event: BeforeToolCallEvent) -> BeforeToolCallResult {
+    pub async fn before_tool_call(&self, event: BeforeToolCallEvent) -> BeforeToolCallResult {
         let mut decisions = Vec::new();
+        // Handlers borrow the event; only a rewrite changes it.
+        let mut current = HookEvent::BeforeToolCall(event);
         for reg in self.handlers(HookKind::BeforeToolCall) {
-            let answer = reg
-                .handler
-                .handle(HookEvent::BeforeToolCall(event.clone()))
-                .await;
+            let answer = reg.handler.handle(&current).await;
             let record = |decision: String| HookDecisionRecord {
                 hook: HookKind::BeforeToolCall,
                 plugin_id: reg.plugin_id.clone(),
@@ -170,7 +169,9 @@ impl HookRunner {
                 }
                 Ok(HookOutcome::BeforeToolCall(BeforeToolCallOutcome::Rewrite(params))) => {
                     decisions.push(record(format!("rewrite: {}", short(&params))));
-                    event.params = params;
+                    if let HookEvent::BeforeToolCall(event) = &mut current {
+                        event.params = params;
+                    }
                 }
                 Ok(HookOutcome::BeforeToolCall(BeforeToolCallOutcome::Block(reason))) => {
                     decisions.push(record(format!("block: {reason}")));
@@ -197,6 +198,9 @@ impl HookRunner {
                 }
             }
         }
+        let HookEvent::BeforeToolCall(event) = current else {
+            unreachable!("only params change")
+        };
         BeforeToolCallResult {
             verdict: Ok(event.params),
             decisions,
@@ -207,13 +211,14 @@ impl HookRunner {
     /// before. A failing handler withholds the result (it may have been a
     /// redaction hook), replacing it with an error, unless its fail policy is
     /// `ignore`.
-    pub async fn after_tool_call(&self, mut event: AfterToolCallEvent) -> AfterToolCallResult {
+    pub async fn after_tool_call(&self, event: AfterToolCallEvent) -> AfterToolCallResult {
         let mut decisions = Vec::new();
+        let mut current = HookEvent::AfterToolCall(event);
         for reg in self.handlers(HookKind::AfterToolCall) {
-            let answer = reg
-                .handler
-                .handle(HookEvent::AfterToolCall(event.clone()))
-                .await;
+            let answer = reg.handler.handle(&current).await;
+            let HookEvent::AfterToolCall(event) = &mut current else {
+                unreachable!("only the outcome changes")
+            };
             let record = |decision: String| HookDecisionRecord {
                 hook: HookKind::AfterToolCall,
                 plugin_id: reg.plugin_id.clone(),
@@ -247,6 +252,9 @@ impl HookRunner {
                 }
             }
         }
+        let HookEvent::AfterToolCall(event) = current else {
+            unreachable!("only the outcome changes")
+        };
         AfterToolCallResult {
             outcome: event.outcome,
             decisions,
@@ -313,8 +321,8 @@ impl HookRunner {
     pub async fn observe(&self, event: HookEvent) -> Observed {
         let kind = event.kind();
         debug_assert!(kind.observe_only());
+        let event = &event;
         let runs = self.handlers(kind).map(|reg| {
-            let event = event.clone();
             async move {
                 let error = match reg.handler.handle(event).await {
                     Ok(HookOutcome::Observed) => {
@@ -353,7 +361,7 @@ impl HookRunner {
         for reg in self.handlers(HookKind::BeforePromptBuild) {
             let error = match reg
                 .handler
-                .handle(HookEvent::BeforePromptBuild(event.clone()))
+                .handle(&HookEvent::BeforePromptBuild(event.clone()))
                 .await
             {
                 Ok(HookOutcome::BeforePromptBuild(None)) => {
@@ -413,7 +421,7 @@ impl HookRunner {
         for reg in self.handlers(kind) {
             let error = match reg
                 .handler
-                .handle(HookEvent::BeforeCompaction(event.clone()))
+                .handle(&HookEvent::BeforeCompaction(event.clone()))
                 .await
             {
                 Ok(HookOutcome::BeforeCompaction(Some(summary))) if !summary.trim().is_empty() => {
@@ -460,8 +468,8 @@ mod tests {
 
     #[async_trait]
     impl HookHandler for Scripted {
-        async fn handle(&self, event: HookEvent) -> Result<HookOutcome, HookError> {
-            if let HookEvent::BeforeToolCall(e) = &event {
+        async fn handle(&self, event: &HookEvent) -> Result<HookOutcome, HookError> {
+            if let HookEvent::BeforeToolCall(e) = event {
                 self.1
                     .lock()
                     .unwrap()

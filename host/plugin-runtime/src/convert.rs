@@ -8,6 +8,12 @@ use clawhost_hooks::{
 
 use crate::bindings::wit;
 
+/// JSON text of a value. `serde_json::to_string` writes straight into a
+/// buffer; `Value`'s `Display` goes through `fmt` and is several times slower.
+pub(crate) fn json_text(value: &serde_json::Value) -> String {
+    serde_json::to_string(value).expect("a JSON value always serializes")
+}
+
 pub(crate) fn context(ctx: &CallContext) -> wit::CallContext {
     wit::CallContext {
         agent_id: ctx.agent_id.clone(),
@@ -36,19 +42,15 @@ pub(crate) fn event(event: &HookEvent) -> wit::HookEvent {
         HookEvent::BeforeToolCall(e) => wit::HookEvent::BeforeToolCall(wit::BeforeToolCallEvent {
             tool: e.tool.clone(),
             call_id: e.call_id.clone(),
-            params: e.params.to_string(),
+            params: json_text(&e.params),
             tool_plugin: e.tool_plugin.clone(),
             context: context(&e.context),
         }),
         HookEvent::AfterToolCall(e) => wit::HookEvent::AfterToolCall(wit::AfterToolCallEvent {
             tool: e.tool.clone(),
             call_id: e.call_id.clone(),
-            params: e.params.to_string(),
-            outcome: e
-                .outcome
-                .as_ref()
-                .map(|v| v.to_string())
-                .map_err(Clone::clone),
+            params: json_text(&e.params),
+            outcome: e.outcome.as_ref().map(json_text).map_err(Clone::clone),
             duration_ms: e.duration_ms,
             context: context(&e.context),
         }),

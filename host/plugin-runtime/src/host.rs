@@ -86,8 +86,12 @@ impl PluginHost {
                     continue;
                 }
             };
-            for dir in dirs {
-                let result = self.load_package(&dir).await;
+            // Packages are prepared concurrently (hashing and loading the
+            // compiled code run on blocking threads), then admitted in order.
+            let prepared =
+                futures::future::join_all(dirs.iter().map(|dir| self.prepare(dir))).await;
+            for (dir, prepared) in dirs.into_iter().zip(prepared) {
+                let result = prepared.and_then(|plugin| self.admit(plugin));
                 let id = match &result {
                     Ok(p) => Some(p.id().to_string()),
                     Err(e) => e.plugin_id().map(str::to_string),
@@ -108,6 +112,33 @@ impl PluginHost {
 
     /// Load one plugin package directory.
     pub async fn load_package(&mut self, dir: &Path) -> Result<Arc<LoadedPlugin>, LoadError> {
+        let plugin = self.prepare(dir).await?;
+        self.admit(plugin)
+    }
+
+    /// Add a prepared plugin, unless one with its id is already loaded.
+    fn admit(&mut self, plugin: LoadedPlugin) -> Result<Arc<LoadedPlugin>, LoadError> {
+        self.refuse_duplicate(plugin.id())?;
+        let plugin = Arc::new(plugin);
+        self.plugins.push(plugin.clone());
+        Ok(plugin)
+    }
+
+    fn refuse_duplicate(&self, id: &str) -> Result<(), LoadError> {
+        match self.plugins.iter().find(|p| p.id() == id) {
+            Some(existing) => Err(LoadError::Refused {
+                id: id.into(),
+                rule: format!(
+                    "a plugin with this id is already loaded from {}",
+                    existing.dir.display()
+                ),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Admission, compilation (or the cache), instantiation and `register`.
+    async fn prepare(&self, dir: &Path) -> Result<LoadedPlugin, LoadError> {
         let package = PluginPackage::read(dir)?;
         let id = package.manifest.id.clone();
         let entry = self.config.entries.get(&id).cloned().unwrap_or_default();
@@ -118,15 +149,7 @@ impl PluginHost {
             });
         }
         admission::check_lists(&id, &self.config)?;
-        if let Some(existing) = self.plugins.iter().find(|p| p.id() == id) {
-            return Err(LoadError::Refused {
-                id,
-                rule: format!(
-                    "a plugin with this id is already loaded from {}",
-                    existing.dir.display()
-                ),
-            });
-        }
+        self.refuse_duplicate(&id)?;
         api_version::check_manifest(&id, &package.manifest.api_version)?;
         let runtime = |stage: &'static str| {
             let id = id.clone();
@@ -137,9 +160,14 @@ impl PluginHost {
             }
         };
         let path = package.component_path();
-        let bytes = std::fs::read(&path)
-            .map_err(|e| runtime("reading the component")(format!("{}: {e}", path.display())))?;
-        let sha256 = admission::sha256_hex(&bytes);
+        let (bytes, sha256) = tokio::task::spawn_blocking(move || {
+            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let sha256 = admission::sha256_hex(&bytes);
+            Ok::<_, String>((bytes, sha256))
+        })
+        .await
+        .map_err(|e| runtime("reading the component")(e.to_string()))?
+        .map_err(runtime("reading the component"))?;
         admission::check_pin(&id, &sha256, &self.config)?;
         let grants = EffectiveGrants::resolve(
             &id,
@@ -194,7 +222,7 @@ impl PluginHost {
                 id: id.clone(),
                 reason,
             })?;
-        let plugin = Arc::new(LoadedPlugin {
+        Ok(LoadedPlugin {
             manifest: package.manifest,
             dir: package.dir,
             sha256,
@@ -203,9 +231,7 @@ impl PluginHost {
             instance,
             logs,
             settings: entry,
-        });
-        self.plugins.push(plugin.clone());
-        Ok(plugin)
+        })
     }
 
     /// Loaded plugins, in load order.

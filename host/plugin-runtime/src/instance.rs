@@ -187,6 +187,18 @@ impl PluginInstance {
         })
     }
 
+    /// Discard the live instance (its state is lost) and start a fresh one.
+    pub(crate) async fn restart(&self) -> Result<(), CallError> {
+        let mut slot = self.live.lock().await;
+        *slot = None;
+        let live = self.instantiate().await.map_err(|e| CallError::Trapped {
+            id: self.id.clone(),
+            reason: format!("instantiation failed: {}", e.root_cause()),
+        })?;
+        *slot = Some(live);
+        Ok(())
+    }
+
     /// Whether the component exports the harness interface.
     pub(crate) fn is_harness(&self) -> bool {
         self.harness_indices.is_some()

@@ -116,6 +116,12 @@ impl LoadedPlugin {
         }
     }
 
+    /// Discard the plugin's live instance and start a fresh one from the
+    /// pre-instantiated component: whatever state the plugin kept is lost.
+    pub async fn restart(&self) -> Result<(), CallError> {
+        self.instance.restart().await
+    }
+
     /// Call one of the plugin's tools directly (the agent goes through the dispatcher).
     pub async fn call_tool(
         &self,
@@ -127,7 +133,7 @@ impl LoadedPlugin {
         let call = wit::ToolCall {
             tool: tool.into(),
             call_id: call_id.into(),
-            params: params.to_string(),
+            params: convert::json_text(params),
             context: convert::context(ctx),
         };
         match self.instance.call(Request::CallTool(call)).await? {
@@ -246,8 +252,8 @@ struct PluginHooks(Arc<LoadedPlugin>);
 
 #[async_trait]
 impl HookHandler for PluginHooks {
-    async fn handle(&self, event: HookEvent) -> Result<HookOutcome, HookError> {
-        self.0.handle_hook(&event).await
+    async fn handle(&self, event: &HookEvent) -> Result<HookOutcome, HookError> {
+        self.0.handle_hook(event).await
     }
 }
 

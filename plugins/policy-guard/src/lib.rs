@@ -48,7 +48,7 @@ impl Plugin for PolicyGuard {
             event.params["text"].as_str(),
         ) {
             if text.chars().count() as u64 > max {
-                let mut params = event.params.clone();
+                let mut params = event.params.value().clone();
                 params["text"] = Value::String(text.chars().take(max as usize).collect());
                 return BeforeDecision::Rewrite(params);
             }

@@ -51,7 +51,8 @@ impl Plugin for Redact {
     fn after_tool_call(event: AfterToolCall) -> AfterDecision {
         let mut count = 0;
         let replaced = match event.outcome {
-            Ok(mut value) => {
+            Ok(json) => {
+                let mut value = json.into_value();
                 redact(&mut value, &mut count);
                 if let Value::Object(map) = &mut value {
                     if count > 0 {

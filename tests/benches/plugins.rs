@@ -1,0 +1,332 @@
+//! Plugin-host benchmarks (criterion): instantiation from the compiled cache,
+//! the tool-call hook round trip into a component, tool calls with large
+//! arguments, host start to first model request, and resident memory.
+//!
+//! Run: `cargo bench -p clawhost-tests --bench plugins`. Medians are printed at
+//! the end, with resident memory; BENCHMARKS.md records a run.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use clawhost_agent_core::{
+    ModelClient, ModelError, ModelRequest, ModelResponse, RunContext, StopReason, ToolCallRequest,
+    ToolExecutor, Usage,
+};
+use clawhost_config::Config;
+use clawhost_hooks::{AfterToolCallEvent, BeforeToolCallEvent, CallContext, HookRunner};
+use clawhost_plugin_runtime::PluginHost;
+use clawhost_runner::EmbeddedRunner;
+use clawhost_tests::{cache_dir, plugins_dir};
+use criterion::{BenchmarkId, Criterion};
+use serde_json::{json, Value};
+
+/// A directory of `n` copies of the `bench-noop` package (ids `noop-0` …),
+/// and a config that loads them with the shared compiled cache.
+fn noop_packages(n: usize) -> (tempfile::TempDir, Config) {
+    let dir = tempfile::tempdir().unwrap();
+    let source = plugins_dir().join("bench-noop");
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(source.join("openclaw.plugin.json")).unwrap(),
+    )
+    .unwrap();
+    let mut entries = serde_json::Map::new();
+    for i in 0..n {
+        let id = format!("noop-{i}");
+        let package = dir.path().join("plugins").join(&id);
+        std::fs::create_dir_all(&package).unwrap();
+        let mut m = manifest.clone();
+        m["id"] = json!(id);
+        std::fs::write(package.join("openclaw.plugin.json"), m.to_string()).unwrap();
+        std::fs::copy(source.join("plugin.wasm"), package.join("plugin.wasm")).unwrap();
+        entries.insert(id.clone(), json!({"config": {"id": id}}));
+    }
+    let config = Config::from_json_str(
+        &json!({"plugins": {"paths": ["plugins"], "entries": entries}}).to_string(),
+        dir.path(),
+    )
+    .unwrap();
+    let mut config = config;
+    config.plugins.cache_dir = Some(cache_dir());
+    (dir, config)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn ctx() -> CallContext {
+    CallContext {
+        agent_id: "main".into(),
+        session_id: Some("1733150000000-a1b2c3".into()),
+        model_ref: "openai/gpt-5".into(),
+    }
+}
+
+/// A realistic tool call: a file edit with a few hundred bytes of parameters.
+fn realistic_params() -> Value {
+    json!({
+        "path": "/workspace/src/handlers/session.rs",
+        "old_text": "let session = store.open(agent, id)?;\n    session.touch();",
+        "new_text": "let mut session = store.open(agent, id)?;\n    session.touch();\n    session.flush()?;",
+        "options": {"create": false, "backup": true, "encoding": "utf-8"}
+    })
+}
+
+fn realistic_result() -> Value {
+    json!({
+        "applied": true,
+        "path": "/workspace/src/handlers/session.rs",
+        "diff": "@@ -41,2 +41,3 @@\n-    let session = store.open(agent, id)?;\n+    let mut session = store.open(agent, id)?;\n     session.touch();\n+    session.flush()?;\n",
+        "lines": {"before": 212, "after": 213},
+        "checks": [{"name": "fmt", "ok": true}, {"name": "build", "ok": true}]
+    })
+}
+
+fn instantiate(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
+    let (_dir, config) = noop_packages(1);
+    let host = rt.block_on(async {
+        let mut host = PluginHost::new(&config).unwrap();
+        host.load_configured().await;
+        host
+    });
+    let plugin = host.plugin("noop-0").unwrap().clone();
+    c.bench_function("plugin/instantiate_from_cache", |b| {
+        b.to_async(rt)
+            .iter(|| async { plugin.restart().await.unwrap() })
+    });
+}
+
+fn hook_round_trip(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
+    let (_dir, config) = noop_packages(1);
+    let host = rt.block_on(async {
+        let mut host = PluginHost::new(&config).unwrap();
+        host.load_configured().await;
+        host
+    });
+    let hooks = HookRunner::new(host.hook_registrations());
+    let before = BeforeToolCallEvent {
+        tool: "edit_file".into(),
+        call_id: "call_7f3a".into(),
+        params: realistic_params(),
+        tool_plugin: Some("files".into()),
+        context: ctx(),
+    };
+    let after = AfterToolCallEvent {
+        tool: "edit_file".into(),
+        call_id: "call_7f3a".into(),
+        params: realistic_params(),
+        outcome: Ok(realistic_result()),
+        duration_ms: 3,
+        context: ctx(),
+    };
+    c.bench_function("hooks/noop_before_and_after_tool_call", |b| {
+        b.to_async(rt).iter(|| async {
+            let verdict = hooks.before_tool_call(before.clone()).await.verdict;
+            assert!(verdict.is_ok());
+            let outcome = hooks.after_tool_call(after.clone()).await.outcome;
+            assert!(outcome.is_ok());
+        })
+    });
+}
+
+fn tool_calls(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
+    let (_dir, config) = noop_packages(1);
+    let (runner, _) = rt.block_on(EmbeddedRunner::start(config)).unwrap();
+    let item = json!({"id": 12345, "name": "item name", "tags": ["a", "b", "c"], "score": 0.75});
+    let per_item = item.to_string().len() + 1;
+    let mut group = c.benchmark_group("dispatch/tool_call");
+    for (label, bytes) in [("1KB", 1usize << 10), ("1MB", 1 << 20)] {
+        let data = Value::Array(vec![item.clone(); bytes / per_item]);
+        let call = ToolCallRequest {
+            id: "call_1".into(),
+            name: "noop_0_measure".into(),
+            arguments: json!({ "data": data }),
+        };
+        group.bench_with_input(BenchmarkId::from_parameter(label), &call, |b, call| {
+            b.to_async(rt).iter(|| async {
+                // A fresh run each time: a run's event log only grows.
+                let run = RunContext::new("main", "scripted/m");
+                let out = runner.dispatcher().execute(call, &run).await;
+                assert!(!out.is_error, "{}", out.content);
+            })
+        });
+    }
+    group.finish();
+}
+
+/// A model that notes when the first request arrives and answers at once.
+struct FirstRequest(Mutex<Option<Instant>>);
+
+#[async_trait]
+impl ModelClient for FirstRequest {
+    async fn complete(&self, _request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        self.0.lock().unwrap().get_or_insert_with(Instant::now);
+        Ok(ModelResponse {
+            text: "ok".into(),
+            tool_calls: vec![],
+            usage: Usage::default(),
+            stop_reason: StopReason::EndTurn,
+        })
+    }
+}
+
+fn start_to_first_request(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
+    let mut group = c.benchmark_group("start/first_model_request");
+    group.sample_size(20);
+    for n in [1usize, 20] {
+        let (_dir, config) = noop_packages(n);
+        group.bench_with_input(BenchmarkId::new("plugins", n), &config, |b, config| {
+            b.to_async(rt).iter_custom(|iters| {
+                let config = config.clone();
+                async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let model = Arc::new(FirstRequest(Mutex::new(None)));
+                        let started = Instant::now();
+                        let (runner, reports) =
+                            EmbeddedRunner::start(config.clone()).await.unwrap();
+                        assert!(reports.iter().all(|r| r.result.is_ok()));
+                        assert_eq!(runner.dispatcher().specs().len(), n + 1);
+                        let ctx = RunContext::new("main", "scripted/m");
+                        runner
+                            .run_turn(model.clone(), &ctx, &[], "hi")
+                            .await
+                            .unwrap();
+                        let first = model.0.lock().unwrap().expect("the model was asked");
+                        total += first - started;
+                    }
+                    total
+                }
+            })
+        });
+    }
+    group.finish();
+}
+
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// Resident memory of a host with 10 plugins loaded, against an empty host.
+fn resident_memory(rt: &tokio::runtime::Runtime) -> Vec<String> {
+    let (_dir, config) = noop_packages(10);
+    let mut lines = Vec::new();
+    rt.block_on(async {
+        let before = rss_kib();
+        let mut empty = PluginHost::new(&config).unwrap();
+        let engine = rss_kib();
+        empty.load_configured().await;
+        let loaded = rss_kib();
+        // Each plugin has a live instance after `register`; call every hook once.
+        let hooks = HookRunner::new(empty.hook_registrations());
+        let _ = hooks
+            .before_tool_call(BeforeToolCallEvent {
+                tool: "t".into(),
+                call_id: "c".into(),
+                params: realistic_params(),
+                tool_plugin: None,
+                context: ctx(),
+            })
+            .await;
+        let used = rss_kib();
+        lines.push(format!(
+            "resident memory: process before the host {:.1} MiB",
+            before as f64 / 1024.0
+        ));
+        lines.push(format!(
+            "resident memory: + engine and cache {:.1} MiB",
+            engine.saturating_sub(before) as f64 / 1024.0
+        ));
+        lines.push(format!(
+            "resident memory: + 10 plugins loaded and called {:.1} MiB ({:.2} MiB per plugin)",
+            used.saturating_sub(engine) as f64 / 1024.0,
+            used.saturating_sub(engine) as f64 / 10240.0
+        ));
+        let _ = loaded;
+        drop(empty);
+    });
+    lines
+}
+
+/// The median of each benchmark, read from criterion's estimates.
+fn medians(root: &Path) -> Vec<String> {
+    let mut found: Vec<PathBuf> = walk(root)
+        .into_iter()
+        .filter(|p| p.ends_with("new/estimates.json"))
+        .collect();
+    found.sort();
+    found
+        .iter()
+        .filter_map(|p| {
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(p).ok()?).ok()?;
+            let ns = v["median"]["point_estimate"].as_f64()?;
+            let name = p
+                .parent()?
+                .parent()?
+                .strip_prefix(root)
+                .ok()?
+                .display()
+                .to_string();
+            Some(format!("median {name}: {}", human(ns)))
+        })
+        .collect()
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(walk(&p));
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+fn human(ns: f64) -> String {
+    if ns < 1_000.0 {
+        format!("{ns:.0} ns")
+    } else if ns < 1_000_000.0 {
+        format!("{:.2} µs", ns / 1_000.0)
+    } else {
+        format!("{:.2} ms", ns / 1_000_000.0)
+    }
+}
+
+fn main() {
+    let out = clawhost::build::repo_root()
+        .join("target")
+        .join("criterion");
+    let mut c = Criterion::default()
+        .output_directory(&out)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    let rt = runtime();
+    plugins_dir(); // build the plugins before timing anything
+    instantiate(&mut c, &rt);
+    hook_round_trip(&mut c, &rt);
+    tool_calls(&mut c, &rt);
+    start_to_first_request(&mut c, &rt);
+    c.final_summary();
+    let memory = resident_memory(&rt);
+    println!("\n== summary");
+    for line in medians(&out).into_iter().chain(memory) {
+        println!("{line}");
+    }
+}
