@@ -14,6 +14,9 @@ use crate::state::PluginState;
 /// How often the epoch advances; deadlines are rounded up to this.
 pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 
+/// Live component instances (and fiber stacks) the pool holds at most.
+const MAX_INSTANCES: u32 = 256;
+
 /// The engine and linker shared by every plugin.
 pub struct PluginEngine {
     engine: Engine,
@@ -39,8 +42,13 @@ impl PluginEngine {
     /// (it falls back to on-demand allocation where pooling cannot reserve memory).
     pub fn new(memory_cap: u64) -> wasmtime::Result<Self> {
         let mut pooling = PoolingAllocationConfig::default();
+        // One live instance per plugin and calls into a plugin serialized, so
+        // at most one fiber stack per instance is in use. Every pooled stack
+        // costs a guard-page mapping at start-up: the default of 1000 made the
+        // engine setup dominate host start.
         pooling
-            .total_component_instances(256)
+            .total_stacks(MAX_INSTANCES)
+            .total_component_instances(MAX_INSTANCES)
             .total_core_instances(1024)
             .total_memories(256)
             .total_tables(512)
