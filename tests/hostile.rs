@@ -5,22 +5,13 @@
 use std::time::{Duration, Instant};
 
 use clawhost_agent_core::{Message, RunContext};
-use clawhost_hooks::CallContext;
 use clawhost_llm::ModelRuntimes;
 use clawhost_plugin_runtime::{CallError, PluginHost, PluginState};
 use clawhost_runner::persist::PersistError;
 use clawhost_runner::RunError;
 use clawhost_sessions::{EntryBody, SessionStore};
-use clawhost_tests::{config, dispatch, host_with, json_of, runner_with};
+use clawhost_tests::{call_tool, config, dispatch, host_with, json_of, runner_with};
 use serde_json::{json, Value};
-
-fn ctx() -> CallContext {
-    CallContext {
-        agent_id: "test".into(),
-        session_id: None,
-        model_ref: "scripted/test".into(),
-    }
-}
 
 async fn call(
     host: &PluginHost,
@@ -28,10 +19,7 @@ async fn call(
     tool: &str,
     params: Value,
 ) -> Result<Result<Value, String>, CallError> {
-    host.plugin(plugin)
-        .unwrap()
-        .call_tool(tool, "c", &params, &ctx())
-        .await
+    call_tool(host, plugin, tool, params).await
 }
 
 fn limits(timeout_ms: u64, traps: u32) -> Value {
@@ -320,6 +308,43 @@ fn turn_config(
     )
 }
 
+/// A runner with `packages`, its model runtimes, a session store and a new session.
+struct Turn {
+    runner: clawhost_runner::EmbeddedRunner,
+    runtimes: ModelRuntimes,
+    store: SessionStore,
+    id: String,
+}
+
+impl Turn {
+    async fn new(cfg: clawhost_config::Config, packages: &[&str]) -> Self {
+        let store = SessionStore::new(cfg.sessions_dir());
+        let runtimes = ModelRuntimes::new();
+        runtimes.rebuild(&cfg).unwrap();
+        let runner = runner_with(cfg, packages).await;
+        let id = store.create("main", None).unwrap().id().to_string();
+        Self {
+            runner,
+            runtimes,
+            store,
+            id,
+        }
+    }
+
+    async fn run(&self, text: &str) -> Result<clawhost_agent_core::TurnOutcome, PersistError> {
+        let ctx = RunContext::new("main", "scripted/m");
+        let generation = self.runtimes.current("main").unwrap();
+        self.runner
+            .run_persisted_turn(&self.store, "main", &self.id, generation, &ctx, text)
+            .await
+            .map(|(outcome, _)| outcome)
+    }
+
+    fn transcript(&self) -> clawhost_sessions::Transcript {
+        self.store.open("main", &self.id).unwrap()
+    }
+}
+
 fn tool_results(messages: &[Message]) -> Vec<(String, bool, String)> {
     messages
         .iter()
@@ -335,20 +360,11 @@ async fn a_turn_through_every_hostile_tool_loses_no_transcript_entry() {
     let dir = tempfile::tempdir().unwrap();
     // agent_end traps, but observe-only hooks fail open by default.
     let cfg = turn_config(dir.path(), &["agent_end"], "ignore");
-    let store = SessionStore::new(cfg.sessions_dir());
-    let runtimes = ModelRuntimes::new();
-    runtimes.rebuild(&cfg).unwrap();
-    let runner = runner_with(cfg, &["test-hostile", "test-misbehave", "text-tools"]).await;
-    let id = store.create("main", None).unwrap().id().to_string();
-    let generation = runtimes.current("main").unwrap();
-    let ctx = RunContext::new("main", "scripted/m");
-    let (outcome, _) = runner
-        .run_persisted_turn(&store, "main", &id, generation, &ctx, "three little words")
-        .await
-        .unwrap();
+    let turn = Turn::new(cfg, &["test-hostile", "test-misbehave", "text-tools"]).await;
+    let outcome = turn.run("three little words").await.unwrap();
     assert_eq!(outcome.answer, "survived");
 
-    let transcript = store.open("main", &id).unwrap();
+    let transcript = turn.transcript();
     let context = transcript.context();
     assert_eq!(
         context.len(),
@@ -382,7 +398,7 @@ async fn a_turn_through_every_hostile_tool_loses_no_transcript_entry() {
         )
     );
     for plugin in ["hostile", "misbehave", "text-tools"] {
-        let status = runner.plugins().plugin(plugin).unwrap().status();
+        let status = turn.runner.plugins().plugin(plugin).unwrap().status();
         assert_eq!(status.state, PluginState::Active, "{plugin}");
     }
 }
@@ -391,33 +407,18 @@ async fn a_turn_through_every_hostile_tool_loses_no_transcript_entry() {
 async fn an_observe_hook_with_fail_policy_block_stops_the_turn_and_the_turn_is_still_recorded() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = turn_config(dir.path(), &["llm_input"], "block");
-    let store = SessionStore::new(cfg.sessions_dir());
-    let runtimes = ModelRuntimes::new();
-    runtimes.rebuild(&cfg).unwrap();
-    let runner = runner_with(cfg, &["test-hostile", "text-tools"]).await;
-    let id = store.create("main", None).unwrap().id().to_string();
-    let ctx = RunContext::new("main", "scripted/m");
-    let err = runner
-        .run_persisted_turn(
-            &store,
-            "main",
-            &id,
-            runtimes.current("main").unwrap(),
-            &ctx,
-            "hello",
-        )
-        .await
-        .unwrap_err();
-    let PersistError::Run(RunError::Turn(turn)) = &err else {
+    let turn = Turn::new(cfg, &["test-hostile", "text-tools"]).await;
+    let err = turn.run("hello").await.unwrap_err();
+    let PersistError::Run(RunError::Turn(stopped)) = &err else {
         panic!("expected the model call to be stopped, got {err}");
     };
-    let text = turn.to_string();
+    let text = stopped.to_string();
     assert!(
         text.contains("llm_input hook of plugin `hostile` failed")
             && text.contains("fail policy is block"),
         "{text}"
     );
-    let transcript = store.open("main", &id).unwrap();
+    let transcript = turn.transcript();
     assert_eq!(transcript.context(), vec![Message::user("hello")]);
     let error = transcript
         .entries()

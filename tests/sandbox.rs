@@ -1,27 +1,15 @@
 //! The sandbox and limits, proven with a plugin that misbehaves on request.
 
-use clawhost_hooks::CallContext;
 use clawhost_plugin_runtime::{CallError, LogSource, PluginHost, PluginState};
-use clawhost_tests::{config, dispatch, host_with, json_of, runner_with};
+use clawhost_tests::{call_tool, config, dispatch, host_with, json_of, runner_with};
 use serde_json::{json, Value};
-
-fn ctx() -> CallContext {
-    CallContext {
-        agent_id: "test".into(),
-        session_id: None,
-        model_ref: "scripted/test".into(),
-    }
-}
 
 async fn call(
     host: &PluginHost,
     tool: &str,
     params: Value,
 ) -> Result<Result<Value, String>, CallError> {
-    host.plugin("misbehave")
-        .unwrap()
-        .call_tool(tool, "c", &params, &ctx())
-        .await
+    call_tool(host, "misbehave", tool, params).await
 }
 
 fn limits(timeout_ms: u64, memory_mb: u64, traps: u32) -> Value {

@@ -9,7 +9,8 @@ use std::sync::OnceLock;
 
 use clawhost_agent_core::{RunContext, ToolCallRequest, ToolExecutor, ToolOutput};
 use clawhost_config::Config;
-use clawhost_plugin_runtime::{LoadError, PluginHost};
+use clawhost_hooks::CallContext;
+use clawhost_plugin_runtime::{CallError, LoadError, PluginHost};
 use clawhost_runner::EmbeddedRunner;
 use serde_json::Value;
 
@@ -76,4 +77,26 @@ pub fn json_of(out: &ToolOutput) -> Value {
         out.content
     );
     serde_json::from_str(&out.content).expect("tool output is JSON")
+}
+
+/// The call context the tests hand plugins.
+pub fn call_context() -> CallContext {
+    CallContext {
+        agent_id: "test".into(),
+        session_id: None,
+        model_ref: "scripted/test".into(),
+    }
+}
+
+/// Call one plugin's tool directly (no dispatcher, no hooks).
+pub async fn call_tool(
+    host: &PluginHost,
+    plugin: &str,
+    tool: &str,
+    params: Value,
+) -> Result<Result<Value, String>, CallError> {
+    host.plugin(plugin)
+        .unwrap_or_else(|| panic!("plugin `{plugin}` is loaded"))
+        .call_tool(tool, "c", &params, &call_context())
+        .await
 }
