@@ -1,0 +1,283 @@
+//! Tests of the hook runner: order, merge rules and fail policy.
+
+use std::sync::Mutex;
+
+use serde_json::json;
+
+use super::*;
+
+struct Scripted(
+    Mutex<Vec<Result<HookOutcome, HookError>>>,
+    Arc<Mutex<Vec<String>>>,
+    String,
+);
+
+#[async_trait]
+impl HookHandler for Scripted {
+    async fn handle(&self, event: &HookEvent) -> Result<HookOutcome, HookError> {
+        if let HookEvent::BeforeToolCall(e) = event {
+            self.1
+                .lock()
+                .unwrap()
+                .push(format!("{}:{}", self.2, e.params));
+        }
+        self.0.lock().unwrap().remove(0)
+    }
+}
+
+fn reg(
+    id: &str,
+    priority: i32,
+    kind: HookKind,
+    answer: Result<HookOutcome, HookError>,
+    seen: &Arc<Mutex<Vec<String>>>,
+) -> HookRegistration {
+    HookRegistration::new(
+        id,
+        kind,
+        priority,
+        Arc::new(Scripted(Mutex::new(vec![answer]), seen.clone(), id.into())),
+    )
+}
+
+fn ctx() -> CallContext {
+    CallContext {
+        agent_id: "a".into(),
+        session_id: None,
+        model_ref: "m/x".into(),
+    }
+}
+
+fn before(params: Value) -> BeforeToolCallEvent {
+    BeforeToolCallEvent {
+        tool: "t".into(),
+        call_id: "c".into(),
+        params,
+        tool_plugin: None,
+        context: ctx(),
+    }
+}
+
+use BeforeToolCallOutcome as B;
+use HookKind::*;
+use HookOutcome as O;
+
+#[tokio::test]
+async fn before_runs_by_descending_priority_and_passes_rewrites_on() {
+    let seen = Arc::default();
+    let runner = HookRunner::new(vec![
+        reg(
+            "low",
+            1,
+            BeforeToolCall,
+            Ok(O::BeforeToolCall(B::Allow)),
+            &seen,
+        ),
+        reg(
+            "high",
+            10,
+            BeforeToolCall,
+            Ok(O::BeforeToolCall(B::Rewrite(json!({"n": 2})))),
+            &seen,
+        ),
+    ]);
+    let out = runner.before_tool_call(before(json!({"n": 1}))).await;
+    assert_eq!(out.verdict, Ok(json!({"n": 2})));
+    assert_eq!(
+        *seen.lock().unwrap(),
+        vec![r#"high:{"n":1}"#.to_string(), r#"low:{"n":2}"#.to_string()]
+    );
+}
+
+#[tokio::test]
+async fn a_block_is_terminal_and_a_failure_blocks() {
+    let seen = Arc::default();
+    let runner = HookRunner::new(vec![
+        reg(
+            "b",
+            5,
+            BeforeToolCall,
+            Ok(O::BeforeToolCall(B::Block("no".into()))),
+            &seen,
+        ),
+        reg(
+            "c",
+            1,
+            BeforeToolCall,
+            Ok(O::BeforeToolCall(B::Allow)),
+            &seen,
+        ),
+    ]);
+    let out = runner.before_tool_call(before(json!({}))).await;
+    assert_eq!(out.verdict, Err("no".into()));
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        1,
+        "handler after a block must not run"
+    );
+
+    let runner = HookRunner::new(vec![reg(
+        "f",
+        0,
+        BeforeToolCall,
+        Err(HookError::Failed("trapped".into())),
+        &seen,
+    )]);
+    let out = runner.before_tool_call(before(json!({}))).await;
+    let reason = out.verdict.unwrap_err();
+    assert!(
+        reason.contains("`f`") && reason.contains("trapped"),
+        "{reason}"
+    );
+}
+
+#[tokio::test]
+async fn after_replacements_chain_and_a_failure_withholds_the_result() {
+    let seen = Arc::default();
+    let event = AfterToolCallEvent {
+        tool: "t".into(),
+        call_id: "c".into(),
+        params: json!({}),
+        outcome: Ok(json!("secret")),
+        duration_ms: 1,
+        context: ctx(),
+    };
+    let runner = HookRunner::new(vec![
+        reg(
+            "r",
+            2,
+            AfterToolCall,
+            Ok(O::AfterToolCall(AfterToolCallOutcome::Replace(Ok(json!(
+                "clean"
+            ))))),
+            &seen,
+        ),
+        reg(
+            "k",
+            1,
+            AfterToolCall,
+            Ok(O::AfterToolCall(AfterToolCallOutcome::Keep)),
+            &seen,
+        ),
+    ]);
+    assert_eq!(
+        runner.after_tool_call(event.clone()).await.outcome,
+        Ok(json!("clean"))
+    );
+
+    let runner = HookRunner::new(vec![reg(
+        "x",
+        0,
+        AfterToolCall,
+        Err(HookError::Failed("timeout".into())),
+        &seen,
+    )]);
+    let out = runner.after_tool_call(event).await;
+    assert!(out.outcome.unwrap_err().contains("withheld"));
+}
+
+fn failing(
+    id: &str,
+    kind: HookKind,
+    policy: FailPolicy,
+    seen: &Arc<Mutex<Vec<String>>>,
+) -> HookRegistration {
+    reg(id, 10, kind, Err(HookError::Failed("trapped".into())), seen).with_fail_policy(policy)
+}
+
+#[tokio::test]
+async fn defaults_fail_tool_hooks_closed_and_every_other_hook_open() {
+    let seen = Arc::default();
+    for kind in HookKind::ALL {
+        let expected = match kind {
+            BeforeToolCall | AfterToolCall => FailPolicy::Block,
+            _ => FailPolicy::Ignore,
+        };
+        let r = reg("p", 0, kind, Ok(O::Observed), &seen);
+        assert_eq!(r.fail_policy, expected, "{}", kind.name());
+    }
+}
+
+#[tokio::test]
+async fn an_ignored_failure_lets_later_handlers_decide() {
+    let seen = Arc::default();
+    let runner = HookRunner::new(vec![
+        failing("f", BeforeToolCall, FailPolicy::Ignore, &seen),
+        reg(
+            "r",
+            1,
+            BeforeToolCall,
+            Ok(O::BeforeToolCall(B::Rewrite(json!({"n": 9})))),
+            &seen,
+        ),
+    ]);
+    let out = runner.before_tool_call(before(json!({"n": 1}))).await;
+    assert_eq!(out.verdict, Ok(json!({"n": 9})));
+    assert_eq!(out.decisions[0].decision, "failed: trapped; ignored");
+}
+
+#[tokio::test]
+async fn block_on_the_other_hooks_reports_why() {
+    let seen = Arc::default();
+    let prompt = BeforePromptBuildEvent {
+        session_id: None,
+        agent_id: "a".into(),
+        system: None,
+        prompt: "hi".into(),
+    };
+    let runner = HookRunner::new(vec![failing(
+        "f",
+        BeforePromptBuild,
+        FailPolicy::Block,
+        &seen,
+    )]);
+    let built = runner.before_prompt_build(prompt.clone()).await;
+    let reason = built.blocked.unwrap();
+    assert!(
+        reason.contains("before_prompt_build hook of plugin `f` failed (trapped)"),
+        "{reason}"
+    );
+    let runner = HookRunner::new(vec![failing(
+        "f",
+        BeforePromptBuild,
+        FailPolicy::Ignore,
+        &seen,
+    )]);
+    let built = runner.before_prompt_build(prompt).await;
+    assert_eq!((built.blocked, built.prompt.as_str()), (None, "hi"));
+
+    let compaction = BeforeCompactionEvent {
+        session_id: None,
+        message_count: 4,
+        token_count: 100,
+        compacted_count: 2,
+        transcript: "t".into(),
+    };
+    let runner = HookRunner::new(vec![failing(
+        "f",
+        BeforeCompaction,
+        FailPolicy::Block,
+        &seen,
+    )]);
+    assert!(runner.before_compaction(compaction).await.blocked.is_some());
+
+    let end = HookEvent::AgentEnd(AgentEndEvent {
+        session_id: None,
+        agent_id: "a".into(),
+        success: true,
+        text: "done".into(),
+        iterations: 1,
+    });
+    let runner = HookRunner::new(vec![
+        reg("ok", 0, AgentEnd, Ok(O::Observed), &seen),
+        failing("f", AgentEnd, FailPolicy::Block, &seen),
+    ]);
+    let observed = runner.observe(end.clone()).await;
+    assert_eq!(observed.decisions.len(), 2);
+    assert!(observed
+        .verdict()
+        .unwrap_err()
+        .contains("agent_end hook of plugin `f`"));
+    let runner = HookRunner::new(vec![failing("f", AgentEnd, FailPolicy::Ignore, &seen)]);
+    assert_eq!(runner.observe(end).await.verdict(), Ok(()));
+}
