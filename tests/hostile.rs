@@ -6,21 +6,12 @@ use std::time::{Duration, Instant};
 
 use clawhost_agent_core::{Message, RunContext};
 use clawhost_llm::ModelRuntimes;
-use clawhost_plugin_runtime::{CallError, PluginHost, PluginState};
+use clawhost_plugin_runtime::{CallError, PluginState};
 use clawhost_runner::persist::PersistError;
 use clawhost_runner::RunError;
 use clawhost_sessions::{EntryBody, SessionStore};
 use clawhost_tests::{call_tool, config, dispatch, host_with, json_of, runner_with};
 use serde_json::{json, Value};
-
-async fn call(
-    host: &PluginHost,
-    plugin: &str,
-    tool: &str,
-    params: Value,
-) -> Result<Result<Value, String>, CallError> {
-    call_tool(host, plugin, tool, params).await
-}
 
 fn limits(timeout_ms: u64, traps: u32) -> Value {
     json!({"memoryMb": 32, "callTimeoutMs": timeout_ms, "maxConsecutiveTraps": traps, "maxOutputKb": 1024})
@@ -37,11 +28,13 @@ async fn malformed_answers_become_clear_errors_and_the_plugin_keeps_serving() {
         .await
         .unwrap();
 
-    let bad_json = call(&host, "hostile", "bad_json", json!({})).await.unwrap();
+    let bad_json = call_tool(&host, "hostile", "bad_json", json!({}))
+        .await
+        .unwrap();
     let message = bad_json.unwrap_err();
     assert!(message.contains("not valid JSON"), "{message}");
 
-    let bad_utf8 = call(&host, "hostile", "bad_utf8", json!({}))
+    let bad_utf8 = call_tool(&host, "hostile", "bad_utf8", json!({}))
         .await
         .unwrap_err();
     assert!(
@@ -49,7 +42,7 @@ async fn malformed_answers_become_clear_errors_and_the_plugin_keeps_serving() {
         "{bad_utf8}"
     );
 
-    let huge = call(&host, "hostile", "huge", json!({"mb": 3}))
+    let huge = call_tool(&host, "hostile", "huge", json!({"mb": 3}))
         .await
         .unwrap_err();
     assert_eq!(
@@ -63,14 +56,14 @@ async fn malformed_answers_become_clear_errors_and_the_plugin_keeps_serving() {
     );
     assert!(huge.to_string().contains("maxOutputKb"), "{huge}");
     // Under the cap, the same tool answers.
-    let small = call(&host, "hostile", "huge", json!({"mb": 0}))
+    let small = call_tool(&host, "hostile", "huge", json!({"mb": 0}))
         .await
         .unwrap();
     assert_eq!(small, Ok(json!("")));
 
     let status = host.plugin("hostile").unwrap().status();
     assert_eq!(status.state, PluginState::Active);
-    let words = call(&host, "text-tools", "word_count", json!({"text": "a b c"}))
+    let words = call_tool(&host, "text-tools", "word_count", json!({"text": "a b c"}))
         .await
         .unwrap()
         .unwrap();
@@ -85,14 +78,14 @@ async fn unbounded_recursion_is_stopped_and_the_next_call_is_served() {
         dir.path(),
     );
     let host = host_with(&cfg, &["test-hostile"]).await.unwrap();
-    let err = call(&host, "hostile", "recurse", json!({}))
+    let err = call_tool(&host, "hostile", "recurse", json!({}))
         .await
         .unwrap_err();
     let CallError::Trapped { reason, .. } = &err else {
         panic!("expected a trap, got {err}");
     };
     assert!(reason.contains("stack"), "{reason}");
-    let next = call(&host, "hostile", "huge", json!({"mb": 0})).await;
+    let next = call_tool(&host, "hostile", "huge", json!({"mb": 0})).await;
     assert_eq!(next, Ok(Ok(json!(""))));
     assert_eq!(host.plugin("hostile").unwrap().status().instantiations, 2);
 }
@@ -105,7 +98,7 @@ async fn the_network_is_closed_without_a_grant() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(json!({}), dir.path());
     let host = host_with(&cfg, &["test-hostile"]).await.unwrap();
-    let result = call(
+    let result = call_tool(
         &host,
         "hostile",
         "connect",
@@ -140,7 +133,7 @@ async fn files_outside_the_grant_stay_out_of_reach() {
         dir.path(),
     );
     let host = host_with(&cfg, &["test-misbehave"]).await.unwrap();
-    let inside = call(
+    let inside = call_tool(
         &host,
         "misbehave",
         "read_path",
@@ -160,13 +153,13 @@ async fn files_outside_the_grant_stay_out_of_reach() {
         "/data/dirlink/secret.txt",
         "/data/filelink",
     ] {
-        let result = call(&host, "misbehave", "read_path", json!({"path": path}))
+        let result = call_tool(&host, "misbehave", "read_path", json!({"path": path}))
             .await
             .unwrap();
         assert!(result.is_err(), "{path} must not be readable: {result:?}");
     }
     for path in ["/data/dirlink/planted.txt", "/data/../outside/planted.txt"] {
-        let result = call(
+        let result = call_tool(
             &host,
             "misbehave",
             "write_path",

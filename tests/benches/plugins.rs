@@ -235,7 +235,6 @@ fn resident_memory(rt: &tokio::runtime::Runtime) -> Vec<String> {
         let mut empty = PluginHost::new(&config).unwrap();
         let engine = rss_kib();
         empty.load_configured().await;
-        let loaded = rss_kib();
         // Each plugin has a live instance after `register`; call every hook once.
         let hooks = HookRunner::new(empty.hook_registrations());
         let _ = hooks
@@ -261,7 +260,6 @@ fn resident_memory(rt: &tokio::runtime::Runtime) -> Vec<String> {
             used.saturating_sub(engine) as f64 / 1024.0,
             used.saturating_sub(engine) as f64 / 10240.0
         ));
-        let _ = loaded;
         drop(empty);
     });
     lines
