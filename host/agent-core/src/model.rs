@@ -97,6 +97,12 @@ impl ModelError {
             message: message.into(),
         }
     }
+
+    /// A hook whose fail policy is `block` failed around the call; `reason`
+    /// names the hook and the plugin.
+    pub fn hook_blocked(reason: impl Into<String>) -> Self {
+        Self::new(ModelErrorKind::HookBlocked, reason)
+    }
 }
 
 /// Something that answers model requests: a transport to a provider, or the

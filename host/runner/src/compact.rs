@@ -91,7 +91,7 @@ pub async fn compact(
         .await;
     clawhost_tools::report_hook_decisions(ctx, "", hooked.decisions);
     if let Some(reason) = hooked.blocked {
-        return Err(ModelError::new(ModelErrorKind::HookBlocked, reason));
+        return Err(ModelError::hook_blocked(reason));
     }
     let summary = match hooked.summary {
         Some((_plugin, summary)) => summary,
@@ -136,7 +136,7 @@ pub async fn compact(
         }))
         .await
         .verdict()
-        .map_err(|reason| ModelError::new(ModelErrorKind::HookBlocked, reason))?;
+        .map_err(ModelError::hook_blocked)?;
     Ok(Some(CompactionRecord {
         summary,
         compacted: cut,

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use clawhost_agent_core::{ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+use clawhost_agent_core::{ModelClient, ModelError, ModelRequest, ModelResponse};
 use clawhost_hooks::{HookEvent, HookRunner, LlmInputEvent, LlmOutputEvent};
 
 /// Wraps a model client with the `llm_input` / `llm_output` hooks.
@@ -34,7 +34,7 @@ impl ModelClient for ObservedModel {
             }))
             .await
             .verdict()
-            .map_err(blocked)?;
+            .map_err(ModelError::hook_blocked)?;
         let reply = self.inner.complete(request).await?;
         self.hooks
             .observe(HookEvent::LlmOutput(LlmOutputEvent {
@@ -46,11 +46,7 @@ impl ModelClient for ObservedModel {
             }))
             .await
             .verdict()
-            .map_err(blocked)?;
+            .map_err(ModelError::hook_blocked)?;
         Ok(reply)
     }
-}
-
-fn blocked(reason: String) -> ModelError {
-    ModelError::new(ModelErrorKind::HookBlocked, reason)
 }
