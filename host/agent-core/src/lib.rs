@@ -6,6 +6,7 @@ mod events;
 mod harness;
 mod message;
 mod model;
+pub mod text;
 mod tool;
 mod turn;
 

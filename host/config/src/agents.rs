@@ -24,6 +24,12 @@ pub struct AgentDefaults {
     /// Upper bound of model calls in one turn.
     #[serde(default = "default_max_iterations")]
     pub max_iterations: u32,
+    /// Upper bound of tool calls in one turn (built-in loop and harnesses).
+    #[serde(default = "default_max_tool_calls")]
+    pub max_tool_calls_per_turn: u32,
+    /// Upper bound of tool-result text in one turn, in KiB.
+    #[serde(default = "default_max_tool_result_kb")]
+    pub max_tool_result_kb_per_turn: u64,
     /// System prompt.
     #[serde(default)]
     pub system_prompt: Option<String>,
@@ -115,6 +121,13 @@ impl Default for PruningConfig {
     }
 }
 
+fn default_max_tool_calls() -> u32 {
+    64
+}
+fn default_max_tool_result_kb() -> u64 {
+    4096
+}
+
 fn default_model() -> String {
     "scripted/demo".into()
 }
@@ -127,6 +140,8 @@ impl Default for AgentDefaults {
         Self {
             model: default_model(),
             max_iterations: default_max_iterations(),
+            max_tool_calls_per_turn: default_max_tool_calls(),
+            max_tool_result_kb_per_turn: default_max_tool_result_kb(),
             system_prompt: None,
             embedded_harness: None,
             compaction: CompactionConfig::default(),

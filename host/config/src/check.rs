@@ -51,6 +51,9 @@ impl Config {
             ),
             ("harnessTurnTimeoutMs", limits.harness_turn_timeout_ms),
             ("maxOutputKb", limits.max_output_kb),
+            ("maxLogKbPerCall", limits.max_log_kb_per_call),
+            ("maxHandles", u64::from(limits.max_handles)),
+            ("maxComponentMb", limits.max_component_mb),
         ] {
             if value == 0 {
                 fail(format!("plugins.limits.{key}"), "must be at least 1")?;
@@ -85,6 +88,21 @@ impl Config {
                     format!("{at}.grants.filesystem[{i}].hostPath"),
                     &grant.host_path,
                 )?;
+            }
+        }
+        let defaults = &self.agents.defaults;
+        for (key, value) in [
+            (
+                "maxToolCallsPerTurn",
+                u64::from(defaults.max_tool_calls_per_turn),
+            ),
+            (
+                "maxToolResultKbPerTurn",
+                defaults.max_tool_result_kb_per_turn,
+            ),
+        ] {
+            if value == 0 {
+                fail(format!("agents.defaults.{key}"), "must be at least 1")?;
             }
         }
         for (i, path) in self.resources.packages.iter().enumerate() {

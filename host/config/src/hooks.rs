@@ -1,4 +1,4 @@
-//! Per-plugin hook settings: the fail policy and the deadline of each hook.
+//! Per-plugin hook settings: the fail policy, deadline and priority of each hook.
 
 use serde::Deserialize;
 
@@ -39,4 +39,8 @@ pub struct HookSettings {
     /// plugin call deadline, `plugins.limits.callTimeoutMs`).
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// Priority of this plugin's handler (higher runs first), overriding the
+    /// one the plugin registered: the operator decides the order of policy.
+    #[serde(default)]
+    pub priority: Option<i32>,
 }

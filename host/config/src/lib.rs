@@ -8,6 +8,7 @@ mod models;
 mod plugins;
 mod runtime;
 mod tools;
+mod unique_keys;
 
 use std::path::{Path, PathBuf};
 
@@ -100,6 +101,9 @@ pub struct Config {
     /// Directory relative paths in this config resolve against (the file's directory).
     #[serde(skip)]
     pub base_dir: PathBuf,
+    /// The file this config was loaded from, if any (no plugin may be granted it).
+    #[serde(skip)]
+    pub source: Option<PathBuf>,
 }
 
 /// Resource packages to load (directories with an optional `package.json`).
@@ -141,6 +145,10 @@ impl Config {
                 ),
             });
         }
+        unique_keys::check(text).map_err(|(key, source)| ParseError {
+            key: key.replace(".[", "["),
+            source,
+        })?;
         let de = &mut serde_json::Deserializer::from_str(text);
         let mut config: Config =
             serde_path_to_error::deserialize(&mut *de).map_err(|e| ParseError {
@@ -165,10 +173,12 @@ impl Config {
             source,
         })?;
         let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-        let config = Self::from_json_str(&text, &base).map_err(|source| ConfigError::Parse {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let mut config =
+            Self::from_json_str(&text, &base).map_err(|source| ConfigError::Parse {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        config.source = Some(path.to_path_buf());
         config.check().map_err(|e| ConfigError::Invalid {
             path: path.to_path_buf(),
             key: e.key,

@@ -21,9 +21,21 @@ pub struct PluginsConfig {
     /// These plugin ids never load (wins over `allow`).
     #[serde(default)]
     pub deny: Vec<String>,
-    /// Where compiled components are cached (default: a `clawhost` dir in the user cache).
+    /// Where compiled components are cached (default: a `clawhost` dir in the
+    /// user cache). Created 0700; refused when it is not owned by this user,
+    /// is a symlink, or lies inside a plugin path or a filesystem grant.
     #[serde(default)]
     pub cache_dir: Option<PathBuf>,
+    /// The key that authenticates cached components (HMAC-SHA256), kept
+    /// outside the cache dir (default: `clawhost/component-cache.key` in the
+    /// user state dir). Created 0600 on first use.
+    #[serde(default)]
+    pub cache_key_file: Option<PathBuf>,
+    /// Allow filesystem grants of different plugins to overlap (one inside
+    /// another). Off by default: a plugin with write access could otherwise
+    /// change what another plugin's grant holds.
+    #[serde(default)]
+    pub allow_overlapping_grants: bool,
     /// Resource limits for every plugin instance.
     #[serde(default)]
     pub limits: PluginLimits,
@@ -36,7 +48,8 @@ pub struct PluginsConfig {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PluginLimits {
-    /// Linear memory cap per instance, in MiB.
+    /// Memory budget per instance, in MiB: every linear memory and table of
+    /// the instance counts against it together.
     #[serde(default = "default_memory_mb")]
     pub memory_mb: u64,
     /// Wall-clock deadline of one call into a plugin, in milliseconds.
@@ -53,6 +66,27 @@ pub struct PluginLimits {
     /// payload), in KiB; larger answers become an error.
     #[serde(default = "default_max_output_kb")]
     pub max_output_kb: u64,
+    /// Log bytes (the `log` import, stdout, stderr) one call may emit, in
+    /// KiB; the rest is dropped and counted. Every line is also cut at 8 KiB.
+    #[serde(default = "default_max_log_kb")]
+    pub max_log_kb_per_call: u64,
+    /// Handles (open files, directories, streams, pollables) one instance
+    /// may hold at once; opening more fails inside the guest.
+    #[serde(default = "default_max_handles")]
+    pub max_handles: u32,
+    /// Largest component file a package may hold, in MiB.
+    #[serde(default = "default_max_component_mb")]
+    pub max_component_mb: u64,
+}
+
+fn default_max_log_kb() -> u64 {
+    256
+}
+fn default_max_handles() -> u32 {
+    128
+}
+fn default_max_component_mb() -> u64 {
+    128
 }
 
 fn default_max_output_kb() -> u64 {
@@ -81,6 +115,9 @@ impl Default for PluginLimits {
             max_consecutive_traps: default_max_traps(),
             harness_turn_timeout_ms: default_harness_turn_ms(),
             max_output_kb: default_max_output_kb(),
+            max_log_kb_per_call: default_max_log_kb(),
+            max_handles: default_max_handles(),
+            max_component_mb: default_max_component_mb(),
         }
     }
 }
@@ -120,6 +157,11 @@ impl PluginEntry {
             .and_then(|h| h.fail_policy)
             .or(self.fail_policy)
             .unwrap_or_else(|| default_fail_policy(hook))
+    }
+
+    /// The priority the operator pinned for `hook`, overriding the plugin's own.
+    pub fn priority_for(&self, hook: &str) -> Option<i32> {
+        self.hooks.get(hook).and_then(|h| h.priority)
     }
 
     /// The deadline of one call of `hook`, in milliseconds, if set.

@@ -59,6 +59,14 @@ pub enum LoadError {
         /// The error, with its causes.
         reason: String,
     },
+    /// A host setting is unsafe or unusable (e.g. the component cache).
+    #[error("`{key}`: {reason}")]
+    HostSetup {
+        /// The setting, as a dotted config key.
+        key: String,
+        /// What is wrong, and what to do.
+        reason: String,
+    },
     /// `register` returned something invalid.
     #[error("plugin `{id}` registered invalid data: {reason}")]
     Registration {
@@ -73,7 +81,7 @@ impl LoadError {
     /// The plugin id the error is about, when known.
     pub fn plugin_id(&self) -> Option<&str> {
         match self {
-            LoadError::Manifest { .. } => None,
+            LoadError::Manifest { .. } | LoadError::HostSetup { .. } => None,
             LoadError::Refused { id, .. }
             | LoadError::ApiVersion { id, .. }
             | LoadError::NotAPlugin { id, .. }

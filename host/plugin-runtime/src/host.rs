@@ -15,8 +15,9 @@ use crate::engine::PluginEngine;
 use crate::instance::{CallLimits, PluginInstance, Request, Response};
 use crate::logs::PluginLogs;
 use crate::manifest::{discover, PluginPackage};
+use crate::owned_path::overlap;
 use crate::plugin::{LoadedPlugin, PluginStatus};
-use crate::sandbox::EffectiveGrants;
+use crate::sandbox::{EffectiveGrants, ProtectedPaths};
 use crate::{admission, api_version, convert, LoadError};
 
 /// The outcome of loading one package.
@@ -37,6 +38,11 @@ pub struct PluginHost {
     config: PluginsConfig,
     base_dir: PathBuf,
     plugins: Vec<Arc<LoadedPlugin>>,
+    protected: ProtectedPaths,
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
 }
 
 impl PluginHost {
@@ -52,13 +58,73 @@ impl PluginHost {
             Some(dir) => Some(config.resolve(dir)),
             None => ComponentCache::default_dir(),
         };
-        let cache = ComponentCache::new(engine.engine(), cache_dir);
+        let key_file = config
+            .plugins
+            .cache_key_file
+            .as_ref()
+            .map(|f| config.resolve(f));
+        let cache_key = if config.plugins.cache_key_file.is_some() {
+            "plugins.cacheKeyFile"
+        } else {
+            "plugins.cacheDir"
+        };
+        let cache =
+            ComponentCache::open(engine.engine(), cache_dir, key_file.clone()).map_err(|e| {
+                LoadError::HostSetup {
+                    key: cache_key.into(),
+                    reason: e.to_string(),
+                }
+            })?;
+        let mut protected = ProtectedPaths::default();
+        let plugin_paths: Vec<PathBuf> = config
+            .plugins
+            .paths
+            .iter()
+            .map(|p| canonical(&config.resolve(p)))
+            .collect();
+        if let Some(dir) = cache.dir() {
+            let grants = config.plugins.entries.iter().flat_map(|(id, e)| {
+                e.grants.filesystem.iter().enumerate().map(move |(i, g)| {
+                    (
+                        format!("plugins.entries.{id}.grants.filesystem[{i}]"),
+                        canonical(&config.resolve(&g.host_path)),
+                    )
+                })
+            });
+            let paths = plugin_paths
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (format!("plugins.paths[{i}]"), p.clone()));
+            for (key, path) in paths.chain(grants) {
+                if overlap(dir, &path) {
+                    return Err(LoadError::HostSetup {
+                        key: "plugins.cacheDir".into(),
+                        reason: format!(
+                            "the component cache {} overlaps `{key}` ({}): a plugin that can write there could plant native code; keep the cache outside every plugin path and grant",
+                            dir.display(),
+                            path.display()
+                        ),
+                    });
+                }
+            }
+            protected.add(dir, "component cache");
+        }
+        if let Some(key) = key_file.or_else(ComponentCache::default_key_file) {
+            protected.add(&key, "component cache key");
+        }
+        for path in &plugin_paths {
+            protected.add(path, "plugin packages dir");
+        }
+        if let Some(file) = &config.source {
+            protected.add(file, "config file");
+        }
         Ok(Self {
             engine: Arc::new(engine),
             cache: Arc::new(cache),
             config: config.plugins.clone(),
             base_dir: config.base_dir.clone(),
             plugins: Vec::new(),
+            protected,
         })
     }
 
@@ -90,8 +156,25 @@ impl PluginHost {
             // compiled code run on blocking threads), then admitted in order.
             let prepared =
                 futures::future::join_all(dirs.iter().map(|dir| self.prepare(dir))).await;
+            let claims = claimed_ids(&dirs, &prepared);
             for (dir, prepared) in dirs.into_iter().zip(prepared) {
-                let result = prepared.and_then(|plugin| self.admit(plugin));
+                let result = prepared.and_then(|plugin| {
+                    match claims.get(plugin.id()).filter(|d| d.len() > 1) {
+                        // Two packages claim one id: unless a sha256 pin
+                        // decided it (a mismatch is refused in `prepare`),
+                        // neither may take the id.
+                        Some(dirs) if plugin.settings.sha256.is_none() => Err(LoadError::Refused {
+                            id: plugin.id().into(),
+                            rule: format!(
+                                "{} packages claim this id ({}); pin the right one with plugins.entries.{}.sha256 or remove the others",
+                                dirs.len(),
+                                dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "),
+                                plugin.id()
+                            ),
+                        }),
+                        _ => self.admit(plugin),
+                    }
+                });
                 let id = match &result {
                     Ok(p) => Some(p.id().to_string()),
                     Err(e) => e.plugin_id().map(str::to_string),
@@ -116,12 +199,43 @@ impl PluginHost {
         self.admit(plugin)
     }
 
-    /// Add a prepared plugin, unless one with its id is already loaded.
+    /// Add a prepared plugin, unless one with its id is already loaded or
+    /// its grants overlap another plugin's.
     fn admit(&mut self, plugin: LoadedPlugin) -> Result<Arc<LoadedPlugin>, LoadError> {
         self.refuse_duplicate(plugin.id())?;
+        self.refuse_overlapping_grants(&plugin)?;
         let plugin = Arc::new(plugin);
         self.plugins.push(plugin.clone());
         Ok(plugin)
+    }
+
+    /// Grants of two plugins may not nest or coincide where either may write
+    /// (one could change what the other reads), unless the operator allows it.
+    fn refuse_overlapping_grants(&self, plugin: &LoadedPlugin) -> Result<(), LoadError> {
+        if self.config.allow_overlapping_grants {
+            return Ok(());
+        }
+        for dir in &plugin.instance.grants().dirs {
+            for other in &self.plugins {
+                let clash = other.instance.grants().dirs.iter().find(|o| {
+                    overlap(&o.host_path, &dir.host_path)
+                        && (o.access == clawhost_config::Access::ReadWrite
+                            || dir.access == clawhost_config::Access::ReadWrite)
+                });
+                if let Some(o) = clash {
+                    return Err(LoadError::Grant {
+                        id: plugin.id().into(),
+                        what: format!("{} → {}", dir.guest_path, dir.host_path.display()),
+                        reason: format!(
+                            "it overlaps plugin `{}`'s grant of {} and one of them may write; set plugins.allowOverlappingGrants to allow it",
+                            other.id(),
+                            o.host_path.display()
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
     }
 
     fn refuse_duplicate(&self, id: &str) -> Result<(), LoadError> {
@@ -159,9 +273,10 @@ impl PluginHost {
                 reason: e,
             }
         };
-        let path = package.component_path();
+        let max = self.config.limits.max_component_mb << 20;
+        let reader = package.clone();
         let (bytes, sha256) = tokio::task::spawn_blocking(move || {
-            let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let bytes = reader.read_component(max)?;
             let sha256 = admission::sha256_hex(&bytes);
             Ok::<_, String>((bytes, sha256))
         })
@@ -174,6 +289,7 @@ impl PluginHost {
             &package.manifest.capabilities,
             &entry.grants,
             &self.base_dir,
+            &self.protected,
         )?;
 
         let (engine, cache, key) = (self.engine.clone(), self.cache.clone(), sha256.clone());
@@ -195,7 +311,10 @@ impl PluginHost {
             .map_err(|e| runtime("linking")(format!("{e:#}")))?;
 
         let limits = &self.config.limits;
-        let logs = PluginLogs::new(&id);
+        let logs = PluginLogs::new(
+            &id,
+            usize::try_from(limits.max_log_kb_per_call << 10).unwrap_or(usize::MAX),
+        );
         let instance = PluginInstance::new(
             id.clone(),
             self.engine.clone(),
@@ -209,6 +328,7 @@ impl PluginHost {
                 max_consecutive_traps: limits.max_consecutive_traps.max(1),
                 harness_turn_timeout: Duration::from_millis(limits.harness_turn_timeout_ms),
                 max_output_bytes: usize::try_from(limits.max_output_kb << 10).unwrap_or(usize::MAX),
+                max_handles: limits.max_handles as usize,
             },
         )
         .map_err(|e| runtime("linking")(format!("{e:#}")))?;
@@ -232,6 +352,12 @@ impl PluginHost {
             logs,
             settings: entry,
         })
+    }
+
+    /// Unload a plugin (its tools, hooks and harness are no longer offered).
+    pub fn remove(&mut self, id: &str) -> Option<Arc<LoadedPlugin>> {
+        let at = self.plugins.iter().position(|p| p.id() == id)?;
+        Some(self.plugins.remove(at))
     }
 
     /// Loaded plugins, in load order.
@@ -266,4 +392,21 @@ impl PluginHost {
             .flat_map(|p| p.hook_registrations())
             .collect()
     }
+}
+
+/// The package dirs that claim each plugin id, among the prepared ones.
+fn claimed_ids(
+    dirs: &[PathBuf],
+    prepared: &[Result<LoadedPlugin, LoadError>],
+) -> std::collections::HashMap<String, Vec<PathBuf>> {
+    let mut claims: std::collections::HashMap<String, Vec<PathBuf>> = Default::default();
+    for (dir, p) in dirs.iter().zip(prepared) {
+        if let Ok(p) = p {
+            claims
+                .entry(p.id().to_string())
+                .or_default()
+                .push(dir.clone());
+        }
+    }
+    claims
 }

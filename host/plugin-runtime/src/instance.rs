@@ -92,6 +92,8 @@ pub struct CallLimits {
     pub harness_turn_timeout: Duration,
     /// Largest text one call may hand back, in bytes.
     pub max_output_bytes: usize,
+    /// Handles one instance may hold at once.
+    pub max_handles: usize,
 }
 
 /// The running side of a loaded plugin.
@@ -166,6 +168,7 @@ impl PluginInstance {
         let state = PluginState::new(
             wasi,
             MemoryCap::new(self.limits.memory_bytes),
+            self.limits.max_handles,
             self.logs.clone(),
             self.config_json.clone(),
         );
@@ -219,6 +222,7 @@ impl PluginInstance {
             _ => self.limits.timeout,
         };
         let deadline = timeout + HOST_GRACE;
+        self.logs.begin_call();
         let run = async {
             if slot.is_none() {
                 *slot = Some(self.instantiate().await?);
@@ -266,6 +270,7 @@ impl PluginInstance {
             })
         };
         let outcome = tokio::time::timeout(deadline, run).await;
+        self.logs.end_call();
         let error = match outcome {
             Ok(Ok(response)) => {
                 self.consecutive_traps.store(0, Ordering::Relaxed);

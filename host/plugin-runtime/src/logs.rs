@@ -1,5 +1,10 @@
 //! Plugin output: the `log` import and captured stdout/stderr, forwarded to
 //! `tracing` (target `clawhost::plugin`) and kept in a bounded per-plugin buffer.
+//!
+//! Everything a plugin writes is bounded on the host's side: a line is cut at
+//! 8 KiB, each call may emit a byte budget (the rest is dropped and counted),
+//! the buffer keeps at most 1,000 lines and 1 MiB, and control characters
+//! are escaped before the text is kept, so no line can drive a terminal.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
@@ -11,8 +16,10 @@ use wasmtime_wasi::cli::{IsTerminal, StdoutStream};
 
 /// Lines kept per plugin.
 const KEEP_LINES: usize = 1000;
-/// Longest line kept; longer output is split.
+/// Longest line kept; a longer `log` message is cut, longer output is split.
 const MAX_LINE: usize = 8 * 1024;
+/// Bytes kept per plugin.
+const KEEP_BYTES: usize = 1 << 20;
 
 /// Where a plugin log line came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,24 +56,98 @@ pub struct LogLine {
     pub message: String,
 }
 
+#[derive(Debug, Default)]
+struct Buffer {
+    lines: VecDeque<LogLine>,
+    kept_bytes: usize,
+    /// Bytes emitted in the current call.
+    call_bytes: usize,
+    /// Lines and bytes dropped in the current call.
+    dropped: (u64, u64),
+}
+
 /// The log buffer of one plugin.
 #[derive(Debug)]
 pub struct PluginLogs {
     plugin: Arc<str>,
-    lines: Mutex<VecDeque<LogLine>>,
+    budget_per_call: usize,
+    buffer: Mutex<Buffer>,
+}
+
+/// `text` cut to at most `max` bytes at a character boundary.
+fn cut(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 impl PluginLogs {
-    /// An empty buffer for a plugin.
-    pub fn new(plugin: &str) -> Arc<Self> {
+    /// An empty buffer for a plugin that may emit `budget_per_call` bytes per call.
+    pub fn new(plugin: &str, budget_per_call: usize) -> Arc<Self> {
         Arc::new(Self {
             plugin: plugin.into(),
-            lines: Mutex::default(),
+            budget_per_call,
+            buffer: Mutex::default(),
         })
     }
 
-    /// Record a line and forward it to `tracing`.
+    fn buffer(&self) -> std::sync::MutexGuard<'_, Buffer> {
+        self.buffer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Start a call: the per-call budget is full again.
+    pub fn begin_call(&self) {
+        let mut b = self.buffer();
+        b.call_bytes = 0;
+        b.dropped = (0, 0);
+    }
+
+    /// End a call: if lines were dropped, one line says how many.
+    pub fn end_call(&self) {
+        let (lines, bytes) = std::mem::take(&mut self.buffer().dropped);
+        if lines > 0 {
+            self.keep(
+                LogSource::Log(LogLevel::Warn),
+                format!(
+                    "[clawhost] dropped {lines} log lines ({bytes} bytes) of this call: over plugins.limits.maxLogKbPerCall ({} KiB)",
+                    self.budget_per_call >> 10
+                ),
+            );
+        }
+    }
+
+    /// Record a line (cut at 8 KiB, within the call's budget) and forward it
+    /// to `tracing`.
     pub fn push(&self, source: LogSource, message: String) {
+        {
+            let mut b = self.buffer();
+            let len = message.len().min(MAX_LINE);
+            if b.call_bytes.saturating_add(len) > self.budget_per_call {
+                b.dropped.0 += 1;
+                b.dropped.1 += message.len() as u64;
+                return;
+            }
+            b.call_bytes += len;
+        }
+        let text = if message.len() > MAX_LINE {
+            format!(
+                "{}… [cut: {} bytes]",
+                cut(&message, MAX_LINE),
+                message.len()
+            )
+        } else {
+            message
+        };
+        self.keep(source, text);
+    }
+
+    fn keep(&self, source: LogSource, message: String) {
+        let message = clawhost_agent_core::text::terminal_safe(&message).into_owned();
         let plugin = &*self.plugin;
         match source {
             LogSource::Log(LogLevel::Trace) => {
@@ -91,21 +172,25 @@ impl PluginLogs {
                 tracing::warn!(target: "clawhost::plugin", plugin, stream = "stderr", "{message}")
             }
         }
-        let mut lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
-        if lines.len() == KEEP_LINES {
-            lines.pop_front();
+        let mut b = self.buffer();
+        b.kept_bytes += message.len();
+        b.lines.push_back(LogLine { source, message });
+        while b.lines.len() > KEEP_LINES || b.kept_bytes > KEEP_BYTES {
+            match b.lines.pop_front() {
+                Some(old) => b.kept_bytes -= old.message.len(),
+                None => break,
+            }
         }
-        lines.push_back(LogLine { source, message });
     }
 
     /// The lines kept so far, oldest first.
     pub fn lines(&self) -> Vec<LogLine> {
-        self.lines
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .cloned()
-            .collect()
+        self.buffer().lines.iter().cloned().collect()
+    }
+
+    /// Bytes the buffer holds.
+    pub fn kept_bytes(&self) -> usize {
+        self.buffer().kept_bytes
     }
 }
 

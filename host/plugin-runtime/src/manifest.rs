@@ -68,14 +68,36 @@ pub struct PluginPackage {
     pub dir: PathBuf,
 }
 
+/// Largest manifest read.
+const MAX_MANIFEST: u64 = 1 << 20;
+
+/// Read at most `max` bytes of a regular file (no FIFO, device or final
+/// symlink); a larger file is an error, not a truncated read.
+fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, String> {
+    let file = crate::owned_path::open_regular(path).map_err(|e| e.to_string())?;
+    let len = file.metadata().map_err(|e| e.to_string())?.len();
+    if len > max {
+        return Err(format!("{len} bytes is over the limit of {max}"));
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, max + 1), &mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > max {
+        return Err(format!("over the limit of {max} bytes"));
+    }
+    Ok(bytes)
+}
+
 impl PluginPackage {
     /// Read and check `dir/openclaw.plugin.json`.
     pub fn read(dir: &Path) -> Result<Self, LoadError> {
         let path = dir.join(MANIFEST_FILE);
-        let text = std::fs::read_to_string(&path).map_err(|e| LoadError::Manifest {
-            path: path.clone(),
-            reason: e.to_string(),
-        })?;
+        let text = read_bounded(&path, MAX_MANIFEST)
+            .and_then(|b| String::from_utf8(b).map_err(|e| e.to_string()))
+            .map_err(|reason| LoadError::Manifest {
+                path: path.clone(),
+                reason,
+            })?;
         let manifest: PluginManifest =
             serde_json::from_str(&text).map_err(|e| LoadError::Manifest {
                 path: path.clone(),
@@ -100,6 +122,20 @@ impl PluginPackage {
                 ),
             });
         }
+        let component = &manifest.component;
+        let inside = !component.as_os_str().is_empty()
+            && component
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if !inside {
+            return Err(LoadError::Manifest {
+                path,
+                reason: format!(
+                    "component `{}` must be a relative path inside the package (no `..`, no absolute path)",
+                    component.display()
+                ),
+            });
+        }
         for dir in &manifest.capabilities.filesystem {
             if !dir.guest_path.starts_with('/') {
                 return Err(LoadError::Manifest {
@@ -117,6 +153,26 @@ impl PluginPackage {
     /// Path of the component file.
     pub fn component_path(&self) -> PathBuf {
         self.dir.join(&self.manifest.component)
+    }
+
+    /// Read the component file: it must resolve inside the package (a
+    /// symlink out of it is refused), be a regular file and hold at most
+    /// `max` bytes. Nothing else is opened, so a FIFO or device never blocks.
+    pub fn read_component(&self, max: u64) -> Result<Vec<u8>, String> {
+        let path = self.component_path();
+        let shown = path.display();
+        let real = path.canonicalize().map_err(|e| format!("{shown}: {e}"))?;
+        let package = self
+            .dir
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", self.dir.display()))?;
+        if !real.starts_with(&package) {
+            return Err(format!(
+                "{shown} resolves to {}, outside the package",
+                real.display()
+            ));
+        }
+        read_bounded(&real, max).map_err(|e| format!("{shown}: {e}"))
     }
 }
 

@@ -80,6 +80,11 @@ impl LoadedPlugin {
         &self.manifest.id
     }
 
+    /// The package directory it was loaded from.
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
     /// The checked registration.
     pub fn registration(&self) -> &Registration {
         &self.registration

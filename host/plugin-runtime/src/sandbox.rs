@@ -1,8 +1,13 @@
 //! The sandbox of one plugin: effective capabilities (manifest request ∩
 //! operator grant) and the WASI context built from them. By default a plugin
 //! gets no filesystem, no network, no environment and no inherited stdio.
+//!
+//! A granted directory is opened once, at load, and every instance of the
+//! plugin is given that same open directory (never the path again): a symlink
+//! planted later where the path was cannot move the grant.
 
-use std::path::PathBuf;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clawhost_config::{Access, EnvGrant, PluginGrants};
@@ -13,14 +18,46 @@ use crate::manifest::RequestedCapabilities;
 use crate::LoadError;
 
 /// A directory a plugin actually gets.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct EffectiveDir {
     /// Path inside the plugin.
     pub guest_path: String,
-    /// Canonical host directory.
+    /// Canonical host directory, as it was when the grant was opened.
     pub host_path: PathBuf,
     /// The lesser of requested and granted access.
     pub access: Access,
+    /// The directory, opened once at load.
+    handle: Arc<cap_std::fs::Dir>,
+}
+
+impl PartialEq for EffectiveDir {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.guest_path, &self.host_path, self.access)
+            == (&other.guest_path, &other.host_path, other.access)
+    }
+}
+
+impl Eq for EffectiveDir {}
+
+/// Host paths no plugin may be granted: a grant that holds one (or lies
+/// inside one) is refused.
+#[derive(Debug, Clone, Default)]
+pub struct ProtectedPaths {
+    paths: Vec<(PathBuf, &'static str)>,
+}
+
+impl ProtectedPaths {
+    /// Protect `path` (canonicalized when it exists), described as `what`.
+    pub fn add(&mut self, path: &Path, what: &'static str) {
+        let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        self.paths.push((path, what));
+    }
+
+    fn conflict(&self, dir: &Path) -> Option<&(PathBuf, &'static str)> {
+        self.paths
+            .iter()
+            .find(|(p, _)| crate::owned_path::overlap(p, dir))
+    }
 }
 
 /// What a plugin actually gets.
@@ -34,12 +71,14 @@ pub struct EffectiveGrants {
 
 impl EffectiveGrants {
     /// Intersect a manifest's request with the operator's grants. Host paths
-    /// resolve against `base_dir` and must be existing directories.
+    /// resolve against `base_dir`, must be existing directories, and may not
+    /// hold or lie inside a `protected` path.
     pub fn resolve(
         id: &str,
         requested: &RequestedCapabilities,
         granted: &PluginGrants,
-        base_dir: &std::path::Path,
+        base_dir: &Path,
+        protected: &ProtectedPaths,
     ) -> Result<Self, LoadError> {
         let mut dirs = Vec::new();
         for grant in &granted.filesystem {
@@ -62,13 +101,20 @@ impl EffectiveGrants {
                 reason,
             };
             let host = host.canonicalize().map_err(|e| bad(e.to_string()))?;
-            // Opening through cap-std checks it is a directory we can hold a handle to.
-            cap_std::fs::Dir::open_ambient_dir(&host, cap_std::ambient_authority())
+            if let Some((path, what)) = protected.conflict(&host) {
+                return Err(bad(format!(
+                    "it overlaps the {what} ({}); a plugin must never reach it",
+                    path.display()
+                )));
+            }
+            // The one open of this directory: every instance reuses the handle.
+            let handle = cap_std::fs::Dir::open_ambient_dir(&host, cap_std::ambient_authority())
                 .map_err(|e| bad(format!("not an accessible directory: {e}")))?;
             dirs.push(EffectiveDir {
                 guest_path: grant.guest_path.clone(),
                 host_path: host,
                 access: request.access.min(grant.access),
+                handle: Arc::new(handle),
             });
         }
         let mut env = Vec::new();
@@ -89,6 +135,8 @@ impl EffectiveGrants {
     }
 
     /// A fresh WASI context with exactly these grants; stdio goes to `logs`.
+    /// Directories are reopened through the handles taken at load
+    /// (`/proc/self/fd/N` names the open directory itself, not a path).
     pub fn wasi_ctx(&self, logs: &Arc<PluginLogs>) -> wasmtime::Result<WasiCtx> {
         let mut builder = WasiCtxBuilder::new();
         builder
@@ -104,7 +152,8 @@ impl EffectiveGrants {
                 Access::ReadOnly => FsPerms::ReadOnly,
                 Access::ReadWrite => FsPerms::ReadWrite,
             };
-            builder.preopened_dir(&dir.host_path, &dir.guest_path, perms)?;
+            let fd = dir.handle.as_raw_fd();
+            builder.preopened_dir(format!("/proc/self/fd/{fd}"), &dir.guest_path, perms)?;
         }
         Ok(builder.build())
     }

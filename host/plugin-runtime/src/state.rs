@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use wasmtime::component::ResourceTable;
-use wasmtime::{ResourceLimiter, StoreLimits, StoreLimitsBuilder};
+use wasmtime::ResourceLimiter;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use clawhost_agent_core::TurnServices;
@@ -13,30 +13,48 @@ use crate::bindings::{host, turn};
 use crate::logs::{LogLevel, LogSource, PluginLogs};
 use crate::turn_convert as tc;
 
-/// A [`StoreLimits`] that remembers whether it refused a memory growth, so a
-/// trap can be reported as "memory limit" rather than a generic trap.
+/// Host bytes charged per table element (a pointer-sized slot).
+pub const TABLE_ELEMENT_BYTES: usize = 8;
+
+/// One memory budget for a whole instance: every linear memory and every
+/// table of every core instance inside the component draws from it, so
+/// multi-memory or table growth cannot multiply the cap. Growth past it traps.
 pub struct MemoryCap {
-    limits: StoreLimits,
     cap: usize,
-    /// Set when a growth past the cap was refused.
+    used: usize,
+    /// Set when a growth past the budget was refused.
     pub hit: bool,
 }
 
 impl MemoryCap {
-    /// A cap of `bytes` per linear memory; growth past it traps.
+    /// A budget of `bytes` for the instance.
     pub fn new(bytes: u64) -> Self {
-        let cap = usize::try_from(bytes).unwrap_or(usize::MAX);
         Self {
-            limits: StoreLimitsBuilder::new()
-                .memory_size(cap)
-                .instances(64)
-                .tables(64)
-                .memories(16)
-                .trap_on_grow_failure(true)
-                .build(),
-            cap,
+            cap: usize::try_from(bytes).unwrap_or(usize::MAX),
+            used: 0,
             hit: false,
         }
+    }
+
+    fn grow(
+        &mut self,
+        current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if maximum.is_some_and(|max| desired > max) {
+            return Ok(false);
+        }
+        let after = self.used.saturating_sub(current).saturating_add(desired);
+        if after > self.cap {
+            self.hit = true;
+            wasmtime::bail!(
+                "instance memory budget of {} bytes exceeded (asked for {after})",
+                self.cap
+            );
+        }
+        self.used = after;
+        Ok(true)
     }
 }
 
@@ -47,10 +65,7 @@ impl ResourceLimiter for MemoryCap {
         desired: usize,
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.cap {
-            self.hit = true;
-        }
-        self.limits.memory_growing(current, desired, maximum)
+        self.grow(current, desired, maximum)
     }
 
     fn table_growing(
@@ -59,17 +74,21 @@ impl ResourceLimiter for MemoryCap {
         desired: usize,
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        self.limits.table_growing(current, desired, maximum)
+        self.grow(
+            current.saturating_mul(TABLE_ELEMENT_BYTES),
+            desired.saturating_mul(TABLE_ELEMENT_BYTES),
+            maximum.map(|m| m.saturating_mul(TABLE_ELEMENT_BYTES)),
+        )
     }
 
     fn instances(&self) -> usize {
-        self.limits.instances()
+        64
     }
     fn tables(&self) -> usize {
-        self.limits.tables()
+        64
     }
     fn memories(&self) -> usize {
-        self.limits.memories()
+        16
     }
 }
 
@@ -86,16 +105,20 @@ pub struct PluginState {
 }
 
 impl PluginState {
-    /// State for a fresh instance.
+    /// State for a fresh instance;
+    /// `max_handles` bounds the handles (files, streams, pollables) it may hold.
     pub fn new(
         wasi: WasiCtx,
         memory: MemoryCap,
+        max_handles: usize,
         logs: Arc<PluginLogs>,
         config_json: Arc<str>,
     ) -> Self {
+        let mut table = ResourceTable::new();
+        table.set_max_capacity(max_handles);
         Self {
             wasi,
-            table: ResourceTable::new(),
+            table,
             memory,
             logs,
             config_json,

@@ -17,7 +17,7 @@ use clawhost_hooks::HookRunner;
 use clawhost_llm::ModelRuntimeGeneration;
 use clawhost_plugin_runtime::{LoadReport, PluginHost};
 use clawhost_resources::Resources;
-use clawhost_tools::{EchoTool, Tool, ToolDispatcher, ToolPolicy, ToolRegistry};
+use clawhost_tools::{EchoTool, Tool, ToolDispatcher, ToolLimits, ToolPolicy, ToolRegistry};
 
 pub use clawhost_harness::BUILTIN as BUILTIN_RUNTIME;
 pub use compact::{compact, CompactionHooks, CompactionRecord};
@@ -34,6 +34,8 @@ pub struct EmbeddedRunner {
     hooks: Arc<HookRunner>,
     dispatcher: Arc<ToolDispatcher>,
     resources: Resources,
+    /// Plugins refused while wiring: (package dir, id, why).
+    refused: Vec<(std::path::PathBuf, String, String)>,
 }
 
 /// Tools built into the host.
@@ -43,7 +45,7 @@ pub fn host_tools() -> Vec<Arc<dyn Tool>> {
 
 impl EmbeddedRunner {
     /// Load the configured plugins and wire tools and hooks. Plugins that fail
-    /// to load are reported, not fatal; a tool name clash is fatal.
+    /// to load, or whose tools cannot be registered, are reported, not fatal.
     pub async fn start(config: Config) -> anyhow::Result<(Self, Vec<LoadReport>)> {
         let mut plugins = PluginHost::new(&config).context("setting up the plugin engine")?;
         let mut reports = plugins.load_configured().await;
@@ -67,14 +69,30 @@ impl EmbeddedRunner {
         }
         let mut runner = Self::from_plugins(config, plugins)?;
         runner.resources = resources;
+        reports.extend(runner.refused());
         Ok((runner, reports))
     }
 
-    /// Wire an already loaded plugin host.
-    pub fn from_plugins(config: Config, plugins: PluginHost) -> anyhow::Result<Self> {
-        let mut registry = ToolRegistry::new();
-        for tool in host_tools().into_iter().chain(plugins.tools()) {
-            registry.register(tool).context("registering tools")?;
+    /// Wire an already loaded plugin host. A plugin whose tools cannot be
+    /// registered (a name clash, an oversized description) is refused whole
+    /// (its tools, hooks and harness) and listed in [`Self::refused`]; the
+    /// plugins loaded before it keep their tools.
+    pub fn from_plugins(config: Config, mut plugins: PluginHost) -> anyhow::Result<Self> {
+        let mut registry = ToolRegistry::with_limits(ToolLimits::from_config(&config.tools));
+        registry
+            .register_all(host_tools())
+            .context("registering host tools")?;
+        let mut refused = Vec::new();
+        for plugin in plugins.plugins().to_vec() {
+            if let Err(e) = registry.register_all(plugin.tools()) {
+                tracing::warn!(plugin = plugin.id(), error = %e, "plugin refused: its tools cannot be registered");
+                plugins.remove(plugin.id());
+                refused.push((
+                    plugin.dir().to_path_buf(),
+                    plugin.id().to_string(),
+                    e.to_string(),
+                ));
+            }
         }
         let hooks = Arc::new(HookRunner::new(plugins.hook_registrations()));
         let dispatcher = Arc::new(ToolDispatcher::new(
@@ -91,7 +109,24 @@ impl EmbeddedRunner {
             resources: Resources::default(),
             hooks,
             dispatcher,
+            refused,
         })
+    }
+
+    /// Plugins that loaded but were refused while wiring (their tools could
+    /// not be registered).
+    pub fn refused(&self) -> Vec<LoadReport> {
+        self.refused
+            .iter()
+            .map(|(dir, id, reason)| LoadReport {
+                dir: dir.clone(),
+                id: Some(id.clone()),
+                result: Err(clawhost_plugin_runtime::LoadError::Registration {
+                    id: id.clone(),
+                    reason: reason.clone(),
+                }),
+            })
+            .collect()
     }
 
     /// The loaded plugins.

@@ -28,6 +28,15 @@ impl Default for EchoTool {
     }
 }
 
+impl EchoTool {
+    /// The same tool under another name.
+    pub fn named(name: &str) -> Self {
+        let mut tool = Self::default();
+        tool.spec.name = name.into();
+        tool
+    }
+}
+
 #[async_trait]
 impl Tool for EchoTool {
     fn spec(&self) -> &ToolSpec {

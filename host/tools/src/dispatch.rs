@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use async_trait::async_trait;
+use clawhost_agent_core::text::clip;
 use clawhost_agent_core::{
     RunContext, ToolCallRequest, ToolExecutor, ToolOutput, ToolSpec, TurnEvent,
 };
@@ -23,15 +24,22 @@ pub struct ToolDispatcher {
     hooks: Arc<HookRunner>,
 }
 
+/// Longest piece of a model's or plugin's input an error repeats.
+const ERROR_ECHO_CHARS: usize = 200;
+
 fn validation_error(validator: &jsonschema::Validator, params: &Value) -> Option<String> {
+    // A validation message quotes the offending value; a megabyte argument
+    // must not come back to the model (and the transcript) in the error.
     let problems: Vec<String> = validator
         .iter_errors(params)
+        .take(8)
         .map(|e| {
             let at = e.instance_path().to_string();
+            let text = clip(&e.to_string(), ERROR_ECHO_CHARS).into_owned();
             if at.is_empty() {
-                e.to_string()
+                text
             } else {
-                format!("{at}: {e}")
+                format!("{}: {text}", clip(&at, ERROR_ECHO_CHARS))
             }
         })
         .collect();
@@ -85,7 +93,10 @@ impl ToolExecutor for ToolDispatcher {
 
     async fn execute(&self, call: &ToolCallRequest, ctx: &RunContext) -> ToolOutput {
         let Some(entry) = self.registry.tools.get(&call.name) else {
-            return error(format!("unknown tool `{}`", call.name));
+            return error(format!(
+                "unknown tool `{}`",
+                clip(&call.name, ERROR_ECHO_CHARS)
+            ));
         };
         let origin = entry.tool.origin();
         if let Err(denial) = self.policy.check(&call.name, &origin) {
@@ -163,6 +174,7 @@ mod tests {
         let policy = ToolPolicy::from_config(&clawhost_config::ToolsConfig {
             allow: None,
             deny: deny.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
         });
         ToolDispatcher::new(registry, policy, Arc::new(HookRunner::default()))
     }
@@ -217,6 +229,59 @@ mod tests {
             "{out:?}"
         );
         assert!(d.specs().is_empty());
+    }
+
+    #[tokio::test]
+    async fn errors_never_echo_a_huge_argument() {
+        let d = dispatcher(&[]);
+        let ctx = RunContext::new("a", "m/x");
+        let huge = "x".repeat(1 << 20);
+        let out = d
+            .execute(&call(json!({"text": 5, "extra": huge})), &ctx)
+            .await;
+        assert!(
+            out.is_error && out.content.len() < 2_000,
+            "{}",
+            out.content.len()
+        );
+        let out = d
+            .execute(
+                &ToolCallRequest {
+                    name: huge.clone(),
+                    ..call(json!({}))
+                },
+                &ctx,
+            )
+            .await;
+        assert!(
+            out.is_error && out.content.len() < 1_000,
+            "{}",
+            out.content.len()
+        );
+    }
+
+    #[test]
+    fn names_differing_only_in_case_clash_and_oversized_specs_are_refused() {
+        let mut registry = ToolRegistry::new();
+        registry.register(Arc::new(EchoTool::default())).unwrap();
+        let shouty = EchoTool::named("ECHO");
+        let err = registry.register(Arc::new(shouty)).unwrap_err();
+        assert!(
+            matches!(err, crate::RegistryError::Duplicate { .. }),
+            "{err}"
+        );
+        let mut registry = ToolRegistry::with_limits(crate::ToolLimits {
+            max_description_chars: 10,
+            max_schema_bytes: 1024,
+        });
+        let err = registry
+            .register(Arc::new(EchoTool::default()))
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("tools.maxDescriptionChars"),
+            "{err}"
+        );
+        assert!(registry.names().is_empty());
     }
 
     #[test]

@@ -10,4 +10,4 @@ mod registry;
 pub use builtin::EchoTool;
 pub use dispatch::{report_hook_decisions, ToolDispatcher};
 pub use policy::{PolicyDenial, ToolPolicy};
-pub use registry::{compile_schema, RegistryError, Tool, ToolOrigin, ToolRegistry};
+pub use registry::{compile_schema, RegistryError, Tool, ToolLimits, ToolOrigin, ToolRegistry};

@@ -34,7 +34,7 @@ impl ToolPolicy {
         match (entry.strip_prefix("plugin:"), origin) {
             (Some(id), ToolOrigin::Plugin(owner)) => id == owner,
             (Some(_), ToolOrigin::Host) => false,
-            (None, _) => entry == tool,
+            (None, _) => entry.eq_ignore_ascii_case(tool),
         }
     }
 
@@ -66,6 +66,7 @@ mod tests {
         ToolPolicy::from_config(&ToolsConfig {
             allow: allow.map(|a| a.iter().map(|s| s.to_string()).collect()),
             deny: deny.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
         })
     }
 
@@ -86,6 +87,9 @@ mod tests {
             .unwrap_err()
             .rule
             .contains("tools.deny"));
+        let pol = policy(None, &["exec"]);
+        assert!(pol.check("EXEC", &ToolOrigin::Host).is_err());
+        assert!(pol.check("Exec", &p).is_err());
         let pol = policy(None, &["plugin:p"]);
         assert!(pol.check("x", &p).is_err());
         assert!(pol.check("x", &ToolOrigin::Host).is_ok());

@@ -43,6 +43,21 @@ pub enum RegistryError {
     /// The name is not `[a-zA-Z0-9_-]{1,64}`.
     #[error("tool name `{0}` is invalid: use 1–64 characters of [a-zA-Z0-9_-]")]
     BadName(String),
+    /// The description or schema is over the operator's limit (both are sent
+    /// with every model request).
+    #[error("tool `{name}`: {what} is {size}, over the limit of {limit} ({key})")]
+    TooLarge {
+        /// Tool name.
+        name: String,
+        /// `description` or `parameter schema`.
+        what: &'static str,
+        /// Its size, with unit.
+        size: String,
+        /// The limit, with unit.
+        limit: String,
+        /// The config key of the limit.
+        key: &'static str,
+    },
     /// The parameter schema is not a valid JSON Schema object.
     #[error("tool `{name}` has an invalid parameter schema: {reason}")]
     BadSchema {
@@ -58,10 +73,63 @@ pub(crate) struct Entry {
     pub validator: jsonschema::Validator,
 }
 
-/// Registered tools by name, each with its compiled schema.
+/// Size limits on what a tool sends with every model request.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolLimits {
+    /// Longest description, in characters.
+    pub max_description_chars: usize,
+    /// Largest parameter schema, in bytes of JSON.
+    pub max_schema_bytes: usize,
+}
+
+impl Default for ToolLimits {
+    fn default() -> Self {
+        let c = clawhost_config::ToolsConfig::default();
+        Self::from_config(&c)
+    }
+}
+
+impl ToolLimits {
+    /// The limits of the `tools` config section.
+    pub fn from_config(config: &clawhost_config::ToolsConfig) -> Self {
+        Self {
+            max_description_chars: config.max_description_chars,
+            max_schema_bytes: config.max_schema_kb.saturating_mul(1024),
+        }
+    }
+
+    fn check(&self, spec: &ToolSpec) -> Result<(), RegistryError> {
+        let chars = spec.description.chars().count();
+        if chars > self.max_description_chars {
+            return Err(RegistryError::TooLarge {
+                name: spec.name.clone(),
+                what: "description",
+                size: format!("{chars} characters"),
+                limit: format!("{} characters", self.max_description_chars),
+                key: "tools.maxDescriptionChars",
+            });
+        }
+        let bytes = serde_json::to_string(&spec.parameters).map_or(0, |t| t.len());
+        if bytes > self.max_schema_bytes {
+            return Err(RegistryError::TooLarge {
+                name: spec.name.clone(),
+                what: "parameter schema",
+                size: format!("{bytes} bytes"),
+                limit: format!("{} bytes", self.max_schema_bytes),
+                key: "tools.maxSchemaKb",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Registered tools by name, each with its compiled schema. Names are
+/// unique without regard to ASCII case, so a deny list cannot be slipped by
+/// a name that differs only in case.
 #[derive(Default)]
 pub struct ToolRegistry {
     pub(crate) tools: BTreeMap<String, Entry>,
+    limits: ToolLimits,
 }
 
 /// Check a tool name and compile its schema; shared by registration and plugin loading.
@@ -88,24 +156,53 @@ pub fn compile_schema(spec: &ToolSpec) -> Result<jsonschema::Validator, Registry
 }
 
 impl ToolRegistry {
-    /// An empty registry.
+    /// An empty registry with the default size limits.
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Add a tool; names are unique across host and plugins.
-    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
-        let spec = tool.spec();
-        if let Some(existing) = self.tools.get(&spec.name) {
-            return Err(RegistryError::Duplicate {
-                name: spec.name.clone(),
-                existing: existing.tool.origin(),
-                new: tool.origin(),
-            });
+    /// An empty registry with these size limits.
+    pub fn with_limits(limits: ToolLimits) -> Self {
+        Self {
+            tools: BTreeMap::new(),
+            limits,
         }
-        let validator = compile_schema(spec)?;
+    }
+
+    fn clash(&self, name: &str) -> Option<&Entry> {
         self.tools
-            .insert(spec.name.clone(), Entry { tool, validator });
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, e)| e)
+    }
+
+    /// Add a tool; names are unique (ignoring ASCII case) across host and plugins.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
+        self.register_all(vec![tool])
+    }
+
+    /// Add several tools (one plugin's) all or none: if any is refused, none
+    /// is added.
+    pub fn register_all(&mut self, tools: Vec<Arc<dyn Tool>>) -> Result<(), RegistryError> {
+        let mut ready: Vec<(String, Entry)> = Vec::with_capacity(tools.len());
+        for tool in tools {
+            let spec = tool.spec();
+            let earlier = ready
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(&spec.name))
+                .map(|(_, e)| e);
+            if let Some(existing) = self.clash(&spec.name).or(earlier) {
+                return Err(RegistryError::Duplicate {
+                    name: spec.name.clone(),
+                    existing: existing.tool.origin(),
+                    new: tool.origin(),
+                });
+            }
+            self.limits.check(spec)?;
+            let validator = compile_schema(spec)?;
+            ready.push((spec.name.clone(), Entry { tool, validator }));
+        }
+        self.tools.extend(ready);
         Ok(())
     }
 

@@ -1,0 +1,102 @@
+//! Refuses JSON objects that repeat a key. serde keeps the last of two equal
+//! keys of a map without a word, so a second `plugins.entries.<id>` would
+//! silently drop the first one's sha256 pin.
+
+use std::collections::HashSet;
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+
+/// Check that no object in `text` repeats a key. The error names the key's
+/// path (e.g. `plugins.entries.guard`).
+pub(crate) fn check(text: &str) -> Result<(), (String, serde_json::Error)> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let mut path = Vec::new();
+    match (Walk { path: &mut path }).deserialize(&mut de) {
+        Ok(()) => Ok(()),
+        Err(e) => Err((path.join("."), e)),
+    }
+}
+
+/// Walks one JSON value; `path` holds the keys down to the value being read
+/// (left in place on error, so it names where the error is).
+struct Walk<'p> {
+    path: &'p mut Vec<String>,
+}
+
+impl<'de> DeserializeSeed<'de> for Walk<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Walk<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0usize;
+        loop {
+            self.path.push(format!("[{i}]"));
+            if seq.next_element_seed(Walk { path: self.path })?.is_none() {
+                self.path.pop();
+                return Ok(());
+            }
+            self.path.pop();
+            i += 1;
+        }
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            self.path.push(key.clone());
+            if !seen.insert(key) {
+                return Err(de::Error::custom(
+                    "this key appears twice in one object; remove one (JSON parsers keep only the last)",
+                ));
+            }
+            map.next_value_seed(Walk { path: self.path })?;
+            self.path.pop();
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_repeated_key_is_named_with_its_path() {
+        let (key, e) =
+            super::check(r#"{"plugins": {"entries": {"guard": {"sha256": "aa"}, "guard": {}}}}"#)
+                .unwrap_err();
+        assert_eq!(key, "plugins.entries.guard");
+        assert!(e.to_string().contains("appears twice"), "{e}");
+        let (key, _) = super::check(r#"{"a": [{"b": 1}, {"b": 1, "b": 2}]}"#).unwrap_err();
+        assert_eq!(key, "a.[1].b");
+        assert!(super::check(r#"{"a": {"b": 1}, "b": {"a": [1, 1]}}"#).is_ok());
+    }
+}

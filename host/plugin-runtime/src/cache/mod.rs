@@ -1,0 +1,280 @@
+//! On-disk cache of compiled components, keyed by the component's sha256 and
+//! the engine's compatibility hash, so start-up does not recompile.
+//!
+//! A cached artifact is native code: wasmtime's `deserialize` trusts it
+//! blindly. So every artifact is authenticated with HMAC-SHA256 under a key
+//! kept outside the cache dir, over the source component's sha256, the engine
+//! key and the artifact bytes; the bytes that were verified are the bytes that
+//! are deserialized (read once into memory). A missing, foreign or tampered
+//! artifact is recompiled and rewritten, never loaded.
+
+use std::hash::{Hash, Hasher};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use wasmtime::component::Component;
+use wasmtime::Engine;
+
+use crate::owned_path::{self, OwnedPathError};
+
+/// First bytes of every cache file (format version 1).
+const MAGIC: &[u8; 16] = b"clawhost-cwasm1\n";
+/// HMAC-SHA256 tag length.
+const TAG_LEN: usize = 32;
+/// Key length.
+const KEY_LEN: usize = 32;
+/// Largest cache file read.
+const MAX_ARTIFACT: u64 = 1 << 30;
+
+/// A directory of serialized components, authenticated by a key.
+pub struct ComponentCache {
+    dir: Option<PathBuf>,
+    key: [u8; KEY_LEN],
+    engine_key: String,
+}
+
+/// Where a component came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheOutcome {
+    /// Deserialized from the cache after its tag verified.
+    Hit,
+    /// Compiled (and written to the cache when one is configured).
+    Compiled,
+}
+
+/// Why the cache (or its key) cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    /// The cache dir or key file failed an ownership, mode or type check.
+    #[error(transparent)]
+    Unsafe(#[from] OwnedPathError),
+    /// The key file could not be created or read.
+    #[error("cache key {path}: {reason}")]
+    Key {
+        /// The key file.
+        path: PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+}
+
+fn engine_key(engine: &Engine) -> String {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    format!("{:016x}", hasher.finish())
+}
+
+fn user_dir(var: &str, home_suffix: &[&str]) -> Option<PathBuf> {
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| {
+                home_suffix
+                    .iter()
+                    .fold(PathBuf::from(h), |path, part| path.join(part))
+            })
+        })
+}
+
+impl ComponentCache {
+    /// A cache in `dir` authenticated by the key in `key_file` (created when
+    /// missing), or no caching when `dir` is `None`. The dir is created 0700
+    /// and must be a directory owned by this user; the key file must be a
+    /// regular file owned by this user that no one else can read.
+    pub fn open(
+        engine: &Engine,
+        dir: Option<PathBuf>,
+        key_file: Option<PathBuf>,
+    ) -> Result<Self, CacheError> {
+        let engine_key = engine_key(engine);
+        let Some(dir) = dir else {
+            return Ok(Self {
+                dir: None,
+                key: [0; KEY_LEN],
+                engine_key,
+            });
+        };
+        let dir = owned_path::private_dir(&dir)?;
+        let key_file = match key_file.or_else(Self::default_key_file) {
+            Some(path) => path,
+            None => {
+                tracing::warn!(
+                    "no place for the cache key (no HOME); compiled components are not cached"
+                );
+                return Ok(Self {
+                    dir: None,
+                    key: [0; KEY_LEN],
+                    engine_key,
+                });
+            }
+        };
+        let key = load_or_create_key(&key_file)?;
+        let key_dir = key_file
+            .parent()
+            .map(|p| p.canonicalize().unwrap_or_else(|_| p.to_path_buf()));
+        if key_dir.as_deref().is_some_and(|k| k.starts_with(&dir)) {
+            return Err(CacheError::Key {
+                path: key_file,
+                reason: format!(
+                    "the key must be kept outside the cache dir {}",
+                    dir.display()
+                ),
+            });
+        }
+        Ok(Self {
+            dir: Some(dir),
+            key,
+            engine_key,
+        })
+    }
+
+    /// The cache directory in use (canonical), if any.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// The default cache directory: `$XDG_CACHE_HOME/clawhost/components`,
+    /// else `~/.cache/clawhost/components`.
+    pub fn default_dir() -> Option<PathBuf> {
+        user_dir("XDG_CACHE_HOME", &[".cache"]).map(|d| d.join("clawhost").join("components"))
+    }
+
+    /// The default key file: `$XDG_STATE_HOME/clawhost/component-cache.key`,
+    /// else `~/.local/state/clawhost/component-cache.key`.
+    pub fn default_key_file() -> Option<PathBuf> {
+        user_dir("XDG_STATE_HOME", &[".local", "state"])
+            .map(|d| d.join("clawhost").join("component-cache.key"))
+    }
+
+    fn path(&self, sha256: &str) -> Option<PathBuf> {
+        self.dir
+            .as_ref()
+            .map(|d| d.join(format!("{sha256}-{}.cwasm", self.engine_key)))
+    }
+
+    fn tag(&self, sha256: &str, artifact: &[u8]) -> Hmac<Sha256> {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.key).expect("HMAC takes any key size");
+        mac.update(b"clawhost component cache v1\0");
+        mac.update(sha256.as_bytes());
+        mac.update(b"\0");
+        mac.update(self.engine_key.as_bytes());
+        mac.update(b"\0");
+        mac.update(artifact);
+        mac
+    }
+
+    /// Load a component: from the cache when its artifact verifies, else
+    /// compile `bytes` and store the result.
+    pub fn load(
+        &self,
+        engine: &Engine,
+        sha256: &str,
+        bytes: &[u8],
+    ) -> wasmtime::Result<(Component, CacheOutcome)> {
+        let path = self.path(sha256);
+        if let Some(path) = &path {
+            match self.read_verified(path, sha256) {
+                Ok(Some(artifact)) => {
+                    // SAFETY: these exact bytes carry a valid HMAC under a key
+                    // only this user can read, over this component's sha256
+                    // and engine key: they were written by `store` below from
+                    // a component this engine compiled.
+                    match unsafe { Component::deserialize(engine, &artifact) } {
+                        Ok(component) => return Ok((component, CacheOutcome::Hit)),
+                        Err(e) => {
+                            tracing::warn!(path = %path.display(), error = %e, "ignoring unusable cached component")
+                        }
+                    }
+                }
+                Ok(None) => {}
+                Err(reason) => {
+                    tracing::warn!(path = %path.display(), %reason, "refusing a cached component; recompiling")
+                }
+            }
+        }
+        let component = Component::new(engine, bytes)?;
+        if let Some(path) = path {
+            if let Err(e) = self.store(&path, sha256, &component) {
+                tracing::warn!(path = %path.display(), error = %e, "could not cache compiled component");
+            }
+        }
+        Ok((component, CacheOutcome::Compiled))
+    }
+
+    /// The artifact in `path` if it exists and its tag verifies; `Err` says
+    /// why an existing file was refused.
+    fn read_verified(&self, path: &Path, sha256: &str) -> Result<Option<Vec<u8>>, String> {
+        let mut file = match owned_path::open_regular(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e.to_string()),
+        };
+        let mut data = Vec::new();
+        (&mut file)
+            .take(MAX_ARTIFACT)
+            .read_to_end(&mut data)
+            .map_err(|e| e.to_string())?;
+        let body = data
+            .strip_prefix(MAGIC.as_slice())
+            .filter(|rest| rest.len() > TAG_LEN)
+            .ok_or("not a clawhost cache file")?;
+        let (tag, artifact) = body.split_at(TAG_LEN);
+        self.tag(sha256, artifact)
+            .verify_slice(tag)
+            .map_err(|_| "its authentication tag does not match".to_string())?;
+        Ok(Some(artifact.to_vec()))
+    }
+
+    fn store(&self, path: &Path, sha256: &str, component: &Component) -> anyhow::Result<()> {
+        let artifact = component.serialize()?;
+        let tag = self.tag(sha256, &artifact).finalize().into_bytes();
+        let dir = path.parent().expect("cache path has a parent");
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+        tmp.write_all(MAGIC)?;
+        tmp.write_all(&tag)?;
+        tmp.write_all(&artifact)?;
+        tmp.persist(path)?;
+        Ok(())
+    }
+}
+
+fn load_or_create_key(path: &Path) -> Result<[u8; KEY_LEN], CacheError> {
+    let bad = |reason: String| CacheError::Key {
+        path: path.to_path_buf(),
+        reason,
+    };
+    if let Some(parent) = path.parent() {
+        owned_path::private_dir(parent)?;
+    }
+    match owned_path::open_private_file(path) {
+        Ok(mut file) => {
+            let mut key = [0u8; KEY_LEN];
+            let mut extra = [0u8; 1];
+            file.read_exact(&mut key)
+                .map_err(|e| bad(format!("unreadable ({e}); delete it to make a new one")))?;
+            if file.read(&mut extra).map_err(|e| bad(e.to_string()))? != 0 {
+                return Err(bad(format!(
+                    "must hold exactly {KEY_LEN} bytes; delete it to make a new one"
+                )));
+            }
+            Ok(key)
+        }
+        Err(OwnedPathError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            let mut key = [0u8; KEY_LEN];
+            getrandom::fill(&mut key).map_err(|e| bad(format!("no randomness: {e}")))?;
+            let mut file = owned_path::create_private_file(path)
+                .map_err(|e| bad(format!("cannot create: {e}")))?;
+            file.write_all(&key)
+                .and_then(|()| file.sync_all())
+                .map_err(|e| bad(format!("cannot write: {e}")))?;
+            Ok(key)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

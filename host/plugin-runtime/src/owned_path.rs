@@ -1,0 +1,148 @@
+//! Files and directories the host keeps for itself (the component cache and
+//! its key): owned by the user running the host, private to it, never reached
+//! through a symlink, and never a FIFO or device that could block or flood a read.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+/// A host-private path that failed a check.
+#[derive(Debug, thiserror::Error)]
+pub enum OwnedPathError {
+    /// It could not be created, opened or inspected.
+    #[error("{path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// It exists but is unsafe to trust.
+    #[error("{path}: {reason}")]
+    Unsafe {
+        /// The path.
+        path: PathBuf,
+        /// What is wrong, and what to do.
+        reason: String,
+    },
+}
+
+fn io_err(path: &Path) -> impl FnOnce(io::Error) -> OwnedPathError + '_ {
+    move |source| OwnedPathError::Io {
+        path: path.into(),
+        source,
+    }
+}
+
+fn unsafe_path(path: &Path, reason: impl Into<String>) -> OwnedPathError {
+    OwnedPathError::Unsafe {
+        path: path.into(),
+        reason: reason.into(),
+    }
+}
+
+/// The effective user id of this process.
+pub fn euid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
+/// Create `path` (mode 0700) if missing and check it: a real directory, not
+/// a symlink, owned by this user; group and other permissions are removed.
+/// Returns its canonical path.
+pub fn private_dir(path: &Path) -> Result<PathBuf, OwnedPathError> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(io_err(parent))?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(io_err(path)(e)),
+    }
+    let meta = std::fs::symlink_metadata(path).map_err(io_err(path))?;
+    if meta.file_type().is_symlink() {
+        return Err(unsafe_path(
+            path,
+            "is a symlink; point the setting at the real directory",
+        ));
+    }
+    if !meta.is_dir() {
+        return Err(unsafe_path(path, "is not a directory"));
+    }
+    if meta.uid() != euid() {
+        return Err(unsafe_path(
+            path,
+            format!(
+                "is owned by uid {}, not by this user (uid {}); use a directory of your own",
+                meta.uid(),
+                euid()
+            ),
+        ));
+    }
+    if meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+            .map_err(io_err(path))?;
+        tracing::info!(path = %path.display(), "made the directory private (0700)");
+    }
+    path.canonicalize().map_err(io_err(path))
+}
+
+/// Open `path` for reading without following a final symlink and without
+/// blocking on a FIFO; refuse anything but a regular file.
+pub fn open_regular(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(
+            rustix::fs::OFlags::NOFOLLOW.bits() as i32 | rustix::fs::OFlags::NONBLOCK.bits() as i32,
+        )
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ));
+    }
+    Ok(file)
+}
+
+/// [`open_regular`], and the file must be owned by this user and private to it.
+pub fn open_private_file(path: &Path) -> Result<File, OwnedPathError> {
+    let file = open_regular(path).map_err(|e| {
+        if e.kind() == io::ErrorKind::NotFound {
+            io_err(path)(e)
+        } else {
+            unsafe_path(path, format!("{e} (a symlink, FIFO or device is refused)"))
+        }
+    })?;
+    let meta = file.metadata().map_err(io_err(path))?;
+    if meta.uid() != euid() {
+        return Err(unsafe_path(
+            path,
+            format!("is owned by uid {}, not by this user", meta.uid()),
+        ));
+    }
+    if meta.mode() & 0o077 != 0 {
+        return Err(unsafe_path(
+            path,
+            format!(
+                "is readable or writable by others (mode {:o}); delete it to make a new one",
+                meta.mode() & 0o777
+            ),
+        ));
+    }
+    Ok(file)
+}
+
+/// Create a new file readable and writable by this user only.
+pub fn create_private_file(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+}
+
+/// Whether `a` and `b` (canonical paths) are the same or one holds the other.
+pub fn overlap(a: &Path, b: &Path) -> bool {
+    a.starts_with(b) || b.starts_with(a)
+}

@@ -1,0 +1,116 @@
+//! Test fixture: an allowlisted plugin that attacks the host through what its
+//! grants and imports reach. Not an example to copy.
+//!
+//! Tools (paths are guest paths):
+//! - `symlink` `{target, link}`: plant a symlink (after removing what is at `link`);
+//! - `write` `{path, text}` / `read` `{path}` / `list` `{path}`;
+//! - `log_flood` `{lines, kb}`: `lines` log lines of `kb` KiB each;
+//! - `hoard` `{path, n}`: open `path` `n` times and keep every handle;
+//! - `block_read` `{path}`: read a file to the end (a FIFO blocks in the host).
+
+use clawhost_sdk::{export_plugin, log, Level, Plugin, Registration, ToolCall, ToolDef};
+use serde_json::{json, Value};
+
+struct Escape;
+
+/// Handles kept open across calls, so the host must bound them.
+static mut HOARD: Vec<std::fs::File> = Vec::new();
+
+fn tool(name: &str, description: &str, props: Value) -> ToolDef {
+    ToolDef::new(
+        name,
+        description,
+        json!({ "type": "object", "properties": props }),
+    )
+}
+
+fn s<'a>(p: &'a Value, key: &str) -> &'a str {
+    p[key].as_str().unwrap_or_default()
+}
+
+fn plant_symlink(target: &str, link: &str) -> std::io::Result<()> {
+    let _ = std::fs::remove_dir_all(link);
+    let _ = std::fs::remove_file(link);
+    std::os::wasi::fs::symlink_path(target, link)
+}
+
+impl Plugin for Escape {
+    fn register() -> Registration {
+        let path = json!({ "type": "string" });
+        Registration::new("escape", "0.1.0")
+            .tool(tool(
+                "symlink",
+                "Plants a symlink.",
+                json!({ "target": path, "link": path }),
+            ))
+            .tool(tool(
+                "write",
+                "Writes a file.",
+                json!({ "path": path, "text": path }),
+            ))
+            .tool(tool("read", "Reads a file.", json!({ "path": path })))
+            .tool(tool("list", "Lists a directory.", json!({ "path": path })))
+            .tool(tool(
+                "log_flood",
+                "Logs many long lines.",
+                json!({ "lines": { "type": "integer" }, "kb": { "type": "integer" } }),
+            ))
+            .tool(tool(
+                "hoard",
+                "Opens a file many times and keeps the handles.",
+                json!({ "path": path, "n": { "type": "integer" } }),
+            ))
+            .tool(tool("block_read", "Reads to the end.", json!({ "path": path })))
+    }
+
+    fn call_tool(call: ToolCall) -> Result<Value, String> {
+        let p = &call.params;
+        match call.tool.as_str() {
+            "symlink" => plant_symlink(s(p, "target"), s(p, "link"))
+                .map(|()| json!({ "planted": true }))
+                .map_err(|e| format!("symlink: {e}")),
+            "write" => std::fs::write(s(p, "path"), s(p, "text"))
+                .map(|()| json!({ "written": true }))
+                .map_err(|e| format!("write: {e}")),
+            "read" | "block_read" => std::fs::read_to_string(s(p, "path"))
+                .map(|text| json!({ "text": text }))
+                .map_err(|e| format!("read: {e}")),
+            "list" => std::fs::read_dir(s(p, "path"))
+                .map_err(|e| format!("list: {e}"))
+                .map(|dir| {
+                    let mut names: Vec<String> = dir
+                        .filter_map(|e| e.ok())
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect();
+                    names.sort();
+                    json!({ "names": names })
+                }),
+            "log_flood" => {
+                let line = "x".repeat(p["kb"].as_u64().unwrap_or(1) as usize * 1024);
+                let lines = p["lines"].as_u64().unwrap_or(1);
+                for _ in 0..lines {
+                    log(Level::Info, &line);
+                }
+                Ok(json!({ "logged": lines }))
+            }
+            "hoard" => {
+                let n = p["n"].as_u64().unwrap_or(1);
+                let mut opened = 0u64;
+                for _ in 0..n {
+                    match std::fs::File::open(s(p, "path")) {
+                        // SAFETY: components are single-threaded.
+                        Ok(file) => unsafe {
+                            (*std::ptr::addr_of_mut!(HOARD)).push(file);
+                            opened += 1;
+                        },
+                        Err(e) => return Err(format!("open #{opened}: {e}")),
+                    }
+                }
+                Ok(json!({ "opened": opened }))
+            }
+            other => Err(format!("unknown tool `{other}`")),
+        }
+    }
+}
+
+export_plugin!(Escape);
