@@ -9,9 +9,9 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 
 use crate::{
-    Message, ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelResponse, RunContext,
-    ToolCallRequest, ToolExecutor, ToolOutput, ToolResultMessage, ToolSpec, TurnEvent, TurnOutcome,
-    Usage,
+    BudgetedTools, Message, ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelResponse,
+    RunContext, ToolCallRequest, ToolExecutor, ToolOutput, ToolResultMessage, ToolSpec, TurnBudget,
+    TurnEvent, TurnOutcome, Usage,
 };
 
 /// The provider route a turn would take.
@@ -105,7 +105,7 @@ pub trait Harness: Send + Sync {
 /// run events and records the turn's messages as the host saw them.
 pub struct TurnMirror {
     model: Arc<dyn ModelClient>,
-    tools: Arc<dyn ToolExecutor>,
+    tools: BudgetedTools,
     ctx: RunContext,
     max_iterations: u32,
     iterations: AtomicU32,
@@ -120,6 +120,7 @@ impl TurnMirror {
         tools: Arc<dyn ToolExecutor>,
         ctx: RunContext,
         max_iterations: u32,
+        budget: TurnBudget,
         user_text: &str,
     ) -> Self {
         ctx.events.emit(TurnEvent::UserMessage {
@@ -127,7 +128,7 @@ impl TurnMirror {
         });
         Self {
             model,
-            tools,
+            tools: BudgetedTools::new(tools, budget),
             ctx,
             max_iterations: max_iterations.max(1),
             iterations: AtomicU32::new(0),
@@ -144,8 +145,12 @@ impl TurnMirror {
     }
 
     /// Close the turn with the harness's answer: the recorded messages, plus
-    /// the answer as an assistant message unless the last reply already said it.
-    pub fn finish(&self, answer: String) -> TurnOutcome {
+    /// the answer as an assistant message unless the last reply already said
+    /// it. A turn that spent its tool budget ends with that error instead.
+    pub fn finish(&self, answer: String) -> Result<TurnOutcome, crate::TurnError> {
+        if let Some(reason) = self.tools.exhausted() {
+            return Err(crate::TurnError::ToolBudget(reason));
+        }
         let mut messages = self
             .messages
             .lock()
@@ -158,12 +163,12 @@ impl TurnMirror {
         self.ctx.events.emit(TurnEvent::FinalAnswer {
             text: answer.clone(),
         });
-        TurnOutcome {
+        Ok(TurnOutcome {
             new_messages: messages,
             answer,
             iterations: self.iterations.load(Ordering::Relaxed),
             usage: *self.usage.lock().unwrap_or_else(|p| p.into_inner()),
-        }
+        })
     }
 }
 

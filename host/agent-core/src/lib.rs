@@ -1,6 +1,7 @@
 //! Agent core: messages, the model and tool contracts, run context and events,
 //! and the turn loop that ties them together.
 
+mod budget;
 mod compaction;
 mod events;
 mod harness;
@@ -10,6 +11,7 @@ pub mod text;
 mod tool;
 mod turn;
 
+pub use budget::{BudgetedTools, TurnBudget};
 pub use compaction::{estimate_tokens, message_tokens, plan_cut, Pruning};
 pub use events::{messages_of_last_turn, EventSink, TurnEvent};
 pub use harness::{Harness, PreparedTurn, Route, Support, TurnMirror, TurnServices};

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use crate::{
-    Message, ModelClient, ModelError, ModelRequest, RunContext, ToolExecutor, ToolResultMessage,
-    TurnEvent, Usage,
+    BudgetedTools, Message, ModelClient, ModelError, ModelRequest, RunContext, ToolExecutor,
+    ToolResultMessage, TurnBudget, TurnEvent, Usage,
 };
 
 /// Why a turn did not produce an answer.
@@ -17,6 +17,9 @@ pub enum TurnError {
     /// The model kept calling tools past the bound.
     #[error("no final answer after {0} model calls (agent.maxIterations)")]
     MaxIterations(u32),
+    /// The turn spent its tool budget (calls or result bytes).
+    #[error("turn stopped: {0}")]
+    ToolBudget(String),
 }
 
 impl From<ModelError> for TurnError {
@@ -46,6 +49,7 @@ pub struct TurnLoop {
     max_iterations: u32,
     system: Option<String>,
     pruning: Option<crate::Pruning>,
+    budget: TurnBudget,
 }
 
 impl TurnLoop {
@@ -61,7 +65,14 @@ impl TurnLoop {
             max_iterations: max_iterations.max(1),
             system: None,
             pruning: None,
+            budget: TurnBudget::default(),
         }
+    }
+
+    /// Bound the tool calls and tool-result bytes of each turn.
+    pub fn with_budget(mut self, budget: TurnBudget) -> Self {
+        self.budget = budget;
+        self
     }
 
     /// Prune old oversized tool results from what the model sees (in memory only).
@@ -90,6 +101,7 @@ impl TurnLoop {
         ctx.events.emit(TurnEvent::UserMessage {
             text: user_text.to_string(),
         });
+        let budget = BudgetedTools::new(self.tools.clone(), self.budget);
         let tools = self.tools.specs();
         let mut usage = Usage::default();
         for iteration in 1..=self.max_iterations {
@@ -127,7 +139,7 @@ impl TurnLoop {
                 });
             }
             for call in &reply.tool_calls {
-                let output = self.tools.execute(call, ctx).await;
+                let output = budget.execute(call, ctx).await;
                 ctx.events.emit(TurnEvent::ToolResult {
                     call_id: call.id.clone(),
                     tool: call.name.clone(),
@@ -140,6 +152,9 @@ impl TurnLoop {
                     content: output.content,
                     is_error: output.is_error,
                 }));
+            }
+            if let Some(reason) = budget.exhausted() {
+                return Err(TurnError::ToolBudget(reason));
             }
         }
         Err(TurnError::MaxIterations(self.max_iterations))
@@ -230,6 +245,58 @@ mod tests {
         );
         assert!(
             matches!(ctx.events.snapshot().last(), Some(TurnEvent::FinalAnswer { text }) if text == "it says HI")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_turn_that_spends_its_tool_budget_ends_with_a_clear_error() {
+        let calls: Vec<_> = (0..10).map(|i| call(&format!("c{i}"))).collect();
+        let turn = TurnLoop::new(
+            Arc::new(Replies(
+                Mutex::new(vec![reply("", calls), reply("done", vec![])]),
+                Mutex::default(),
+            )),
+            Arc::new(Upper),
+            4,
+        )
+        .with_budget(TurnBudget {
+            max_tool_calls: 3,
+            max_result_bytes: 1 << 20,
+        });
+        let ctx = RunContext::new("main", "m/x");
+        let err = turn.run(&ctx, &[], "many").await.unwrap_err();
+        assert!(
+            matches!(&err, TurnError::ToolBudget(r) if r.contains("maxToolCallsPerTurn")),
+            "{err}"
+        );
+        let results: Vec<_> = ctx
+            .events
+            .snapshot()
+            .into_iter()
+            .filter_map(|e| match e {
+                TurnEvent::ToolResult { is_error, .. } => Some(is_error),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(results.len(), 10, "every call gets a result");
+        assert_eq!(results.iter().filter(|e| !**e).count(), 3);
+
+        let turn = TurnLoop::new(
+            Arc::new(Replies(
+                Mutex::new(vec![reply("", vec![call("a"), call("b")])]),
+                Mutex::default(),
+            )),
+            Arc::new(Upper),
+            4,
+        )
+        .with_budget(TurnBudget {
+            max_tool_calls: 10,
+            max_result_bytes: 3,
+        });
+        let err = turn.run(&ctx, &[], "big").await.unwrap_err();
+        assert!(
+            matches!(&err, TurnError::ToolBudget(r) if r.contains("maxToolResultKbPerTurn")),
+            "{err}"
         );
     }
 

@@ -118,6 +118,15 @@ pub struct AfterToolCallResult {
     pub decisions: Vec<HookDecisionRecord>,
 }
 
+/// What one `before_tool_call` answer means for the call.
+enum Step {
+    Allow,
+    Rewrite(Value),
+    /// Failed with fail policy `ignore`.
+    Skip,
+    Block(String),
+}
+
 /// The registered handlers of every hook, each list sorted by descending priority.
 #[derive(Clone, Default)]
 pub struct HookRunner {
@@ -151,52 +160,58 @@ impl HookRunner {
 
     /// Run `before_tool_call`: each handler sees the parameters left by the one
     /// before; the first block ends the run; a failing handler blocks the call
-    /// unless its fail policy is `ignore`.
+    /// unless its fail policy is `ignore`. When a handler rewrote the
+    /// parameters, every handler that answered before that rewrite is asked
+    /// again with the final parameters and must allow them as they are, so a
+    /// later (lower-priority) hook cannot slip a call past a policy hook.
     pub async fn before_tool_call(&self, event: BeforeToolCallEvent) -> BeforeToolCallResult {
         let mut decisions = Vec::new();
         // Handlers borrow the event; only a rewrite changes it.
         let mut current = HookEvent::BeforeToolCall(event);
+        // Handlers that answered, and how many of them came before the last rewrite.
+        let mut answered: Vec<&HookRegistration> = Vec::new();
+        let mut before_last_rewrite = 0;
         for reg in self.handlers(HookKind::BeforeToolCall) {
             let answer = reg.handler.handle(&current).await;
-            let record = |decision: String| HookDecisionRecord {
-                hook: HookKind::BeforeToolCall,
-                plugin_id: reg.plugin_id.clone(),
-                decision,
-            };
-            match answer {
-                Ok(HookOutcome::BeforeToolCall(BeforeToolCallOutcome::Allow)) => {
-                    decisions.push(record("allow".into()));
-                }
-                Ok(HookOutcome::BeforeToolCall(BeforeToolCallOutcome::Rewrite(params))) => {
-                    decisions.push(record(format!("rewrite: {}", short(&params))));
+            match self.before_step(reg, answer, &mut decisions) {
+                Step::Allow => answered.push(reg),
+                Step::Rewrite(params) => {
                     if let HookEvent::BeforeToolCall(event) = &mut current {
                         event.params = params;
                     }
+                    before_last_rewrite = answered.len();
+                    answered.push(reg);
                 }
-                Ok(HookOutcome::BeforeToolCall(BeforeToolCallOutcome::Block(reason))) => {
-                    decisions.push(record(format!("block: {reason}")));
+                Step::Skip => {}
+                Step::Block(reason) => {
                     return BeforeToolCallResult {
                         verdict: Err(reason),
                         decisions,
-                    };
-                }
-                other => {
-                    let error = match other {
-                        Err(e) => e,
-                        Ok(o) => HookError::WrongOutcome {
-                            asked: "before_tool_call",
-                            answered: o.name(),
-                        },
-                    };
-                    decisions.push(record(failed(&error, reg.fail_policy)));
-                    if let Some(reason) = reg.blocks(&error) {
-                        return BeforeToolCallResult {
-                            verdict: Err(format!("blocked: {reason}")),
-                            decisions,
-                        };
                     }
                 }
             }
+        }
+        for reg in &answered[..before_last_rewrite] {
+            let answer = reg.handler.handle(&current).await;
+            let HookEvent::BeforeToolCall(event) = &current else {
+                unreachable!("only params change")
+            };
+            let verdict = match self.before_step(reg, answer, &mut decisions) {
+                Step::Allow | Step::Skip => continue,
+                Step::Rewrite(params) if params == event.params => continue,
+                Step::Rewrite(_) => format!(
+                    "plugin `{}` allowed the call before a later hook rewrote it, and rewrites the rewritten call again",
+                    reg.plugin_id
+                ),
+                Step::Block(reason) => reason,
+            };
+            if let Some(last) = decisions.last_mut() {
+                last.decision = format!("re-check after rewrite: {}", last.decision);
+            }
+            return BeforeToolCallResult {
+                verdict: Err(verdict),
+                decisions,
+            };
         }
         let HookEvent::BeforeToolCall(event) = current else {
             unreachable!("only params change")
@@ -204,6 +219,50 @@ impl HookRunner {
         BeforeToolCallResult {
             verdict: Ok(event.params),
             decisions,
+        }
+    }
+
+    /// One `before_tool_call` answer, recorded in `decisions`.
+    fn before_step(
+        &self,
+        reg: &HookRegistration,
+        answer: Result<HookOutcome, HookError>,
+        decisions: &mut Vec<HookDecisionRecord>,
+    ) -> Step {
+        let mut record = |decision: String| {
+            decisions.push(HookDecisionRecord {
+                hook: HookKind::BeforeToolCall,
+                plugin_id: reg.plugin_id.clone(),
+                decision,
+            })
+        };
+        match answer {
+            Ok(HookOutcome::BeforeToolCall(BeforeToolCallOutcome::Allow)) => {
+                record("allow".into());
+                Step::Allow
+            }
+            Ok(HookOutcome::BeforeToolCall(BeforeToolCallOutcome::Rewrite(params))) => {
+                record(format!("rewrite: {}", short(&params)));
+                Step::Rewrite(params)
+            }
+            Ok(HookOutcome::BeforeToolCall(BeforeToolCallOutcome::Block(reason))) => {
+                record(format!("block: {reason}"));
+                Step::Block(reason)
+            }
+            other => {
+                let error = match other {
+                    Err(e) => e,
+                    Ok(o) => HookError::WrongOutcome {
+                        asked: "before_tool_call",
+                        answered: o.name(),
+                    },
+                };
+                record(failed(&error, reg.fail_policy));
+                match reg.blocks(&error) {
+                    Some(reason) => Step::Block(format!("blocked: {reason}")),
+                    None => Step::Skip,
+                }
+            }
         }
     }
 

@@ -111,7 +111,10 @@ impl LoadedPlugin {
             hooks: r
                 .hooks
                 .iter()
-                .map(|(k, p)| (k.name().to_string(), *p))
+                .map(|(k, p)| {
+                    let priority = self.settings.priority_for(k.name()).unwrap_or(*p);
+                    (k.name().to_string(), priority)
+                })
                 .collect(),
             harnesses: r.harnesses.clone(),
             grants: self.instance.grants().clone(),
@@ -212,7 +215,7 @@ impl LoadedPlugin {
                 HookRegistration::new(
                     self.id(),
                     *kind,
-                    *priority,
+                    self.settings.priority_for(kind.name()).unwrap_or(*priority),
                     Arc::new(PluginHooks(self.clone())),
                 )
                 .with_fail_policy(self.settings.fail_policy_for(kind.name()))

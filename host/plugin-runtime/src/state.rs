@@ -197,3 +197,56 @@ impl crate::bindings::openclaw::plugin::tools::Host for PluginState {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use wasmtime::{Engine, Instance, Module, Store};
+
+    use super::MemoryCap;
+
+    fn run(wat: &str, budget: u64) -> (wasmtime::Result<i32>, bool) {
+        let engine = Engine::default();
+        let module = Module::new(&engine, wat::parse_str(wat).unwrap()).unwrap();
+        let mut store = Store::new(&engine, MemoryCap::new(budget));
+        store.limiter(|cap| cap);
+        let result = Instance::new(&mut store, &module, &[]).and_then(|instance| {
+            instance
+                .get_typed_func::<(), i32>(&mut store, "run")?
+                .call(&mut store, ())
+        });
+        (result, store.data().hit)
+    }
+
+    #[test]
+    fn several_memories_share_one_budget() {
+        // Two memories of 1 MiB each fit a 3 MiB budget one at a time, not
+        // together once one of them grows.
+        let wat = r#"(module
+            (memory $a 16) (memory $b 16)
+            (func (export "run") (result i32) (memory.grow $b (i32.const 24))))"#;
+        let (ok, hit) = run(wat, 4 << 20);
+        assert_eq!((ok.unwrap(), hit), (16, false));
+        let (err, hit) = run(wat, 3 << 20);
+        assert!(err.is_err() && hit, "{err:?}");
+        // Three memories at instantiation already exceed it.
+        let (err, hit) = run(
+            r#"(module (memory 16) (memory 16) (memory 16)
+                (func (export "run") (result i32) (i32.const 0)))"#,
+            2 << 20,
+        );
+        assert!(err.is_err() && hit, "{err:?}");
+    }
+
+    #[test]
+    fn table_growth_draws_from_the_same_budget() {
+        let wat = r#"(module
+            (memory 16)
+            (table 0 funcref)
+            (func (export "run") (result i32)
+                (table.grow (ref.null func) (i32.const 200000))))"#;
+        let (err, hit) = run(wat, 2 << 20);
+        assert!(err.is_err() && hit, "{err:?}");
+        let (ok, _) = run(wat, 4 << 20);
+        assert_eq!(ok.unwrap(), 0);
+    }
+}

@@ -176,6 +176,15 @@ impl EmbeddedRunner {
         &self.config
     }
 
+    /// The tool budget of one turn, from `agents.defaults`.
+    pub fn turn_budget(&self) -> clawhost_agent_core::TurnBudget {
+        let d = &self.config.agents.defaults;
+        clawhost_agent_core::TurnBudget {
+            max_tool_calls: d.max_tool_calls_per_turn,
+            max_result_bytes: d.max_tool_result_kb_per_turn.saturating_mul(1024),
+        }
+    }
+
     /// The built-in loop over `model`.
     pub fn turn_loop(&self, model: Arc<dyn ModelClient>) -> TurnLoop {
         let p = &self.config.agents.defaults.pruning;
@@ -191,6 +200,7 @@ impl EmbeddedRunner {
             self.config.agents.defaults.max_iterations,
         )
         .with_pruning(pruning)
+        .with_budget(self.turn_budget())
     }
 
     /// Run one turn of an agent on the generation it starts with: the model

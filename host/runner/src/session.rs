@@ -316,6 +316,7 @@ impl EmbeddedRunner {
             self.dispatcher().clone(),
             ctx.clone(),
             max_iterations,
+            self.turn_budget(),
             prompt,
         ));
         let turn = PreparedTurn {
@@ -335,7 +336,7 @@ impl EmbeddedRunner {
                 harness: runtime.into(),
                 message,
             })?;
-        Ok(mirror.finish(answer))
+        Ok(mirror.finish(answer)?)
     }
 
     /// `session_start`: a session was created (`resumed: false`) or resumed.
