@@ -115,14 +115,23 @@ fn a_torn_last_line_is_skipped_with_a_warning_and_earlier_entries_survive() {
         .write_all(br#"{"id":"abc","parentId":"x","atMs":1,"type":"mess"#)
         .unwrap();
 
-    let mut t = store.open("main", &id).unwrap();
+    let damaged = std::fs::read(&path).unwrap();
+    // Reading (what `sessions show` and `list` do) warns and writes nothing.
+    let t = store.open_read_only("main", &id).unwrap();
     assert_eq!(t.warnings().len(), 1);
     assert!(
-        t.warnings()[0].contains("torn last line"),
+        t.warnings()[0].contains(":3: skipped a torn last line"),
         "{:?}",
         t.warnings()
     );
     assert_eq!(t.context(), vec![Message::user("kept")]);
+    assert_eq!(std::fs::read(&path).unwrap(), damaged);
+    // Continuing it needs the explicit repair, which keeps a backup.
+    let refused = store.open("main", &id).unwrap_err().to_string();
+    assert!(refused.contains("sessions repair"), "{refused}");
+    let backup = store.repair("main", &id).unwrap().expect("repaired");
+    assert_eq!(std::fs::read(&backup).unwrap(), damaged);
+    let mut t = store.open("main", &id).unwrap();
     t.append_message(Message::assistant("after the crash"))
         .unwrap();
     store.commit("main", &mut t).unwrap();

@@ -30,30 +30,30 @@ pub async fn run(plugins_dir: Option<PathBuf>) -> anyhow::Result<()> {
     let plugins_dir = match plugins_dir {
         Some(dir) => dir,
         None => {
-            eprintln!("building the example plugins from source (plugins/build.sh)…");
+            esay!("building the example plugins from source (plugins/build.sh)…");
             crate::build::build_plugins(None).context("building the example plugins")?
         }
     };
     let config = demo_config(&plugins_dir)?;
     let (runner, reports) = EmbeddedRunner::start(config).await?;
-    println!(
+    say!(
         "clawhost demo · runtime {BUILTIN_RUNTIME} · model scripted/demo · plugins from {}",
         plugins_dir.display()
     );
     for status in runner.plugins().statuses() {
-        println!("{}", render_status(&status));
+        say!("{}", render_status(&status));
     }
     for line in reports.iter().filter_map(render_refusal) {
-        println!("{line}");
+        say!("{line}");
     }
-    println!();
+    say!();
     let mut ctx = RunContext::new("main", "scripted/demo");
-    ctx.events = EventSink::with_listener(|event| println!("{}", render_event(event)));
+    ctx.events = EventSink::with_listener(|event| say!("{}", render_event(event)));
     let outcome = runner
         .run_turn(Arc::new(ScriptedModel::demo()), &ctx, &[], DEMO_MESSAGE)
         .await?;
-    println!();
-    println!(
+    say!();
+    say!(
         "turn finished: {} model calls · {} input / {} output tokens (estimated by the scripted provider)",
         outcome.iterations, outcome.usage.input_tokens, outcome.usage.output_tokens
     );

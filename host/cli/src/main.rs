@@ -80,8 +80,25 @@ enum Command {
     },
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() {
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    let result = runtime.block_on(run());
+    // A guest stuck in blocking host I/O (a FIFO read, a slow disk) holds a
+    // blocking thread past its deadline; the host must still exit.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    if let Err(e) = result {
+        clawhost::esay!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+async fn run() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CLAWHOST_LOG")
@@ -93,7 +110,7 @@ async fn main() -> anyhow::Result<()> {
         Command::Demo { plugins_dir } => clawhost::demo::run(plugins_dir).await,
         Command::BuildPlugins { out } => {
             let dir = clawhost::build::build_plugins(out.as_deref())?;
-            println!("{}", dir.display());
+            clawhost::say!("{}", dir.display());
             Ok(())
         }
         Command::Run {
@@ -118,10 +135,10 @@ async fn main() -> anyhow::Result<()> {
             let mut host = PluginHost::new(&config).context("setting up the plugin engine")?;
             let reports = host.load_configured().await;
             for status in host.statuses() {
-                println!("{}", render_status(&status));
+                clawhost::say!("{}", render_status(&status));
             }
             for line in reports.iter().filter_map(render_refusal) {
-                println!("{line}");
+                clawhost::say!("{line}");
             }
             Ok(())
         }

@@ -44,20 +44,23 @@ pub async fn run(
         .ok_or_else(|| anyhow!("agent `{agent}` is not configured (agents.list)"))?;
     let (runner, reports) = EmbeddedRunner::start(config).await?;
     for line in reports.iter().filter_map(render_refusal) {
-        eprintln!("{line}");
+        esay!("{line}");
     }
-    println!(
+    say!(
         "agent {agent} · model {} · generation {}",
-        generation.model, generation.number
+        generation.model,
+        generation.number
     );
     let mut ctx = RunContext::new(agent, generation.model.clone());
-    ctx.events = EventSink::with_listener(|event| println!("{}", render_event(event)));
+    ctx.events = EventSink::with_listener(|event| say!("{}", render_event(event)));
     let outcome = runner
         .run_on_generation(generation, &ctx, &[], message)
         .await?;
-    println!(
+    say!(
         "turn finished: {} model calls · {} input / {} output tokens",
-        outcome.iterations, outcome.usage.input_tokens, outcome.usage.output_tokens
+        outcome.iterations,
+        outcome.usage.input_tokens,
+        outcome.usage.output_tokens
     );
     Ok(())
 }
@@ -69,18 +72,18 @@ pub fn models(config_path: &Path) -> anyhow::Result<()> {
     let set = runtimes
         .rebuild(&config)
         .context("building the model runtime generation")?;
-    println!("generation {}", set.number);
+    say!("generation {}", set.number);
     for (id, g) in &set.agents {
-        println!("agent {id}: model {}", g.model);
+        say!("agent {id}: model {}", g.model);
     }
     let Some(any) = set.agents.values().next() else {
         return Ok(());
     };
     for auth in &any.auth {
-        println!("auth {}: {}", auth.provider, auth.describe());
+        say!("auth {}: {}", auth.provider, auth.describe());
     }
     for entry in &any.catalog {
-        println!(
+        say!(
             "model {} · {} · context {} · max output {} · input {} · {}",
             entry.model_ref,
             entry.api,

@@ -23,6 +23,12 @@ pub enum Action {
         /// Session id.
         id: String,
     },
+    /// Cut a torn last line (left by an interrupted write) off a session,
+    /// after copying the file to `<file>.bak-<millis>`.
+    Repair {
+        /// Session id.
+        id: String,
+    },
     /// Fork a session into a new one (up to an entry, default its last).
     Fork {
         /// Session id.
@@ -40,7 +46,7 @@ pub fn manage(config_path: &Path, agent: &str, action: Action) -> anyhow::Result
     match action {
         Action::List => {
             for s in store.list(agent)? {
-                println!(
+                say!(
                     "{}  {} entries  runtime {}  {}{}",
                     s.id,
                     s.entries,
@@ -53,9 +59,9 @@ pub fn manage(config_path: &Path, agent: &str, action: Action) -> anyhow::Result
             }
         }
         Action::Show { id } => {
-            let t = store.open(agent, &id)?;
+            let t = store.open_read_only(agent, &id)?;
             for w in t.warnings() {
-                eprintln!("warning: {w}");
+                esay!("warning: {w}");
             }
             for e in t.entries() {
                 let what = match &e.body {
@@ -70,16 +76,23 @@ pub fn manage(config_path: &Path, agent: &str, action: Action) -> anyhow::Result
                     EntryBody::Custom { custom_type, .. } => format!("custom {custom_type}"),
                     body => serde_json::to_string(body.message().expect("message entry"))?,
                 };
-                println!(
+                say!(
                     "{} ← {}  {what}",
                     e.id,
                     e.parent_id.as_deref().unwrap_or("-")
                 );
             }
         }
+        Action::Repair { id } => match store.repair(agent, &id)? {
+            Some(backup) => say!(
+                "repaired {id}; the file before repair is {}",
+                backup.display()
+            ),
+            None => say!("{id} needs no repair"),
+        },
         Action::Fork { id, at } => {
             let fork = store.fork(agent, &id, at.as_deref())?;
-            println!("{}", fork.id());
+            say!("{}", fork.id());
         }
     }
     Ok(())
@@ -104,7 +117,7 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
     );
     let (runner, reports) = EmbeddedRunner::start(config).await?;
     for line in reports.iter().filter_map(render_refusal) {
-        eprintln!("{line}");
+        esay!("{line}");
     }
     let resumed = session.is_some();
     let mut id = match session {
@@ -118,7 +131,7 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
         .first()
         .map(|(_, v)| Theme::from_json(v))
         .unwrap_or_default();
-    println!("session {id} (type /new, /reset, /status or /quit)");
+    say!("session {id} (type /new, /reset, /status or /quit)");
     for line in std::io::stdin().lock().lines() {
         let line = line?;
         let generation = runtimes
@@ -131,25 +144,25 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
                 warn_on(runner.end_session(&id, agent, "new").await);
                 id = store.create(agent, None)?.id().to_string();
                 runner.start_session(&id, agent, false).await?;
-                println!("session {id}");
+                say!("session {id}");
             }
             "/reset" => {
                 warn_on(runner.end_session(&id, agent, "reset").await);
                 runner.reset_persisted(&store, agent, &id).await?;
                 runner.start_session(&id, agent, false).await?;
-                println!("session {id} reset");
+                say!("session {id} reset");
             }
             "/status" => {
                 let session = clawhost_runner::persist::session_of(&store.open(agent, &id)?);
                 for l in runner.status(&session, &generation) {
-                    println!("{l}");
+                    say!("{l}");
                 }
             }
             command if command.starts_with('/') => {
                 let (name, rest) = command[1..].split_once(' ').unwrap_or((&command[1..], ""));
                 let Some(template) = runner.resources().prompts.iter().find(|p| p.name == name)
                 else {
-                    println!("unknown command /{name}: use /new, /reset, /status, /quit or a prompt template");
+                    say!("unknown command /{name}: use /new, /reset, /status, /quit or a prompt template");
                     continue;
                 };
                 let text = format!("{}\n{rest}", template.text.trim_end())
@@ -169,7 +182,7 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
 /// Print a failed `session_end` (the session ends either way).
 fn warn_on(result: Result<(), clawhost_runner::RunError>) {
     if let Err(e) = result {
-        eprintln!("session_end: {e}");
+        esay!("session_end: {e}");
     }
 }
 
@@ -185,11 +198,11 @@ async fn send(
 ) {
     let mut ctx = RunContext::new(agent, generation.model.clone());
     let theme = theme.clone();
-    ctx.events = EventSink::with_listener(move |e| println!("{}", render_event_with(e, &theme)));
+    ctx.events = EventSink::with_listener(move |e| say!("{}", render_event_with(e, &theme)));
     if let Err(e) = runner
         .run_persisted_turn(store, agent, id, generation, &ctx, text)
         .await
     {
-        println!("error: {e}");
+        say!("error: {e}");
     }
 }

@@ -34,16 +34,37 @@ proptest! {
         let (_dir, store, id, bytes) = session_with(n);
         let header_end = bytes.iter().position(|b| *b == b'\n').unwrap() + 1;
         let at = header_end + cut.index(bytes.len() - header_end + 1);
-        rewrite(&store, &id, &bytes[..at]);
-        let complete_lines = bytes[..at].iter().filter(|b| **b == b'\n').count();
+        let cut_bytes = &bytes[..at];
+        rewrite(&store, &id, cut_bytes);
+        let complete_lines = cut_bytes.iter().filter(|b| **b == b'\n').count();
+        // Cut just before a newline: the last entry is whole, only its newline is missing.
+        let whole_without_newline = at < bytes.len() && bytes[at] == b'\n' && bytes[at - 1] != b'\n';
+        let torn = at < bytes.len() && bytes[at - 1] != b'\n' && !whole_without_newline;
+        let expected = complete_lines - 1 + usize::from(whole_without_newline);
+
+        // Reading never writes.
+        let t = store.open_read_only("main", &id).unwrap();
+        prop_assert_eq!(t.entries().len(), expected);
+        prop_assert_eq!(t.warnings().len(), usize::from(torn));
+        let path = t.path().to_path_buf();
+        prop_assert_eq!(std::fs::read(&path).unwrap(), cut_bytes.to_vec());
+
+        // Appending to a torn file waits for an explicit repair, which keeps a backup.
+        if torn {
+            let refused = store.open("main", &id).unwrap_err();
+            prop_assert!(matches!(refused, SessionError::NeedsRepair { .. }), "{}", refused);
+            let backup = store.repair("main", &id).unwrap().unwrap();
+            prop_assert_eq!(std::fs::read(&backup).unwrap(), cut_bytes.to_vec());
+        } else {
+            prop_assert!(store.repair("main", &id).unwrap().is_none());
+        }
         let mut t = store.open("main", &id).unwrap();
-        prop_assert_eq!(t.entries().len(), complete_lines - 1);
-        prop_assert_eq!(t.warnings().len(), usize::from(at < bytes.len() && bytes[at - 1] != b'\n'));
-        // The file is writable again on a clean line.
+        prop_assert_eq!(t.entries().len(), expected);
         t.append_message(Message::user("after the crash")).unwrap();
         store.commit("main", &mut t).unwrap();
-        let again = store.open("main", &id).unwrap();
-        prop_assert_eq!(again.entries().len(), complete_lines);
+        let again = store.open_read_only("main", &id).unwrap();
+        prop_assert_eq!(again.entries().len(), expected + 1);
+        prop_assert!(again.warnings().is_empty());
         let context = again.context();
         prop_assert_eq!(context.last(), Some(&Message::user("after the crash")));
     }
@@ -60,9 +81,11 @@ proptest! {
         damaged.extend_from_slice(&garbage);
         damaged.extend_from_slice(&bytes[at..]);
         rewrite(&store, &id, &damaged);
-        match store.open("main", &id) {
+        let path = store.open_read_only("main", &id).map(|t| t.path().to_path_buf());
+        match store.open_read_only("main", &id) {
             Ok(t) => {
                 let _ = (t.context(), t.branch(), t.runtime_record());
+                prop_assert_eq!(std::fs::read(t.path()).unwrap(), damaged.clone());
             }
             Err(SessionError::Corrupt { line, reason, .. }) => {
                 prop_assert!(!reason.is_empty());
@@ -70,6 +93,7 @@ proptest! {
             }
             Err(other) => prop_assert!(false, "unexpected error kind: {other}"),
         }
+        drop(path);
     }
 
     #[test]

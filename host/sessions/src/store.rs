@@ -27,6 +27,22 @@ pub enum SessionError {
         /// What is wrong.
         reason: String,
     },
+    /// The last line is torn (an interrupted write); appending would bury it.
+    #[error("{path}:{line}: the last line is torn ({reason}); run `clawhost sessions repair` to cut it off (a backup is kept)")]
+    NeedsRepair {
+        /// The file.
+        path: PathBuf,
+        /// Line number (1-based).
+        line: usize,
+        /// Why it does not parse.
+        reason: String,
+    },
+    /// A write to a transcript opened read-only.
+    #[error("{path}: opened read-only")]
+    ReadOnly {
+        /// The file.
+        path: PathBuf,
+    },
     /// No such session.
     #[error("no session `{session}` for agent `{agent}`")]
     NotFound {
@@ -118,6 +134,21 @@ impl SessionStore {
         Ok(self.agent_dir(agent)?.join(format!("{session}.jsonl")))
     }
 
+    /// The path of an existing session, without creating anything.
+    fn existing(&self, agent: &str, session: &str) -> Result<PathBuf, SessionError> {
+        check_id(agent)?;
+        check_id(session)?;
+        let path = self.root.join(agent).join(format!("{session}.jsonl"));
+        if path.is_file() {
+            Ok(path)
+        } else {
+            Err(SessionError::NotFound {
+                agent: agent.into(),
+                session: session.into(),
+            })
+        }
+    }
+
     /// Start a new session (fresh id) for an agent.
     pub fn create(&self, agent: &str, parent: Option<&str>) -> Result<Transcript, SessionError> {
         let id = format!("{}-{:06x}", now_ms(), fastrand::u32(..) & 0xff_ffff);
@@ -137,16 +168,21 @@ impl SessionStore {
         Ok(t)
     }
 
-    /// Open an existing session.
+    /// Open an existing session to continue it (refused while its last
+    /// line is torn: see [`SessionStore::repair`]).
     pub fn open(&self, agent: &str, session: &str) -> Result<Transcript, SessionError> {
-        let path = self.path(agent, session)?;
-        if !path.is_file() {
-            return Err(SessionError::NotFound {
-                agent: agent.into(),
-                session: session.into(),
-            });
-        }
-        Transcript::open(&path)
+        Transcript::open(&self.existing(agent, session)?)
+    }
+
+    /// Load an existing session to read it; its files are never written.
+    pub fn open_read_only(&self, agent: &str, session: &str) -> Result<Transcript, SessionError> {
+        Transcript::open_read_only(&self.existing(agent, session)?)
+    }
+
+    /// Cut a torn last line off a session, keeping a copy of the file first;
+    /// returns the copy's path, or `None` when nothing needed repair.
+    pub fn repair(&self, agent: &str, session: &str) -> Result<Option<PathBuf>, SessionError> {
+        Transcript::repair(&self.existing(agent, session)?)
     }
 
     /// Fork: a new session whose file holds the branch of `session` up to
@@ -157,7 +193,7 @@ impl SessionStore {
         session: &str,
         at_entry: Option<&str>,
     ) -> Result<Transcript, SessionError> {
-        let mut source = self.open(agent, session)?;
+        let mut source = self.open_read_only(agent, session)?;
         if let Some(entry) = at_entry {
             source.branch_from(entry)?;
         }
@@ -185,7 +221,11 @@ impl SessionStore {
     /// Sessions of an agent, newest first, from the index (rebuilt from the
     /// transcripts when missing or unreadable).
     pub fn list(&self, agent: &str) -> Result<Vec<IndexEntry>, SessionError> {
-        let dir = self.agent_dir(agent)?;
+        check_id(agent)?;
+        let dir = self.root.join(agent);
+        if !dir.is_dir() {
+            return Ok(Vec::new());
+        }
         let mut rows = match index::read(&dir.join("index.json")) {
             Some(rows) => rows,
             None => self.rebuild_index(&dir)?,
@@ -203,7 +243,7 @@ impl SessionStore {
         let read = std::fs::read_dir(dir).map_err(|e| SessionError::io(dir, e))?;
         for file in read.filter_map(Result::ok).map(|e| e.path()) {
             if file.extension().is_some_and(|x| x == "jsonl") {
-                match Transcript::open(&file) {
+                match Transcript::open_read_only(&file) {
                     Ok(t) => {
                         let updated = t
                             .entries()

@@ -2,7 +2,7 @@
 //! appending, durable sync, and the context along the active branch.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clawhost_agent_core::Message;
@@ -14,7 +14,8 @@ use crate::SessionError;
 #[derive(Debug)]
 pub struct Transcript {
     path: PathBuf,
-    file: File,
+    /// Open for appending; `None` when opened read-only.
+    file: Option<File>,
     header: Header,
     entries: Vec<Entry>,
     leaf: Option<String>,
@@ -32,6 +33,21 @@ fn new_id() -> String {
     format!("{:012x}", fastrand::u64(..) & 0xffff_ffff_ffff)
 }
 
+/// What loading found at the end of the file.
+struct Loaded {
+    /// The final line, when it does not parse.
+    torn: Option<Torn>,
+    /// The final line parsed but has no newline.
+    missing_newline: bool,
+}
+
+/// A torn final line.
+struct Torn {
+    line: usize,
+    offset: usize,
+    reason: String,
+}
+
 impl Transcript {
     /// Create a new transcript file with its header (fails if it exists).
     pub(crate) fn create(path: &Path, header: Header) -> Result<Self, SessionError> {
@@ -46,7 +62,7 @@ impl Transcript {
         file.sync_data().map_err(io)?;
         Ok(Self {
             path: path.into(),
-            file,
+            file: Some(file),
             header,
             entries: Vec::new(),
             leaf: None,
@@ -54,80 +70,143 @@ impl Transcript {
         })
     }
 
-    /// Open and load a transcript. A torn last line (a crash mid-write) is
-    /// skipped with a warning and cut off so new entries start on a clean line;
-    /// a malformed line anywhere else is an error.
+    /// Open a transcript to append to. The file is never rewritten: a final
+    /// line that parses but lacks its newline is a complete entry (the newline
+    /// is added before the next one); a torn final line is refused with a
+    /// pointer to `clawhost sessions repair`, which keeps a backup.
     pub(crate) fn open(path: &Path) -> Result<Self, SessionError> {
+        let (mut t, loaded) = Self::load(path)?;
+        if let Some(torn) = loaded.torn {
+            return Err(SessionError::NeedsRepair {
+                path: path.into(),
+                line: torn.line,
+                reason: torn.reason,
+            });
+        }
         let io = |e| SessionError::io(path, e);
-        let bytes = std::fs::read(path).map_err(io)?;
-        let mut warnings = Vec::new();
-        let complete = match bytes.iter().rposition(|b| *b == b'\n') {
-            Some(last_newline) => last_newline + 1,
-            None => 0,
-        };
-        if complete < bytes.len() {
-            let torn = bytes.len() - complete;
+        let mut file = OpenOptions::new().append(true).open(path).map_err(io)?;
+        if loaded.missing_newline {
+            writeln!(file).map_err(io)?;
+        }
+        t.file = Some(file);
+        Ok(t)
+    }
+
+    /// Load a transcript without writing to it, ever: a torn final line is
+    /// skipped with a warning.
+    pub(crate) fn open_read_only(path: &Path) -> Result<Self, SessionError> {
+        let (mut t, loaded) = Self::load(path)?;
+        if let Some(torn) = loaded.torn {
             let warning = format!(
-                "{}: skipped a torn last line ({torn} bytes) left by an interrupted write",
-                path.display()
+                "{}:{}: skipped a torn last line ({}); `clawhost sessions repair` cuts it off, keeping a backup",
+                path.display(),
+                torn.line,
+                torn.reason
             );
             tracing::warn!("{warning}");
-            warnings.push(warning);
+            t.warnings.push(warning);
         }
-        let text = std::str::from_utf8(&bytes[..complete]).map_err(|e| SessionError::Corrupt {
+        Ok(t)
+    }
+
+    /// Cut a torn final line off, after copying the file to
+    /// `<file>.bak-<millis>`. Returns the backup's path, or `None` when
+    /// nothing needed repair.
+    pub(crate) fn repair(path: &Path) -> Result<Option<PathBuf>, SessionError> {
+        let (_, loaded) = Self::load(path)?;
+        let Some(torn) = loaded.torn else {
+            return Ok(None);
+        };
+        let io = |e| SessionError::io(path, e);
+        let backup = path.with_extension(format!("jsonl.bak-{}", now_ms()));
+        std::fs::copy(path, &backup).map_err(io)?;
+        let file = OpenOptions::new().write(true).open(path).map_err(io)?;
+        file.set_len(torn.offset as u64).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        Ok(Some(backup))
+    }
+
+    /// Parse the whole file. Line numbers are the file's own (1-based,
+    /// blank lines counted). A malformed line that is not the last one is an
+    /// error; the last one is reported as torn.
+    fn load(path: &Path) -> Result<(Self, Loaded), SessionError> {
+        let io = |e| SessionError::io(path, e);
+        let bytes = std::fs::read(path).map_err(io)?;
+        let corrupt = |line: usize, reason: String| SessionError::Corrupt {
             path: path.into(),
-            line: 0,
-            reason: e.to_string(),
-        })?;
-        let mut lines = text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty());
-        let (_, first) = lines.next().ok_or_else(|| SessionError::Corrupt {
-            path: path.into(),
-            line: 1,
-            reason: "no header".into(),
-        })?;
-        let header: Header = serde_json::from_str(first).map_err(|e| SessionError::Corrupt {
-            path: path.into(),
-            line: 1,
-            reason: e.to_string(),
-        })?;
+            line,
+            reason,
+        };
+        let mut lines: Vec<(usize, usize, &[u8])> = Vec::new(); // (number, offset, bytes)
+        let mut offset = 0;
+        for (i, raw) in bytes.split_inclusive(|b| *b == b'\n').enumerate() {
+            lines.push((i + 1, offset, raw));
+            offset += raw.len();
+        }
+        let missing_newline = bytes.last().is_some_and(|b| *b != b'\n');
+        let last_number = lines.last().map_or(0, |l| l.0);
+        let mut header: Option<Header> = None;
+        let mut entries = Vec::new();
+        let mut torn = None;
+        for (number, offset, raw) in lines {
+            let text = match std::str::from_utf8(raw) {
+                Ok(text) => text.trim_end_matches(['\n', '\r']),
+                Err(e) if number == last_number => {
+                    torn = Some(Torn {
+                        line: number,
+                        offset,
+                        reason: e.to_string(),
+                    });
+                    break;
+                }
+                Err(e) => return Err(corrupt(number, e.to_string())),
+            };
+            if text.trim().is_empty() {
+                continue;
+            }
+            let parsed = match &header {
+                None => serde_json::from_str::<Header>(text).map(|h| header = Some(h)),
+                Some(_) => serde_json::from_str::<Entry>(text).map(|e| entries.push(e)),
+            };
+            if let Err(e) = parsed {
+                if number == last_number && header.is_some() {
+                    torn = Some(Torn {
+                        line: number,
+                        offset,
+                        reason: e.to_string(),
+                    });
+                    break;
+                }
+                return Err(corrupt(number, e.to_string()));
+            }
+        }
+        let header = header.ok_or_else(|| corrupt(1, "no header".into()))?;
         if header.version > crate::TRANSCRIPT_VERSION {
-            return Err(SessionError::Corrupt {
-                path: path.into(),
-                line: 1,
-                reason: format!(
+            return Err(corrupt(
+                1,
+                format!(
                     "transcript version {} is newer than this host's {}",
                     header.version,
                     crate::TRANSCRIPT_VERSION
                 ),
-            });
+            ));
         }
-        let mut entries = Vec::new();
-        for (n, line) in lines {
-            let entry: Entry = serde_json::from_str(line).map_err(|e| SessionError::Corrupt {
-                path: path.into(),
-                line: n + 1,
-                reason: e.to_string(),
-            })?;
-            entries.push(entry);
-        }
-        let mut file = OpenOptions::new().write(true).open(path).map_err(io)?;
-        if complete < bytes.len() {
-            file.set_len(complete as u64).map_err(io)?;
-            file.sync_data().map_err(io)?;
-        }
-        file.seek(SeekFrom::End(0)).map_err(io)?;
         let leaf = entries.last().map(|e: &Entry| e.id.clone());
-        Ok(Self {
-            path: path.into(),
-            file,
-            header,
-            entries,
-            leaf,
-            warnings,
-        })
+        let loaded = Loaded {
+            missing_newline: missing_newline && torn.is_none(),
+            torn,
+        };
+        Ok((
+            Self {
+                path: path.into(),
+                file: None,
+                header,
+                entries,
+                leaf,
+                warnings: Vec::new(),
+            },
+            loaded,
+        ))
     }
 
     /// The header.
@@ -181,7 +260,8 @@ impl Transcript {
             body,
         };
         let line = serde_json::to_string(&entry).expect("entry serializes");
-        writeln!(self.file, "{line}").map_err(|e| SessionError::io(&self.path, e))?;
+        let file = self.writable()?;
+        writeln!(file, "{line}").map_err(|e| SessionError::io(&self.path, e))?;
         self.leaf = Some(entry.id.clone());
         let id = entry.id.clone();
         self.entries.push(entry);
@@ -195,10 +275,17 @@ impl Transcript {
 
     /// Make everything written so far durable (fsync).
     pub fn sync(&mut self) -> Result<(), SessionError> {
-        self.file
-            .flush()
-            .and_then(|()| self.file.sync_data())
-            .map_err(|e| SessionError::io(&self.path, e))
+        let path = self.path.clone();
+        let file = self.writable()?;
+        file.flush()
+            .and_then(|()| file.sync_data())
+            .map_err(|e| SessionError::io(&path, e))
+    }
+
+    fn writable(&mut self) -> Result<&mut File, SessionError> {
+        self.file.as_mut().ok_or_else(|| SessionError::ReadOnly {
+            path: self.path.clone(),
+        })
     }
 
     /// Entries from the root to the leaf, starting after the last `reset`.
