@@ -12,6 +12,7 @@ use clawhost_tests::{cache_dir, plugins_dir};
 async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
     let mut config = demo_config(plugins_dir()).unwrap();
     config.plugins.cache_dir = Some(cache_dir());
+    config.plugins.cache_key_file = Some(clawhost_tests::cache_key_file());
     let (runner, reports) = EmbeddedRunner::start(config).await.unwrap();
     let refused: Vec<_> = reports
         .iter()

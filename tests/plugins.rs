@@ -221,6 +221,7 @@ async fn compiled_components_are_reused_from_the_cache() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(json!({}), dir.path());
     cfg.plugins.cache_dir = Some(dir.path().join("cache"));
+    cfg.plugins.cache_key_file = Some(dir.path().join("cache.key"));
     let first = host_with(&cfg, &["text-tools"]).await.unwrap();
     assert!(!first.statuses()[0].from_cache);
     let second = host_with(&cfg, &["text-tools"]).await.unwrap();

@@ -50,6 +50,7 @@ async fn a_resource_package_brings_extensions_and_skills() {
     )
     .unwrap();
     config.plugins.cache_dir = Some(cache_dir());
+    config.plugins.cache_key_file = Some(clawhost_tests::cache_key_file());
     let runtimes = ModelRuntimes::new();
     runtimes.rebuild(&config).unwrap();
     let (runner, reports) = EmbeddedRunner::start(config).await.unwrap();

@@ -49,6 +49,7 @@ fn noop_packages(n: usize) -> (tempfile::TempDir, Config) {
     .unwrap();
     let mut config = config;
     config.plugins.cache_dir = Some(cache_dir());
+    config.plugins.cache_key_file = Some(clawhost_tests::cache_key_file());
     (dir, config)
 }
 

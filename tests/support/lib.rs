@@ -35,7 +35,15 @@ pub fn config(json: Value, base: &Path) -> Config {
     let mut config = Config::from_json_str(&json.to_string(), base).expect("valid test config");
     config.plugins.paths = vec![plugins_dir().to_path_buf()];
     config.plugins.cache_dir = Some(cache_dir());
+    config.plugins.cache_key_file = Some(cache_key_file());
     config
+}
+
+/// The key of the shared test cache (outside the cache dir, as the host requires).
+pub fn cache_key_file() -> PathBuf {
+    clawhost::build::repo_root()
+        .join("target")
+        .join("component-cache.key")
 }
 
 /// A plugin host with only the named plugin packages (crate directory names) loaded.

@@ -25,6 +25,7 @@ mod sandbox;
 mod state;
 mod turn_convert;
 
+pub use admission::sha256_hex;
 pub use api_version::{API_PACKAGE, API_VERSION};
 pub use cache::{CacheError, CacheOutcome, ComponentCache};
 pub use convert::Registration;
