@@ -105,6 +105,11 @@ async fn run() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| "warn,clawhost_plugin_runtime::host=error".into()),
         )
         .with_writer(std::io::stderr)
+        // Colour only on a terminal, and never with NO_COLOR set.
+        .with_ansi(
+            std::io::IsTerminal::is_terminal(&std::io::stderr())
+                && std::env::var_os("NO_COLOR").is_none(),
+        )
         .init();
     match Cli::parse().command {
         Command::Demo { plugins_dir } => clawhost::demo::run(plugins_dir).await,
