@@ -25,6 +25,7 @@ async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
             "noop",
             "context-hooks",
             "plan-act",
+            "escape",
             "hostile",
             "legacy-api",
             "misbehave"
