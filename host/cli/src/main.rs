@@ -80,7 +80,20 @@ enum Command {
     },
 }
 
+/// Raise the soft open-files limit to the hard one: plugins may hold up to
+/// `plugins.limits.maxHandles` handles each, and the host's own sockets and
+/// transcripts must never be the ones starved.
+fn raise_open_files_limit() {
+    use rustix::process::{getrlimit, setrlimit, Resource};
+    let mut limit = getrlimit(Resource::Nofile);
+    if limit.current < limit.maximum {
+        limit.current = limit.maximum;
+        let _ = setrlimit(Resource::Nofile, limit);
+    }
+}
+
 fn main() {
+    raise_open_files_limit();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(e) => {
