@@ -153,7 +153,8 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
                 say!("session {id} reset");
             }
             "/status" => {
-                let session = clawhost_runner::persist::session_of(&store.open(agent, &id)?);
+                let session =
+                    clawhost_runner::persist::session_of(&store.open_read_only(agent, &id)?);
                 for l in runner.status(&session, &generation) {
                     say!("{l}");
                 }

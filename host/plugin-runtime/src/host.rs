@@ -15,7 +15,7 @@ use crate::engine::PluginEngine;
 use crate::instance::{CallLimits, PluginInstance, Request, Response};
 use crate::logs::PluginLogs;
 use crate::manifest::{discover, PluginPackage};
-use crate::owned_path::overlap;
+use crate::owned_path::{canonical, overlap};
 use crate::plugin::{LoadedPlugin, PluginStatus};
 use crate::sandbox::{EffectiveGrants, ProtectedPaths};
 use crate::{admission, api_version, convert, LoadError};
@@ -39,10 +39,6 @@ pub struct PluginHost {
     base_dir: PathBuf,
     plugins: Vec<Arc<LoadedPlugin>>,
     protected: ProtectedPaths,
-}
-
-fn canonical(path: &Path) -> PathBuf {
-    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
 }
 
 impl PluginHost {

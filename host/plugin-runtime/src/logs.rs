@@ -187,11 +187,6 @@ impl PluginLogs {
     pub fn lines(&self) -> Vec<LogLine> {
         self.buffer().lines.iter().cloned().collect()
     }
-
-    /// Bytes the buffer holds.
-    pub fn kept_bytes(&self) -> usize {
-        self.buffer().kept_bytes
-    }
 }
 
 /// A guest stdout or stderr that turns written bytes into log lines.

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use clawhost_config::Access;
 use serde::Deserialize;
 
+use crate::owned_path::read_bounded;
 use crate::LoadError;
 
 /// The file name of a plugin manifest inside a plugin package directory.
@@ -71,28 +72,12 @@ pub struct PluginPackage {
 /// Largest manifest read.
 const MAX_MANIFEST: u64 = 1 << 20;
 
-/// Read at most `max` bytes of a regular file (no FIFO, device or final
-/// symlink); a larger file is an error, not a truncated read.
-fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, String> {
-    let file = crate::owned_path::open_regular(path).map_err(|e| e.to_string())?;
-    let len = file.metadata().map_err(|e| e.to_string())?.len();
-    if len > max {
-        return Err(format!("{len} bytes is over the limit of {max}"));
-    }
-    let mut bytes = Vec::with_capacity(len as usize);
-    std::io::Read::read_to_end(&mut std::io::Read::take(file, max + 1), &mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > max {
-        return Err(format!("over the limit of {max} bytes"));
-    }
-    Ok(bytes)
-}
-
 impl PluginPackage {
     /// Read and check `dir/openclaw.plugin.json`.
     pub fn read(dir: &Path) -> Result<Self, LoadError> {
         let path = dir.join(MANIFEST_FILE);
         let text = read_bounded(&path, MAX_MANIFEST)
+            .map_err(|e| e.to_string())
             .and_then(|b| String::from_utf8(b).map_err(|e| e.to_string()))
             .map_err(|reason| LoadError::Manifest {
                 path: path.clone(),

@@ -142,6 +142,33 @@ pub fn create_private_file(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
+/// Read a regular file ([`open_regular`]) of at most `max` bytes; a larger
+/// file is an error, never a truncated read.
+pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    let file = open_regular(path)?;
+    let too_large = || {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("over the limit of {max} bytes"),
+        )
+    };
+    let len = file.metadata()?.len();
+    if len > max {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    io::Read::read_to_end(&mut io::Read::take(file, max + 1), &mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
+/// `path` canonicalized, or as given when it does not exist (yet).
+pub fn canonical(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_path_buf())
+}
+
 /// Whether `a` and `b` (canonical paths) are the same or one holds the other.
 pub fn overlap(a: &Path, b: &Path) -> bool {
     a.starts_with(b) || b.starts_with(a)

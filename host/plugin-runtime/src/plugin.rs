@@ -80,6 +80,13 @@ impl LoadedPlugin {
         &self.manifest.id
     }
 
+    /// The priority a hook runs at: the operator's pin, else what the plugin registered.
+    fn hook_priority(&self, kind: clawhost_hooks::HookKind, registered: i32) -> i32 {
+        self.settings
+            .priority_for(kind.name())
+            .unwrap_or(registered)
+    }
+
     /// The package directory it was loaded from.
     pub fn dir(&self) -> &std::path::Path {
         &self.dir
@@ -111,10 +118,7 @@ impl LoadedPlugin {
             hooks: r
                 .hooks
                 .iter()
-                .map(|(k, p)| {
-                    let priority = self.settings.priority_for(k.name()).unwrap_or(*p);
-                    (k.name().to_string(), priority)
-                })
+                .map(|(k, p)| (k.name().to_string(), self.hook_priority(*k, *p)))
                 .collect(),
             harnesses: r.harnesses.clone(),
             grants: self.instance.grants().clone(),
@@ -215,7 +219,7 @@ impl LoadedPlugin {
                 HookRegistration::new(
                     self.id(),
                     *kind,
-                    self.settings.priority_for(kind.name()).unwrap_or(*priority),
+                    self.hook_priority(*kind, *priority),
                     Arc::new(PluginHooks(self.clone())),
                 )
                 .with_fail_policy(self.settings.fail_policy_for(kind.name()))

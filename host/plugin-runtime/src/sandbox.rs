@@ -30,14 +30,11 @@ pub struct EffectiveDir {
     handle: Arc<cap_std::fs::Dir>,
 }
 
-impl PartialEq for EffectiveDir {
-    fn eq(&self, other: &Self) -> bool {
-        (&self.guest_path, &self.host_path, self.access)
-            == (&other.guest_path, &other.host_path, other.access)
-    }
+/// The path that names an open directory itself (not whatever is at its old
+/// path now).
+fn fd_path(dir: &cap_std::fs::Dir) -> String {
+    format!("/proc/self/fd/{}", dir.as_raw_fd())
 }
-
-impl Eq for EffectiveDir {}
 
 /// Host paths no plugin may be granted: a grant that holds one (or lies
 /// inside one) is refused.
@@ -49,8 +46,7 @@ pub struct ProtectedPaths {
 impl ProtectedPaths {
     /// Protect `path` (canonicalized when it exists), described as `what`.
     pub fn add(&mut self, path: &Path, what: &'static str) {
-        let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-        self.paths.push((path, what));
+        self.paths.push((crate::owned_path::canonical(path), what));
     }
 
     fn conflict(&self, dir: &Path) -> Option<&(PathBuf, &'static str)> {
@@ -61,7 +57,7 @@ impl ProtectedPaths {
 }
 
 /// What a plugin actually gets.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct EffectiveGrants {
     /// Mounted directories.
     pub dirs: Vec<EffectiveDir>,
@@ -100,16 +96,19 @@ impl EffectiveGrants {
                 what: format!("{} → {}", grant.guest_path, host.display()),
                 reason,
             };
-            let host = host.canonicalize().map_err(|e| bad(e.to_string()))?;
+            // The one open of this directory: every instance reuses the
+            // handle, and the checks below are about what was opened, not
+            // about a path that could change in between.
+            let handle = cap_std::fs::Dir::open_ambient_dir(&host, cap_std::ambient_authority())
+                .map_err(|e| bad(format!("not an accessible directory: {e}")))?;
+            let host = std::fs::read_link(fd_path(&handle))
+                .map_err(|e| bad(format!("cannot name the opened directory: {e}")))?;
             if let Some((path, what)) = protected.conflict(&host) {
                 return Err(bad(format!(
                     "it overlaps the {what} ({}); a plugin must never reach it",
                     path.display()
                 )));
             }
-            // The one open of this directory: every instance reuses the handle.
-            let handle = cap_std::fs::Dir::open_ambient_dir(&host, cap_std::ambient_authority())
-                .map_err(|e| bad(format!("not an accessible directory: {e}")))?;
             dirs.push(EffectiveDir {
                 guest_path: grant.guest_path.clone(),
                 host_path: host,
@@ -152,8 +151,7 @@ impl EffectiveGrants {
                 Access::ReadOnly => FsPerms::ReadOnly,
                 Access::ReadWrite => FsPerms::ReadWrite,
             };
-            let fd = dir.handle.as_raw_fd();
-            builder.preopened_dir(format!("/proc/self/fd/{fd}"), &dir.guest_path, perms)?;
+            builder.preopened_dir(fd_path(&dir.handle), &dir.guest_path, perms)?;
         }
         Ok(builder.build())
     }

@@ -27,12 +27,19 @@ const TAG_LEN: usize = 32;
 const KEY_LEN: usize = 32;
 /// Largest cache file read.
 const MAX_ARTIFACT: u64 = 1 << 30;
+/// Bytes before the artifact in a cache file.
+const HEADER_LEN: usize = MAGIC.len() + TAG_LEN;
 
 /// A directory of serialized components, authenticated by a key.
 pub struct ComponentCache {
-    dir: Option<PathBuf>,
-    key: [u8; KEY_LEN],
+    /// The directory and its key; `None` when nothing is cached.
+    disk: Option<Disk>,
     engine_key: String,
+}
+
+struct Disk {
+    dir: PathBuf,
+    key: [u8; KEY_LEN],
 }
 
 /// Where a component came from.
@@ -90,50 +97,36 @@ impl ComponentCache {
         key_file: Option<PathBuf>,
     ) -> Result<Self, CacheError> {
         let engine_key = engine_key(engine);
-        let Some(dir) = dir else {
-            return Ok(Self {
-                dir: None,
-                key: [0; KEY_LEN],
-                engine_key,
-            });
-        };
-        let dir = owned_path::private_dir(&dir)?;
-        let key_file = match key_file.or_else(Self::default_key_file) {
-            Some(path) => path,
-            None => {
+        let disk = match (dir, key_file.or_else(Self::default_key_file)) {
+            (None, _) => None,
+            (Some(_), None) => {
                 tracing::warn!(
                     "no place for the cache key (no HOME); compiled components are not cached"
                 );
-                return Ok(Self {
-                    dir: None,
-                    key: [0; KEY_LEN],
-                    engine_key,
-                });
+                None
+            }
+            (Some(dir), Some(key_file)) => {
+                let dir = owned_path::private_dir(&dir)?;
+                let key_dir = key_file.parent().map(owned_path::canonical);
+                if key_dir.as_deref().is_some_and(|k| k.starts_with(&dir)) {
+                    return Err(CacheError::Key {
+                        path: key_file,
+                        reason: format!(
+                            "the key must be kept outside the cache dir {}",
+                            dir.display()
+                        ),
+                    });
+                }
+                let key = load_or_create_key(&key_file)?;
+                Some(Disk { dir, key })
             }
         };
-        let key = load_or_create_key(&key_file)?;
-        let key_dir = key_file
-            .parent()
-            .map(|p| p.canonicalize().unwrap_or_else(|_| p.to_path_buf()));
-        if key_dir.as_deref().is_some_and(|k| k.starts_with(&dir)) {
-            return Err(CacheError::Key {
-                path: key_file,
-                reason: format!(
-                    "the key must be kept outside the cache dir {}",
-                    dir.display()
-                ),
-            });
-        }
-        Ok(Self {
-            dir: Some(dir),
-            key,
-            engine_key,
-        })
+        Ok(Self { disk, engine_key })
     }
 
     /// The cache directory in use (canonical), if any.
     pub fn dir(&self) -> Option<&Path> {
-        self.dir.as_deref()
+        self.disk.as_ref().map(|d| d.dir.as_path())
     }
 
     /// The default cache directory: `$XDG_CACHE_HOME/clawhost/components`,
@@ -149,14 +142,12 @@ impl ComponentCache {
             .map(|d| d.join("clawhost").join("component-cache.key"))
     }
 
-    fn path(&self, sha256: &str) -> Option<PathBuf> {
-        self.dir
-            .as_ref()
-            .map(|d| d.join(format!("{sha256}-{}.cwasm", self.engine_key)))
+    fn path(&self, disk: &Disk, sha256: &str) -> PathBuf {
+        disk.dir.join(format!("{sha256}-{}.cwasm", self.engine_key))
     }
 
-    fn tag(&self, sha256: &str, artifact: &[u8]) -> Hmac<Sha256> {
-        let mut mac = Hmac::<Sha256>::new_from_slice(&self.key).expect("HMAC takes any key size");
+    fn tag(&self, disk: &Disk, sha256: &str, artifact: &[u8]) -> Hmac<Sha256> {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&disk.key).expect("HMAC takes any key size");
         mac.update(b"clawhost component cache v1\0");
         mac.update(sha256.as_bytes());
         mac.update(b"\0");
@@ -174,63 +165,67 @@ impl ComponentCache {
         sha256: &str,
         bytes: &[u8],
     ) -> wasmtime::Result<(Component, CacheOutcome)> {
-        let path = self.path(sha256);
-        if let Some(path) = &path {
-            match self.read_verified(path, sha256) {
-                Ok(Some(artifact)) => {
-                    // SAFETY: these exact bytes carry a valid HMAC under a key
-                    // only this user can read, over this component's sha256
-                    // and engine key: they were written by `store` below from
-                    // a component this engine compiled.
-                    match unsafe { Component::deserialize(engine, &artifact) } {
-                        Ok(component) => return Ok((component, CacheOutcome::Hit)),
-                        Err(e) => {
-                            tracing::warn!(path = %path.display(), error = %e, "ignoring unusable cached component")
-                        }
+        let Some(disk) = &self.disk else {
+            return Ok((Component::new(engine, bytes)?, CacheOutcome::Compiled));
+        };
+        let path = self.path(disk, sha256);
+        match self.read_verified(disk, &path, sha256) {
+            Ok(Some(file)) => {
+                // SAFETY: these exact bytes carry a valid HMAC under a key
+                // only this user can read, over this component's sha256 and
+                // engine key: they were written by `store` below from a
+                // component this engine compiled.
+                match unsafe { Component::deserialize(engine, &file[HEADER_LEN..]) } {
+                    Ok(component) => return Ok((component, CacheOutcome::Hit)),
+                    Err(e) => {
+                        tracing::warn!(path = %path.display(), error = %e, "ignoring unusable cached component")
                     }
                 }
-                Ok(None) => {}
-                Err(reason) => {
-                    tracing::warn!(path = %path.display(), %reason, "refusing a cached component; recompiling")
-                }
+            }
+            Ok(None) => {}
+            Err(reason) => {
+                tracing::warn!(path = %path.display(), %reason, "refusing a cached component; recompiling")
             }
         }
         let component = Component::new(engine, bytes)?;
-        if let Some(path) = path {
-            if let Err(e) = self.store(&path, sha256, &component) {
-                tracing::warn!(path = %path.display(), error = %e, "could not cache compiled component");
-            }
+        if let Err(e) = self.store(disk, &path, sha256, &component) {
+            tracing::warn!(path = %path.display(), error = %e, "could not cache compiled component");
         }
         Ok((component, CacheOutcome::Compiled))
     }
 
-    /// The artifact in `path` if it exists and its tag verifies; `Err` says
-    /// why an existing file was refused.
-    fn read_verified(&self, path: &Path, sha256: &str) -> Result<Option<Vec<u8>>, String> {
-        let mut file = match owned_path::open_regular(path) {
-            Ok(file) => file,
+    /// The whole cache file in `path` (artifact from [`HEADER_LEN`] on) if
+    /// it exists and its tag verifies; `Err` says why an existing file was refused.
+    fn read_verified(
+        &self,
+        disk: &Disk,
+        path: &Path,
+        sha256: &str,
+    ) -> Result<Option<Vec<u8>>, String> {
+        let data = match owned_path::read_bounded(path, MAX_ARTIFACT) {
+            Ok(data) => data,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e.to_string()),
         };
-        let mut data = Vec::new();
-        (&mut file)
-            .take(MAX_ARTIFACT)
-            .read_to_end(&mut data)
-            .map_err(|e| e.to_string())?;
-        let body = data
-            .strip_prefix(MAGIC.as_slice())
-            .filter(|rest| rest.len() > TAG_LEN)
-            .ok_or("not a clawhost cache file")?;
-        let (tag, artifact) = body.split_at(TAG_LEN);
-        self.tag(sha256, artifact)
+        if data.len() <= HEADER_LEN || !data.starts_with(MAGIC) {
+            return Err("not a clawhost cache file".into());
+        }
+        let (tag, artifact) = data[MAGIC.len()..].split_at(TAG_LEN);
+        self.tag(disk, sha256, artifact)
             .verify_slice(tag)
             .map_err(|_| "its authentication tag does not match".to_string())?;
-        Ok(Some(artifact.to_vec()))
+        Ok(Some(data))
     }
 
-    fn store(&self, path: &Path, sha256: &str, component: &Component) -> anyhow::Result<()> {
+    fn store(
+        &self,
+        disk: &Disk,
+        path: &Path,
+        sha256: &str,
+        component: &Component,
+    ) -> anyhow::Result<()> {
         let artifact = component.serialize()?;
-        let tag = self.tag(sha256, &artifact).finalize().into_bytes();
+        let tag = self.tag(disk, sha256, &artifact).finalize().into_bytes();
         let dir = path.parent().expect("cache path has a parent");
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
         tmp.write_all(MAGIC)?;

@@ -37,7 +37,7 @@ fn an_artifact_is_reused_only_while_its_tag_verifies() {
     );
 
     // One flipped byte of native code: refused and recompiled, then trusted again.
-    let file = cache.path(&sha).unwrap();
+    let file = cache.path(cache.disk.as_ref().unwrap(), &sha);
     let mut bytes = std::fs::read(&file).unwrap();
     let last = bytes.len() - 1;
     bytes[last] ^= 1;
@@ -53,7 +53,7 @@ fn an_artifact_is_reused_only_while_its_tag_verifies() {
 
     // A valid artifact moved under another component's name does not verify.
     let other = "cd".repeat(32);
-    std::fs::copy(&file, cache.path(&other).unwrap()).unwrap();
+    std::fs::copy(&file, cache.path(cache.disk.as_ref().unwrap(), &other)).unwrap();
     assert_eq!(
         cache.load(&engine, &other, EMPTY).unwrap().1,
         CacheOutcome::Compiled
