@@ -103,7 +103,7 @@ impl Transcript {
                 torn.line,
                 torn.reason
             );
-            tracing::warn!("{warning}");
+            tracing::debug!("{warning}");
             t.warnings.push(warning);
         }
         Ok(t)
