@@ -58,6 +58,7 @@ fn request(model_ref: &str) -> ModelRequest {
             description: "count".into(),
             parameters: json!({"type": "object"}),
         }],
+        text_sink: None,
     }
 }
 
@@ -85,7 +86,15 @@ async fn chat_completions_streams_text_usage_and_split_tool_calls() {
         }]
     );
     assert_eq!(first.stop_reason, StopReason::ToolUse);
-    let second = reg.complete(request("openai/gpt-test")).await.unwrap();
+    // The text streams to the sink delta by delta, as the provider sent it.
+    let pieces = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = pieces.clone();
+    let mut streamed = request("openai/gpt-test");
+    streamed.text_sink = Some(clawhost_agent_core::TextSink::new(move |t| {
+        seen.lock().unwrap().push(t.to_string())
+    }));
+    let second = reg.complete(streamed).await.unwrap();
+    assert_eq!(*pieces.lock().unwrap(), ["Two ", "words."]);
     assert_eq!(
         (
             second.text.as_str(),
@@ -454,6 +463,7 @@ mod sse_fuzz {
             parser.as_mut(),
             Duration::from_secs(5),
             "fuzz",
+            None,
         ))
     }
 

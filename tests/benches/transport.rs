@@ -39,7 +39,7 @@ async fn parse_throughput(name: &str, bytes: &[u8], make: impl Fn() -> Box<dyn E
                 .map(Ok::<_, std::convert::Infallible>),
         );
         let mut parser = make();
-        read_stream(stream, parser.as_mut(), Duration::from_secs(5), "bench")
+        read_stream(stream, parser.as_mut(), Duration::from_secs(5), "bench", None)
             .await
             .expect("fixture parses");
     }

@@ -10,7 +10,8 @@ use async_trait::async_trait;
 
 use crate::{
     BudgetedTools, Message, ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelResponse,
-    RunContext, ToolCallRequest, ToolExecutor, ToolOutput, ToolResultMessage, ToolSpec, TurnBudget,
+    RunContext, TextSink, ToolCallRequest, ToolExecutor, ToolOutput, ToolResultMessage, ToolSpec,
+    TurnBudget,
     TurnEvent, TurnOutcome, Usage,
 };
 
@@ -21,8 +22,8 @@ pub struct Route {
     pub provider: String,
     /// Model id.
     pub model: String,
-    /// Wire API name.
-    pub api: String,
+    /// Wire API.
+    pub api: clawhost_config::ApiKind,
     /// Effective base URL.
     pub base_url: String,
     /// Whether the operator authored request params/headers for this route.
@@ -64,20 +65,35 @@ pub struct PreparedTurn {
     pub max_iterations: u32,
 }
 
+/// Why a harness's turn failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum HarnessError {
+    /// A model call failed and the harness gave up; the host may act on
+    /// the kind (e.g. compact and retry after a context overflow).
+    #[error("{0}")]
+    Model(ModelError),
+    /// Anything else.
+    #[error("{0}")]
+    Failed(String),
+}
+
 /// Host services a harness drives its turn through.
 #[async_trait]
 pub trait TurnServices: Send + Sync {
-    /// Call the turn's model.
+    /// Call the turn's model; `text_sink` receives the reply text as it streams.
     async fn complete(
         &self,
         system: Option<String>,
         messages: Vec<Message>,
         tools: Vec<ToolSpec>,
+        text_sink: Option<TextSink>,
     ) -> Result<ModelResponse, ModelError>;
     /// Run a tool call through the host's dispatch path.
     async fn call_tool(&self, call: ToolCallRequest) -> ToolOutput;
     /// The tools on offer.
     fn tools(&self) -> Vec<ToolSpec>;
+    /// The error of the turn's last model call, if that call failed.
+    fn last_model_error(&self) -> Option<ModelError>;
 }
 
 /// An agent runtime provided by a plugin.
@@ -94,7 +110,7 @@ pub trait Harness: Send + Sync {
         &self,
         turn: PreparedTurn,
         services: Arc<dyn TurnServices>,
-    ) -> Result<String, String>;
+    ) -> Result<String, HarnessError>;
     /// Forget a session's state.
     async fn reset(&self, session_id: &str);
     /// Release resources.
@@ -111,6 +127,7 @@ pub struct TurnMirror {
     iterations: AtomicU32,
     messages: Mutex<Vec<Message>>,
     usage: Mutex<Usage>,
+    last_error: Mutex<Option<ModelError>>,
 }
 
 impl TurnMirror {
@@ -134,6 +151,7 @@ impl TurnMirror {
             iterations: AtomicU32::new(0),
             messages: Mutex::new(vec![Message::user(user_text)]),
             usage: Mutex::default(),
+            last_error: Mutex::default(),
         }
     }
 
@@ -179,42 +197,11 @@ impl TurnServices for TurnMirror {
         system: Option<String>,
         messages: Vec<Message>,
         tools: Vec<ToolSpec>,
+        text_sink: Option<TextSink>,
     ) -> Result<ModelResponse, ModelError> {
-        let iteration = self.iterations.fetch_add(1, Ordering::Relaxed) + 1;
-        if iteration > self.max_iterations {
-            return Err(ModelError::new(
-                ModelErrorKind::Other,
-                format!(
-                    "the harness exceeded the bound of {} model calls per turn",
-                    self.max_iterations
-                ),
-            ));
-        }
-        let reply = self
-            .model
-            .complete(ModelRequest {
-                model_ref: self.ctx.model_ref.clone(),
-                system,
-                messages,
-                tools,
-            })
-            .await?;
-        {
-            let mut usage = self.usage.lock().unwrap_or_else(|p| p.into_inner());
-            usage.input_tokens += reply.usage.input_tokens;
-            usage.output_tokens += reply.usage.output_tokens;
-        }
-        self.ctx.events.emit(TurnEvent::ModelReply {
-            iteration,
-            text: reply.text.clone(),
-            tool_calls: reply.tool_calls.clone(),
-            usage: reply.usage,
-        });
-        self.record(Message::Assistant {
-            text: reply.text.clone(),
-            tool_calls: reply.tool_calls.clone(),
-        });
-        Ok(reply)
+        let result = self.model_call(system, messages, tools, text_sink).await;
+        *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = result.as_ref().err().cloned();
+        result
     }
 
     async fn call_tool(&self, call: ToolCallRequest) -> ToolOutput {
@@ -236,5 +223,59 @@ impl TurnServices for TurnMirror {
 
     fn tools(&self) -> Vec<ToolSpec> {
         self.tools.specs()
+    }
+
+    fn last_model_error(&self) -> Option<ModelError> {
+        self.last_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+impl TurnMirror {
+    async fn model_call(
+        &self,
+        system: Option<String>,
+        messages: Vec<Message>,
+        tools: Vec<ToolSpec>,
+        text_sink: Option<TextSink>,
+    ) -> Result<ModelResponse, ModelError> {
+        let iteration = self.iterations.fetch_add(1, Ordering::Relaxed) + 1;
+        if iteration > self.max_iterations {
+            return Err(ModelError::new(
+                ModelErrorKind::Other,
+                format!(
+                    "the harness exceeded the bound of {} model calls per turn",
+                    self.max_iterations
+                ),
+            ));
+        }
+        let reply = self
+            .model
+            .complete(ModelRequest {
+                model_ref: self.ctx.model_ref.clone(),
+                system,
+                messages,
+                tools,
+                text_sink,
+            })
+            .await?;
+        {
+            let mut usage = self.usage.lock().unwrap_or_else(|p| p.into_inner());
+            usage.input_tokens += reply.usage.input_tokens;
+            usage.output_tokens += reply.usage.output_tokens;
+        }
+        self.ctx.events.emit(TurnEvent::ModelReply {
+            iteration,
+            text: reply.text.clone(),
+            tool_calls: reply.tool_calls.clone(),
+            usage: reply.usage,
+        });
+        self.record(Message::Assistant {
+            text: reply.text.clone(),
+            tool_calls: reply.tool_calls.clone(),
+        });
+        Ok(reply)
     }
 }

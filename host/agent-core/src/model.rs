@@ -5,6 +5,34 @@ use serde::{Deserialize, Serialize};
 
 use crate::{Message, ToolCallRequest, ToolSpec};
 
+/// Where a streamed reply's text goes as it arrives.
+#[derive(Clone)]
+pub struct TextSink(std::sync::Arc<dyn Fn(&str) + Send + Sync>);
+
+impl TextSink {
+    /// A sink calling `f` with each piece of reply text.
+    pub fn new(f: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        Self(std::sync::Arc::new(f))
+    }
+
+    /// Hand on one piece of reply text.
+    pub fn send(&self, text: &str) {
+        (self.0)(text)
+    }
+}
+
+impl std::fmt::Debug for TextSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TextSink")
+    }
+}
+
+impl PartialEq for TextSink {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
 /// One request to a model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelRequest {
@@ -16,6 +44,8 @@ pub struct ModelRequest {
     pub messages: Vec<Message>,
     /// Tools the model may call.
     pub tools: Vec<ToolSpec>,
+    /// Receives the reply text as it streams, when set.
+    pub text_sink: Option<TextSink>,
 }
 
 /// Why the model stopped.

@@ -113,6 +113,7 @@ impl TurnLoop {
                     None => messages.clone(),
                 },
                 tools: tools.clone(),
+                text_sink: None,
             };
             let reply = self.model.complete(request).await?;
             usage.input_tokens += reply.usage.input_tokens;

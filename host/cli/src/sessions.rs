@@ -7,6 +7,7 @@ use anyhow::{anyhow, Context};
 use clap::Subcommand;
 use clawhost_agent_core::{EventSink, RunContext};
 use clawhost_config::Config;
+use clawhost_hooks::SessionEndReason;
 use clawhost_llm::ModelRuntimes;
 use clawhost_runner::EmbeddedRunner;
 use clawhost_sessions::{EntryBody, SessionStore};
@@ -141,13 +142,13 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
             "" => continue,
             "/quit" => break,
             "/new" => {
-                warn_on(runner.end_session(&id, agent, "new").await);
+                warn_on(runner.end_session(&id, agent, SessionEndReason::New).await);
                 id = store.create(agent, None)?.id().to_string();
                 runner.start_session(&id, agent, false).await?;
                 say!("session {id}");
             }
             "/reset" => {
-                warn_on(runner.end_session(&id, agent, "reset").await);
+                warn_on(runner.end_session(&id, agent, SessionEndReason::Reset).await);
                 runner.reset_persisted(&store, agent, &id).await?;
                 runner.start_session(&id, agent, false).await?;
                 say!("session {id} reset");
@@ -174,7 +175,7 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
             text => send(&runner, &store, agent, &id, generation, &theme, text).await,
         }
     }
-    warn_on(runner.end_session(&id, agent, "quit").await);
+    warn_on(runner.end_session(&id, agent, SessionEndReason::Quit).await);
     runner.harnesses().dispose_all().await;
     watcher.abort();
     Ok(())

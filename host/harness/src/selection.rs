@@ -151,7 +151,7 @@ fn host_and_scheme(url: &str) -> Option<(&str, &str)> {
 /// Whether `codex` may be picked implicitly: only the exact official HTTPS
 /// Platform Responses or ChatGPT Responses route with no authored overrides.
 pub fn codex_eligible(route: &Route) -> bool {
-    route.api == "openai-responses"
+    route.api == clawhost_config::ApiKind::OpenaiResponses
         && !route.authored_overrides
         && CODEX_ROUTES.contains(&route.base_url.trim_end_matches('/'))
 }
@@ -159,7 +159,7 @@ pub fn codex_eligible(route: &Route) -> bool {
 fn route_name(route: &Route) -> String {
     format!(
         "{}/{} ({} at {})",
-        route.provider, route.model, route.api, route.base_url
+        route.provider, route.model, route.api.name(), route.base_url
     )
 }
 

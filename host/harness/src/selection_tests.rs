@@ -1,7 +1,7 @@
 //! Table-driven tests of every selection rule.
 
 use clawhost_agent_core::{Route, Support};
-use clawhost_config::{HarnessPolicy, RuntimePolicy};
+use clawhost_config::{ApiKind, HarnessPolicy, RuntimePolicy};
 
 use crate::*;
 
@@ -9,7 +9,12 @@ fn route(api: &str, base: &str, overrides: bool) -> Route {
     Route {
         provider: "p".into(),
         model: "m".into(),
-        api: api.into(),
+        api: match api {
+            "openai-completions" => ApiKind::OpenaiCompletions,
+            "openai-responses" => ApiKind::OpenaiResponses,
+            "anthropic-messages" => ApiKind::AnthropicMessages,
+            _ => ApiKind::Scripted,
+        },
         base_url: base.into(),
         authored_overrides: overrides,
     }

@@ -89,8 +89,30 @@ pub struct SessionEndEvent {
     pub session_id: String,
     /// Agent id.
     pub agent_id: String,
+    /// Why it ended.
+    pub reason: SessionEndReason,
+}
+
+/// Why a session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionEndReason {
+    /// A new session replaced it.
+    New,
+    /// It was reset.
+    Reset,
+    /// The user quit.
+    Quit,
+}
+
+impl SessionEndReason {
     /// `new`, `reset` or `quit`.
-    pub reason: String,
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionEndReason::New => "new",
+            SessionEndReason::Reset => "reset",
+            SessionEndReason::Quit => "quit",
+        }
+    }
 }
 
 /// `before_prompt_build`.

@@ -28,7 +28,7 @@ pub use catalog::{
     AfterCompactionEvent, AfterToolCallEvent, AfterToolCallOutcome, AgentEndEvent,
     BeforeCompactionEvent, BeforePromptBuildEvent, BeforeToolCallEvent, BeforeToolCallOutcome,
     CallContext, HookEvent, HookKind, HookOutcome, LlmInputEvent, LlmOutputEvent, PromptEdit,
-    SessionEndEvent, SessionStartEvent,
+    SessionEndEvent, SessionEndReason, SessionStartEvent,
 };
 pub use runner::{
     AfterToolCallResult, BeforeToolCallResult, BuiltPrompt, CompactionHookResult, FailPolicy,

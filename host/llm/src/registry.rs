@@ -310,6 +310,6 @@ impl ModelClient for ModelRegistry {
             idle_timeout: Duration::from_millis(provider.config.stream_idle_timeout_ms.max(1)),
             secret: provider.auth.secret.as_ref(),
         };
-        stream_completion(&self.http, req, parser.as_mut()).await
+        stream_completion(&self.http, req, parser.as_mut(), request.text_sink.as_ref()).await
     }
 }

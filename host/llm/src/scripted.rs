@@ -161,6 +161,12 @@ impl ModelClient for ScriptedModel {
                     })
                     .collect();
                 let text = template.replace("{{results}}", &results.join("\n"));
+                if let Some(sink) = &request.text_sink {
+                    // Streamed a word at a time, as a provider would.
+                    for piece in text.split_inclusive(' ') {
+                        sink.send(piece);
+                    }
+                }
                 Ok(ModelResponse {
                     usage: Usage {
                         input_tokens,
@@ -187,6 +193,7 @@ mod tests {
             system: None,
             messages,
             tools: vec![],
+            text_sink: None,
         }
     }
 

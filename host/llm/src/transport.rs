@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use clawhost_agent_core::{ModelError, ModelErrorKind, ModelResponse};
+use clawhost_agent_core::{ModelError, ModelErrorKind, ModelResponse, TextSink};
 use clawhost_config::RetryConfig;
 use eventsource_stream::Eventsource;
 use futures::{Stream, StreamExt};
@@ -13,7 +13,7 @@ use reqwest::StatusCode;
 
 use crate::auth::Secret;
 use crate::providers::{classify, error_fields};
-use crate::stream::{Assembler, EventParser};
+use crate::stream::{Assembler, EventParser, StreamEvent};
 
 /// One request to a provider.
 pub struct HttpRequest<'a> {
@@ -154,6 +154,7 @@ pub async fn read_stream<S, B, E>(
     parser: &mut dyn EventParser,
     idle_timeout: Duration,
     provider: &str,
+    text_sink: Option<&TextSink>,
 ) -> Result<ModelResponse, ModelError>
 where
     S: Stream<Item = Result<B, E>> + Unpin,
@@ -178,6 +179,9 @@ where
             None => break,
             Some(Ok(event)) => {
                 for e in parser.parse(&event.event, &event.data)? {
+                    if let (Some(sink), StreamEvent::TextDelta(text)) = (text_sink, &e) {
+                        sink.send(text);
+                    }
                     assembler.push(e);
                 }
                 if parser.done() {
@@ -200,9 +204,16 @@ pub async fn stream_completion(
     client: &reqwest::Client,
     req: HttpRequest<'_>,
     parser: &mut dyn EventParser,
+    text_sink: Option<&TextSink>,
 ) -> Result<ModelResponse, ModelError> {
     let resp = send(client, &req).await?;
-    read_stream(resp.bytes_stream(), parser, req.idle_timeout, req.provider)
+    read_stream(
+        resp.bytes_stream(),
+        parser,
+        req.idle_timeout,
+        req.provider,
+        text_sink,
+    )
         .await
         .map_err(|e| ModelError::new(e.kind, scrub(&e.message, req.secret)))
 }

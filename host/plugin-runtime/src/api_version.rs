@@ -1,94 +1,81 @@
-//! The plugin API version the host speaks, and the check of a component against it.
+//! Which plugin API version a component was built against, and the check of
+//! its imports against what that version (and the operator's grants) allow.
 
 use wasmtime::component::{types::ComponentItem, Component};
 use wasmtime::Engine;
 
+use crate::abi::ApiVersion;
 use crate::LoadError;
 
 /// WIT package of the plugin API.
 pub const API_PACKAGE: &str = "openclaw:plugin";
-/// Version of the plugin API this host implements.
-pub const API_VERSION: &str = "0.1.0";
 
-/// Interfaces (without version) every plugin component may import besides WASI.
-const HOST_INTERFACES: &[&str] = &["host", "types", "turn-types"];
-/// Interfaces only a plugin granted `harness` may import.
-const HARNESS_INTERFACES: &[&str] = &["model", "tools"];
-
-fn compatible(version: &str) -> bool {
-    // 0.x: the minor is the breaking part (semver); 1.x+: the major.
-    let parts = |v: &str| -> Vec<u64> {
-        v.split('.')
-            .map(|p| p.parse().unwrap_or(u64::MAX))
-            .collect()
-    };
-    let (ours, theirs) = (parts(API_VERSION), parts(version));
-    theirs.len() == 3
-        && if ours[0] == 0 {
-            theirs[0] == 0 && theirs[1] == ours[1]
-        } else {
-            theirs[0] == ours[0]
-        }
+/// `openclaw:plugin/<interface>@<version>` → (interface, version).
+fn ours(name: &str) -> Option<(&str, &str)> {
+    let rest = name.strip_prefix(API_PACKAGE)?.strip_prefix('/')?;
+    Some(rest.split_once('@').unwrap_or((rest, "")))
 }
 
-fn split_versioned(name: &str) -> Option<(&str, &str)> {
-    name.rsplit_once('@')
-}
-
-/// Check the manifest's `apiVersion` before compiling anything.
-pub fn check_manifest(id: &str, api_version: &str) -> Result<(), LoadError> {
-    if compatible(api_version) {
-        Ok(())
-    } else {
-        Err(LoadError::ApiVersion {
-            id: id.into(),
-            found: format!("apiVersion {api_version} in its manifest"),
-        })
+fn out_of_range(id: &str, found: String) -> LoadError {
+    LoadError::ApiVersion {
+        id: id.into(),
+        found,
     }
 }
 
-/// Check a compiled component: it must export `openclaw:plugin/plugin` at a
-/// compatible version, and import nothing but WASI and the host interfaces
-/// (plus `model` and `tools` when the operator granted `harness`).
+/// Check the manifest's `apiVersion` before compiling anything.
+pub fn check_manifest(id: &str, api_version: &str) -> Result<ApiVersion, LoadError> {
+    ApiVersion::of(api_version)
+        .ok_or_else(|| out_of_range(id, format!("apiVersion {api_version} in its manifest")))
+}
+
+/// The API version a compiled component targets, from the interfaces it
+/// exports (all of one version); its imports must be WASI or interfaces of
+/// that version (the harness ones only when `harness_granted`), and the
+/// version must be the one its manifest declares.
 pub fn check_component(
     id: &str,
     engine: &Engine,
     component: &Component,
+    manifest_version: ApiVersion,
     harness_granted: bool,
-) -> Result<(), LoadError> {
+) -> Result<ApiVersion, LoadError> {
     let ty = component.component_type();
-    let plugin_export = format!("{API_PACKAGE}/plugin");
-    let export = ty
-        .exports(engine)
-        .map(|(name, _)| name.to_string())
-        .find(|name| name.starts_with(&format!("{plugin_export}@")) || *name == plugin_export);
-    match export {
-        None => {
-            return Err(LoadError::NotAPlugin {
-                id: id.into(),
-                reason: format!("the component does not export `{plugin_export}`"),
-            })
-        }
-        Some(name) => {
-            let version = split_versioned(&name).map(|(_, v)| v).unwrap_or("(none)");
-            if !compatible(version) {
-                return Err(LoadError::ApiVersion {
-                    id: id.into(),
-                    found: format!("a component exporting {name}"),
-                });
-            }
+    let mut versions: Vec<(String, &str)> = Vec::new();
+    for (name, _) in ty.exports(engine) {
+        if let Some((_, version)) = ours(name) {
+            versions.push((name.to_string(), version));
         }
     }
+    let Some((first, version)) = versions.first().cloned() else {
+        return Err(LoadError::NotAPlugin {
+            id: id.into(),
+            reason: format!("the component exports no `{API_PACKAGE}` interface"),
+        });
+    };
+    if let Some((other, _)) = versions.iter().find(|(_, v)| *v != version) {
+        return Err(LoadError::NotAPlugin {
+            id: id.into(),
+            reason: format!("it exports interfaces of two API versions ({first} and {other})"),
+        });
+    }
+    let api = ApiVersion::of(version)
+        .ok_or_else(|| out_of_range(id, format!("a component exporting {first}")))?;
+    if api != manifest_version {
+        return Err(LoadError::NotAPlugin {
+            id: id.into(),
+            reason: format!(
+                "its manifest declares apiVersion {manifest_version} but the component is built against {api} ({first})"
+            ),
+        });
+    }
+    let (host, harness_only) = api.imports();
     for (name, item) in ty.imports(engine) {
         if name.starts_with("wasi:") {
             continue;
         }
-        let is = |list: &[&str]| {
-            split_versioned(name).is_some_and(|(iface, version)| {
-                list.iter().any(|h| iface == format!("{API_PACKAGE}/{h}")) && compatible(version)
-            })
-        };
-        if is(HARNESS_INTERFACES) && !harness_granted {
+        let iface = ours(name).and_then(|(iface, v)| (ApiVersion::of(v) == Some(api)).then_some(iface));
+        if iface.is_some_and(|i| harness_only.contains(&i)) && !harness_granted {
             return Err(LoadError::Refused {
                 id: id.into(),
                 rule: format!(
@@ -96,7 +83,7 @@ pub fn check_component(
                 ),
             });
         }
-        let allowed = is(HOST_INTERFACES) || is(HARNESS_INTERFACES);
+        let allowed = iface.is_some_and(|i| host.contains(&i) || harness_only.contains(&i));
         if !allowed || !matches!(item.ty, ComponentItem::ComponentInstance(_)) {
             return Err(LoadError::NotAPlugin {
                 id: id.into(),
@@ -104,7 +91,7 @@ pub fn check_component(
             });
         }
     }
-    Ok(())
+    Ok(api)
 }
 
 #[cfg(test)]
@@ -112,16 +99,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn compatibility_follows_semver_for_0x() {
-        assert!(compatible("0.1.0"));
-        assert!(compatible("0.1.7"));
-        assert!(!compatible("0.0.1"));
-        assert!(!compatible("0.2.0"));
-        assert!(!compatible("1.1.0"));
-        assert!(!compatible("garbage"));
-        let err = check_manifest("p", "0.2.0").unwrap_err().to_string();
+    fn versions_follow_semver_for_0x() {
+        assert_eq!(ApiVersion::of("0.1.0"), Some(ApiVersion::V0_1));
+        assert_eq!(ApiVersion::of("0.1.7"), Some(ApiVersion::V0_1));
+        assert_eq!(ApiVersion::of("0.2.3"), Some(ApiVersion::V0_2));
+        for bad in ["0.0.1", "0.3.0", "1.1.0", "garbage", "0.2", "0.2.x", "0.2.0.1"] {
+            assert_eq!(ApiVersion::of(bad), None, "{bad}");
+        }
+        let err = check_manifest("p", "0.3.0").unwrap_err().to_string();
         assert!(
-            err.contains("`p`") && err.contains("0.2.0") && err.contains("0.1"),
+            err.contains("`p`") && err.contains("0.3.0") && err.contains("0.1") && err.contains("0.2"),
             "{err}"
         );
     }

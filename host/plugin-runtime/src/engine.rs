@@ -5,10 +5,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use wasmtime::component::{HasSelf, Linker};
+use wasmtime::component::Linker;
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-use crate::bindings::HostView;
 use crate::state::PluginState;
 
 /// How often the epoch advances; deadlines are rounded up to this.
@@ -64,7 +63,7 @@ impl PluginEngine {
         };
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-        HostView::add_to_linker::<PluginState, HasSelf<PluginState>>(&mut linker, |s| s)?;
+        crate::abi::add_to_linker(&mut linker)?;
 
         let stop = Arc::new(AtomicBool::new(false));
         let ticker_engine = engine.clone();

@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use crate::api_version::{API_PACKAGE, API_VERSION};
+use crate::abi::{MAX_API, MIN_API};
+use crate::api_version::API_PACKAGE;
 
 /// Why a plugin was not loaded.
 #[derive(Debug, thiserror::Error)]
@@ -24,7 +25,7 @@ pub enum LoadError {
         rule: String,
     },
     /// Built against a plugin API this host does not speak.
-    #[error("plugin `{id}` targets an incompatible plugin API ({found}); this host speaks {API_PACKAGE}@{API_VERSION}: rebuild it against clawhost-sdk {API_VERSION}")]
+    #[error("plugin `{id}` targets an unsupported plugin API ({found}); this host serves {API_PACKAGE} {MIN_API} (oldest) to {MAX_API} (newest): rebuild it against clawhost-sdk {MAX_API}")]
     ApiVersion {
         /// Plugin id.
         id: String,

@@ -12,13 +12,14 @@ use clawhost_tools::Tool;
 
 use crate::cache::ComponentCache;
 use crate::engine::PluginEngine;
-use crate::instance::{CallLimits, PluginInstance, Request, Response};
+use crate::abi::{Answer, Request};
+use crate::instance::{CallLimits, PluginInstance};
 use crate::logs::PluginLogs;
 use crate::manifest::{discover, PluginPackage};
 use crate::owned_path::{canonical, overlap};
 use crate::plugin::{LoadedPlugin, PluginStatus};
 use crate::sandbox::{EffectiveGrants, ProtectedPaths};
-use crate::{admission, api_version, convert, LoadError};
+use crate::{admission, api_version, registration, LoadError};
 
 /// The outcome of loading one package.
 #[derive(Debug)]
@@ -260,7 +261,7 @@ impl PluginHost {
         }
         admission::check_lists(&id, &self.config)?;
         self.refuse_duplicate(&id)?;
-        api_version::check_manifest(&id, &package.manifest.api_version)?;
+        let manifest_api = api_version::check_manifest(&id, &package.manifest.api_version)?;
         let runtime = |stage: &'static str| {
             let id = id.clone();
             move |e: String| LoadError::Runtime {
@@ -294,10 +295,11 @@ impl PluginHost {
                 .await
                 .map_err(|e| runtime("compiling")(e.to_string()))?
                 .map_err(|e| runtime("compiling")(format!("{e:#}")))?;
-        api_version::check_component(
+        let api = api_version::check_component(
             &id,
             self.engine.engine(),
             &component,
+            manifest_api,
             package.manifest.capabilities.harness && entry.grants.harness,
         )?;
         let pre = self
@@ -315,6 +317,7 @@ impl PluginHost {
             id.clone(),
             self.engine.clone(),
             pre,
+            api,
             grants,
             entry.config.to_string().into(),
             logs.clone(),
@@ -328,16 +331,21 @@ impl PluginHost {
             },
         )
         .map_err(|e| runtime("linking")(format!("{e:#}")))?;
-        let registration = match instance.call(Request::Register).await {
-            Ok(Response::Registration(r)) => r,
-            Ok(_) => unreachable!("register answers with a registration"),
-            Err(e) => return Err(runtime("register()")(e.to_string())),
+        let declared = match instance.call(Request::Register).await {
+            Ok(Answer::Declared(d)) => d,
+            Ok(_) => unreachable!("register answers with a declaration"),
+            Err(e) => return Err(runtime("registration")(e.to_string())),
         };
-        let registration = convert::registration(&id, registration, instance.is_harness())
-            .map_err(|reason| LoadError::Registration {
-                id: id.clone(),
-                reason,
-            })?;
+        let registration = registration::check(
+            &id,
+            &package.manifest.version,
+            declared,
+            instance.is_harness(),
+        )
+        .map_err(|reason| LoadError::Registration {
+            id: id.clone(),
+            reason,
+        })?;
         Ok(LoadedPlugin {
             manifest: package.manifest,
             dir: package.dir,

@@ -5,12 +5,11 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex as SyncMutex};
 use std::time::Duration;
 
-use clawhost_agent_core::TurnServices;
 use tokio::sync::Mutex;
 use wasmtime::component::InstancePre;
 use wasmtime::{Store, Trap};
 
-use crate::bindings::{harness_export, plugin_export, turn, wit};
+use crate::abi::{Answer, ApiVersion, Guest, Indices, Request};
 use crate::engine::PluginEngine;
 use crate::logs::PluginLogs;
 use crate::sandbox::EffectiveGrants;
@@ -21,62 +20,9 @@ use crate::CallError;
 /// call that is blocked in a host function (e.g. a guest sleeping in WASI).
 const HOST_GRACE: Duration = Duration::from_millis(250);
 
-/// A request into the plugin's exports.
-pub(crate) enum Request {
-    Register,
-    CallTool(wit::ToolCall),
-    /// A hook event, with the hook's own deadline when the operator set one.
-    Hook(wit::HookEvent, Option<Duration>),
-    Supports(turn::Route),
-    RunAttempt(turn::PreparedTurn, Arc<dyn TurnServices>),
-    Reset(String),
-    Dispose,
-}
-
-/// The export's answer.
-pub(crate) enum Response {
-    Registration(wit::Registration),
-    Tool(Result<String, String>),
-    Hook(wit::HookOutcome),
-    Support(turn::Support),
-    Answer(Result<String, String>),
-    Done,
-}
-
-impl Response {
-    /// Size of the largest text the answer carries (what the output cap limits).
-    fn largest_text(&self) -> usize {
-        use wit::{AfterToolCallOutcome as A, BeforeToolCallOutcome as B, HookOutcome as H};
-        let opt = |s: &Option<String>| s.as_ref().map_or(0, String::len);
-        match self {
-            Response::Tool(Ok(s) | Err(s)) | Response::Answer(Ok(s) | Err(s)) => s.len(),
-            Response::Hook(outcome) => match outcome {
-                H::BeforeToolCall(B::Block(s) | B::Rewrite(s)) => s.len(),
-                H::AfterToolCall(A::Replace(Ok(s) | Err(s))) => s.len(),
-                H::BeforePromptBuild(wit::BeforePromptBuildOutcome::Edit(e)) => {
-                    opt(&e.prepend) + opt(&e.append) + opt(&e.system)
-                }
-                H::BeforeCompaction(wit::BeforeCompactionOutcome::Summary(s)) => s.len(),
-                _ => 0,
-            },
-            Response::Registration(_) | Response::Support(_) | Response::Done => 0,
-        }
-    }
-
-    fn what(&self) -> &'static str {
-        match self {
-            Response::Tool(_) => "tool result",
-            Response::Hook(_) => "hook outcome",
-            Response::Answer(_) => "harness answer",
-            _ => "answer",
-        }
-    }
-}
-
 struct Live {
     store: Store<PluginState>,
-    plugin: plugin_export::Guest,
-    harness: Option<harness_export::Guest>,
+    guest: Guest,
 }
 
 /// Limits applied to every call.
@@ -101,8 +47,8 @@ pub(crate) struct PluginInstance {
     id: String,
     engine: Arc<PluginEngine>,
     pre: InstancePre<PluginState>,
-    plugin_indices: plugin_export::GuestIndices,
-    harness_indices: Option<harness_export::GuestIndices>,
+    api: ApiVersion,
+    indices: Indices,
     grants: EffectiveGrants,
     config_json: Arc<str>,
     logs: Arc<PluginLogs>,
@@ -119,6 +65,7 @@ impl PluginInstance {
         id: String,
         engine: Arc<PluginEngine>,
         pre: InstancePre<PluginState>,
+        api: ApiVersion,
         grants: EffectiveGrants,
         config_json: Arc<str>,
         logs: Arc<PluginLogs>,
@@ -127,8 +74,8 @@ impl PluginInstance {
         Ok(Self {
             id,
             engine,
-            plugin_indices: plugin_export::GuestIndices::new(&pre)?,
-            harness_indices: harness_export::GuestIndices::new(&pre).ok(),
+            indices: Indices::new(api, &pre)?,
+            api,
             pre,
             grants,
             config_json,
@@ -177,17 +124,9 @@ impl PluginInstance {
         store.epoch_deadline_trap();
         store.set_epoch_deadline(PluginEngine::ticks_for(self.limits.timeout));
         let instance = self.pre.instantiate_async(&mut store).await?;
-        let plugin = self.plugin_indices.load(&mut store, &instance)?;
-        let harness = match &self.harness_indices {
-            Some(indices) => Some(indices.load(&mut store, &instance)?),
-            None => None,
-        };
+        let guest = self.indices.load(&mut store, &instance)?;
         self.instantiations.fetch_add(1, Ordering::Relaxed);
-        Ok(Live {
-            store,
-            plugin,
-            harness,
-        })
+        Ok(Live { store, guest })
     }
 
     /// Discard the live instance (its state is lost) and start a fresh one.
@@ -204,11 +143,16 @@ impl PluginInstance {
 
     /// Whether the component exports the harness interface.
     pub(crate) fn is_harness(&self) -> bool {
-        self.harness_indices.is_some()
+        self.indices.is_harness()
+    }
+
+    /// The API version the component was built against.
+    pub(crate) fn api(&self) -> ApiVersion {
+        self.api
     }
 
     /// Make one call. Calls into one plugin are serialized.
-    pub(crate) async fn call(&self, request: Request) -> Result<Response, CallError> {
+    pub(crate) async fn call(&self, request: Request) -> Result<Answer, CallError> {
         let mut slot = self.live.lock().await;
         if let Some(reason) = self.disabled_reason() {
             return Err(CallError::Disabled {
@@ -230,61 +174,25 @@ impl PluginInstance {
             let live = slot.as_mut().expect("instantiated above");
             live.store
                 .set_epoch_deadline(PluginEngine::ticks_for(timeout));
-            let Live {
-                store,
-                plugin,
-                harness,
-            } = live;
-            let harness = || {
-                harness.as_ref().ok_or_else(|| {
-                    wasmtime::format_err!("the component does not export the harness interface")
-                })
-            };
-            Ok::<_, wasmtime::Error>(match request {
-                Request::Register => {
-                    Response::Registration(plugin.call_register(&mut *store).await?)
-                }
-                Request::CallTool(call) => {
-                    Response::Tool(plugin.call_call_tool(&mut *store, &call).await?)
-                }
-                Request::Hook(event, _) => {
-                    Response::Hook(plugin.call_handle_hook(&mut *store, &event).await?)
-                }
-                Request::Supports(route) => {
-                    Response::Support(harness()?.call_supports(&mut *store, &route).await?)
-                }
-                Request::RunAttempt(turn, services) => {
-                    store.data_mut().services = Some(services);
-                    let answer = harness()?.call_run_attempt(&mut *store, &turn).await;
-                    store.data_mut().services = None;
-                    Response::Answer(answer?)
-                }
-                Request::Reset(session) => {
-                    harness()?.call_reset(&mut *store, &session).await?;
-                    Response::Done
-                }
-                Request::Dispose => {
-                    harness()?.call_dispose(&mut *store).await?;
-                    Response::Done
-                }
-            })
+            let what = request.what();
+            let Live { store, guest } = live;
+            Ok::<_, wasmtime::Error>((guest.call(store, request).await?, what))
         };
         let outcome = tokio::time::timeout(deadline, run).await;
         self.logs.end_call();
         let error = match outcome {
-            Ok(Ok(response)) => {
+            Ok(Ok((reply, what))) => {
                 self.consecutive_traps.store(0, Ordering::Relaxed);
-                let size = response.largest_text();
-                if size > self.limits.max_output_bytes {
+                if reply.largest_text > self.limits.max_output_bytes {
                     // The instance is sound; only this answer is refused.
                     return Err(CallError::OutputTooLarge {
                         id: self.id.clone(),
-                        what: response.what(),
-                        bytes: size,
+                        what,
+                        bytes: reply.largest_text,
                         limit_kb: self.limits.max_output_bytes >> 10,
                     });
                 }
-                return Ok(response);
+                return Ok(reply.answer);
             }
             Ok(Err(e)) => self.classify(&e, slot.as_ref(), timeout),
             Err(_elapsed) => CallError::Timeout {

@@ -1,18 +1,18 @@
 //! Sandboxed WebAssembly plugin runtime.
 //!
-//! A plugin is a component implementing `openclaw:plugin/plugin` (see `wit/`).
-//! Loading goes: manifest → operator allow/deny lists → API version →
+//! A plugin is a component exporting interfaces of one `openclaw:plugin`
+//! API version (see `wit/v*`; every released version is still served, see
+//! `abi`). Loading goes: manifest → operator allow/deny lists → API version →
 //! sha256 pin → grants (manifest ∩ operator) → compile (cached on disk) →
-//! import/export check → link → instantiate → `register`. Every call runs
+//! export/import check → link → instantiate → registration. Every call runs
 //! under a memory cap and a wall-clock deadline (epoch interruption); a
 //! trapped instance is discarded and re-created for the next call, and a
 //! plugin that fails repeatedly is disabled.
 
+mod abi;
 mod admission;
 mod api_version;
-mod bindings;
 mod cache;
-mod convert;
 mod engine;
 mod error;
 mod host;
@@ -21,14 +21,15 @@ mod logs;
 mod manifest;
 mod owned_path;
 mod plugin;
+mod registration;
 mod sandbox;
 mod state;
-mod turn_convert;
 
 pub use admission::sha256_hex;
-pub use api_version::{API_PACKAGE, API_VERSION};
+pub use abi::{ApiVersion, MAX_API, MIN_API};
+pub use api_version::API_PACKAGE;
 pub use cache::{CacheError, CacheOutcome, ComponentCache};
-pub use convert::Registration;
+pub use registration::Registration;
 pub use error::{CallError, LoadError};
 pub use host::{LoadReport, PluginHost};
 pub use logs::{LogLevel, LogLine, LogSource};

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use clawhost_agent_core::{
-    Harness, PreparedTurn, Route, RunContext, Support, ToolSpec, TurnServices,
+    Harness, HarnessError, PreparedTurn, Route, RunContext, Support, ToolSpec, TurnServices,
 };
 use clawhost_hooks::{
     CallContext, HookError, HookEvent, HookHandler, HookOutcome, HookRegistration,
@@ -13,14 +13,13 @@ use clawhost_hooks::{
 use clawhost_tools::{Tool, ToolOrigin};
 use serde_json::Value;
 
-use crate::bindings::wit;
+use crate::abi::{json_text, Answer, ApiVersion, Request};
 use crate::cache::CacheOutcome;
-use crate::convert::{self, Registration};
-use crate::instance::{PluginInstance, Request, Response};
+use crate::instance::PluginInstance;
 use crate::logs::{LogLine, PluginLogs};
 use crate::manifest::PluginManifest;
+use crate::registration::Registration;
 use crate::sandbox::EffectiveGrants;
-use crate::turn_convert;
 use crate::CallError;
 
 /// A plugin that passed admission, compiled, instantiated and registered.
@@ -50,8 +49,10 @@ pub enum PluginState {
 pub struct PluginStatus {
     /// Plugin id.
     pub id: String,
-    /// Version it registered.
+    /// Version (from its manifest).
     pub version: String,
+    /// The plugin API version it was built against.
+    pub api: ApiVersion,
     /// Package directory.
     pub dir: PathBuf,
     /// Component sha256.
@@ -108,6 +109,7 @@ impl LoadedPlugin {
         PluginStatus {
             id: r.id.clone(),
             version: r.version.clone(),
+            api: self.instance.api(),
             dir: self.dir.clone(),
             sha256: self.sha256.clone(),
             state: match self.instance.disabled_reason() {
@@ -142,20 +144,20 @@ impl LoadedPlugin {
         params: &Value,
         ctx: &CallContext,
     ) -> Result<Result<Value, String>, CallError> {
-        let call = wit::ToolCall {
+        let call = Request::CallTool {
             tool: tool.into(),
             call_id: call_id.into(),
-            params: convert::json_text(params),
-            context: convert::context(ctx),
+            params: json_text(params),
+            context: ctx.clone(),
         };
-        match self.instance.call(Request::CallTool(call)).await? {
-            Response::Tool(Ok(text)) => Ok(serde_json::from_str(&text).map_err(|e| {
+        match self.instance.call(call).await? {
+            Answer::Tool(Ok(text)) => Ok(serde_json::from_str(&text).map_err(|e| {
                 format!(
                     "plugin `{}` returned a result that is not valid JSON: {e}",
                     self.id()
                 )
             })),
-            Response::Tool(Err(message)) => Ok(Err(message)),
+            Answer::Tool(Err(message)) => Ok(Err(message)),
             _ => unreachable!("call-tool answers with a tool response"),
         }
     }
@@ -169,19 +171,10 @@ impl LoadedPlugin {
             .map(std::time::Duration::from_millis);
         match self
             .instance
-            .call(Request::Hook(convert::event(event), timeout))
+            .call(Request::Hook(event.clone(), timeout))
             .await
         {
-            Ok(Response::Hook(outcome)) => {
-                let outcome = convert::outcome(outcome)?;
-                if !outcome.answers(kind) {
-                    return Err(HookError::WrongOutcome {
-                        asked: kind.name(),
-                        answered: outcome.name(),
-                    });
-                }
-                Ok(outcome)
-            }
+            Ok(Answer::Hook(outcome)) => outcome,
             Ok(_) => unreachable!("handle-hook answers with a hook outcome"),
             Err(e) => Err(HookError::Failed(e.to_string())),
         }
@@ -288,10 +281,10 @@ impl Harness for PluginHarness {
         match self
             .plugin
             .instance
-            .call(Request::Supports(turn_convert::route(route)))
+            .call(Request::Supports(route.clone()))
             .await
         {
-            Ok(Response::Support(s)) => turn_convert::support(s),
+            Ok(Answer::Support(s)) => s,
             Ok(_) => unreachable!("supports answers with a support"),
             Err(e) => Support::Unsupported(format!("supports() failed: {e}")),
         }
@@ -301,12 +294,11 @@ impl Harness for PluginHarness {
         &self,
         turn: PreparedTurn,
         services: Arc<dyn TurnServices>,
-    ) -> Result<String, String> {
-        let request = Request::RunAttempt(turn_convert::prepared(&turn), services);
-        match self.plugin.instance.call(request).await {
-            Ok(Response::Answer(answer)) => answer,
+    ) -> Result<String, HarnessError> {
+        match self.plugin.instance.call(Request::RunAttempt(turn, services)).await {
+            Ok(Answer::Attempt(answer)) => answer,
             Ok(_) => unreachable!("run-attempt answers with an answer"),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(HarnessError::Failed(e.to_string())),
         }
     }
 

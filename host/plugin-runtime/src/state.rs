@@ -1,5 +1,5 @@
-//! Per-instance store data: the WASI context, resource limits, and the host
-//! interface (`log`, `config`) a plugin may call.
+//! Per-instance store data: the WASI context, the handle table and the
+//! resource limits. The API's host interfaces are implemented per version in `abi`.
 
 use std::sync::Arc;
 
@@ -9,9 +9,7 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use clawhost_agent_core::TurnServices;
 
-use crate::bindings::{host, turn};
-use crate::logs::{LogLevel, LogSource, PluginLogs};
-use crate::turn_convert as tc;
+use crate::logs::PluginLogs;
 
 /// Host bytes charged per table element (a pointer-sized slot).
 pub const TABLE_ELEMENT_BYTES: usize = 8;
@@ -95,13 +93,15 @@ impl ResourceLimiter for MemoryCap {
 /// The data of one plugin instance's store.
 pub struct PluginState {
     wasi: WasiCtx,
-    table: ResourceTable,
+    /// Handles the guest holds (WASI's and the API's resources).
+    pub(crate) table: ResourceTable,
     /// Memory cap of this instance.
     pub memory: MemoryCap,
-    logs: Arc<PluginLogs>,
-    config_json: Arc<str>,
-    /// The turn a harness is running, while `run-attempt` is in progress.
-    pub services: Option<Arc<dyn TurnServices>>,
+    pub(crate) logs: Arc<PluginLogs>,
+    pub(crate) config_json: Arc<str>,
+    /// API 0.1 only: the turn a harness is running, while `run-attempt` is in
+    /// progress (0.2 hands the harness a `turn` resource instead).
+    pub(crate) services: Option<Arc<dyn TurnServices>>,
 }
 
 impl PluginState {
@@ -132,68 +132,6 @@ impl WasiView for PluginState {
         WasiCtxView {
             ctx: &mut self.wasi,
             table: &mut self.table,
-        }
-    }
-}
-
-impl host::Host for PluginState {
-    fn log(&mut self, level: host::Level, message: String) {
-        let level = match level {
-            host::Level::Trace => LogLevel::Trace,
-            host::Level::Debug => LogLevel::Debug,
-            host::Level::Info => LogLevel::Info,
-            host::Level::Warn => LogLevel::Warn,
-            host::Level::Error => LogLevel::Error,
-        };
-        self.logs.push(LogSource::Log(level), message);
-    }
-
-    fn config(&mut self) -> String {
-        self.config_json.to_string()
-    }
-}
-
-impl crate::bindings::wit::Host for PluginState {}
-impl turn::Host for PluginState {}
-
-const NO_TURN: &str =
-    "no turn is in progress: model and tool calls are only available inside run-attempt";
-
-impl crate::bindings::openclaw::plugin::model::Host for PluginState {
-    async fn complete(
-        &mut self,
-        system: Option<String>,
-        messages: Vec<turn::Message>,
-        tools: Vec<turn::ToolSpec>,
-    ) -> Result<turn::ModelReply, String> {
-        let services = self.services.clone().ok_or_else(|| NO_TURN.to_string())?;
-        let messages = messages.into_iter().map(tc::from_message).collect();
-        let tools = tools.into_iter().map(tc::from_tool_spec).collect();
-        services
-            .complete(system, messages, tools)
-            .await
-            .map(|r| tc::model_reply(&r))
-            .map_err(|e| e.to_string())
-    }
-}
-
-impl crate::bindings::openclaw::plugin::tools::Host for PluginState {
-    async fn available(&mut self) -> Vec<turn::ToolSpec> {
-        self.services
-            .as_ref()
-            .map(|s| s.tools().iter().map(tc::tool_spec).collect())
-            .unwrap_or_default()
-    }
-
-    async fn call(&mut self, request: turn::ToolRequest) -> turn::ToolOutput {
-        match self.services.clone() {
-            Some(services) => {
-                tc::tool_output(&services.call_tool(tc::from_tool_request(request)).await)
-            }
-            None => turn::ToolOutput {
-                content: NO_TURN.into(),
-                is_error: true,
-            },
         }
     }
 }

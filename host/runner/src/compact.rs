@@ -102,6 +102,7 @@ pub async fn compact(
                     system: Some(SUMMARY_PROMPT.into()),
                     messages: vec![Message::user(transcript)],
                     tools: Vec::new(),
+                    text_sink: None,
                 })
                 .await?;
             if reply.text.trim().is_empty() {

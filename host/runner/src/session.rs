@@ -73,12 +73,12 @@ pub enum RunError {
     #[error("turn stopped: {0}")]
     HookBlocked(String),
     /// A plugin harness failed.
-    #[error("harness `{harness}` failed: {message}")]
+    #[error("harness `{harness}` failed: {error}")]
     Harness {
         /// Harness id.
         harness: String,
         /// Its error.
-        message: String,
+        error: clawhost_agent_core::HarnessError,
     },
 }
 
@@ -93,7 +93,7 @@ impl EmbeddedRunner {
         Ok(Route {
             provider: provider.id.clone(),
             model: model.id.clone(),
-            api: provider.config.api.name().into(),
+            api: provider.config.api,
             base_url: provider.base_url(),
             authored_overrides: !provider.config.params.is_empty()
                 || !model.params.is_empty()
@@ -332,9 +332,9 @@ impl EmbeddedRunner {
         let answer = harness
             .run_attempt(turn, mirror.clone())
             .await
-            .map_err(|message| RunError::Harness {
+            .map_err(|error| RunError::Harness {
                 harness: runtime.into(),
-                message,
+                error,
             })?;
         Ok(mirror.finish(answer)?)
     }
@@ -359,19 +359,19 @@ impl EmbeddedRunner {
             .map_err(RunError::HookBlocked)
     }
 
-    /// `session_end`: a session ended (`new`, `reset`, `quit`). The session
-    /// ends either way; a failed handler with fail policy `block` is reported.
+    /// `session_end`: a session ended. The session ends either way; a failed
+    /// handler with fail policy `block` is reported.
     pub async fn end_session(
         &self,
         session_id: &str,
         agent_id: &str,
-        reason: &str,
+        reason: clawhost_hooks::SessionEndReason,
     ) -> Result<(), RunError> {
         self.hooks()
             .observe(HookEvent::SessionEnd(SessionEndEvent {
                 session_id: session_id.into(),
                 agent_id: agent_id.into(),
-                reason: reason.into(),
+                reason,
             }))
             .await
             .verdict()
@@ -429,10 +429,12 @@ impl EmbeddedRunner {
 
 fn is_overflow(e: &RunError) -> bool {
     match e {
-        RunError::Turn(TurnError::Model(m)) | RunError::Model(m) => {
-            m.kind == ModelErrorKind::ContextOverflow
-        }
-        RunError::Harness { message, .. } => message.starts_with("ContextOverflow:"),
+        RunError::Turn(TurnError::Model(m))
+        | RunError::Model(m)
+        | RunError::Harness {
+            error: clawhost_agent_core::HarnessError::Model(m),
+            ..
+        } => m.kind == ModelErrorKind::ContextOverflow,
         _ => false,
     }
 }

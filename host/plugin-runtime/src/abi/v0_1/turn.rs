@@ -1,15 +1,12 @@
-//! Conversions between the WIT harness types and the agent core's types.
+//! 0.1 harness types to and from the agent core's types.
 
 use clawhost_agent_core::{
     Message, ModelResponse, PreparedTurn, Route, StopReason, Support, ToolCallRequest, ToolOutput,
     ToolResultMessage, ToolSpec,
 };
 
-use crate::bindings::turn;
-
-fn json_or_string(text: &str) -> serde_json::Value {
-    serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_string()))
-}
+use super::wit_turn as turn;
+use crate::abi::json_or_string;
 
 pub(crate) fn tool_request(r: &ToolCallRequest) -> turn::ToolRequest {
     turn::ToolRequest {
@@ -104,7 +101,7 @@ pub(crate) fn route(r: &Route) -> turn::Route {
     turn::Route {
         provider: r.provider.clone(),
         model: r.model.clone(),
-        api: r.api.clone(),
+        api: r.api.name().into(),
         base_url: r.base_url.clone(),
     }
 }

@@ -1,18 +1,12 @@
-//! Conversions between the WIT types and the host's typed hook catalog.
+//! 0.1 hook events and outcomes: one `hook-event` variant, one `hook-outcome`.
 
-use clawhost_agent_core::ToolSpec;
 use clawhost_hooks::{
     AfterToolCallOutcome, BeforeToolCallOutcome, CallContext, HookError, HookEvent, HookKind,
     HookOutcome, PromptEdit,
 };
 
-use crate::bindings::wit;
-
-/// JSON text of a value. `serde_json::to_string` writes straight into a
-/// buffer; `Value`'s `Display` goes through `fmt` and is several times slower.
-pub(crate) fn json_text(value: &serde_json::Value) -> String {
-    serde_json::to_string(value).expect("a JSON value always serializes")
-}
+use super::wit;
+use crate::abi::{json, json_text, total_len};
 
 pub(crate) fn context(ctx: &CallContext) -> wit::CallContext {
     wit::CallContext {
@@ -62,7 +56,7 @@ pub(crate) fn event(event: &HookEvent) -> wit::HookEvent {
         HookEvent::SessionEnd(e) => wit::HookEvent::SessionEnd(wit::SessionEndEvent {
             session_id: e.session_id.clone(),
             agent_id: e.agent_id.clone(),
-            reason: e.reason.clone(),
+            reason: e.reason.as_str().into(),
         }),
         HookEvent::BeforePromptBuild(e) => {
             wit::HookEvent::BeforePromptBuild(wit::BeforePromptBuildEvent {
@@ -112,12 +106,34 @@ pub(crate) fn event(event: &HookEvent) -> wit::HookEvent {
     }
 }
 
-fn json(text: &str, what: &str) -> Result<serde_json::Value, HookError> {
-    serde_json::from_str(text)
-        .map_err(|e| HookError::Failed(format!("the plugin's {what} is not valid JSON: {e}")))
+/// Size of the largest text an outcome carries.
+pub(crate) fn largest_text(outcome: &wit::HookOutcome) -> usize {
+    use wit::{AfterToolCallOutcome as A, BeforeToolCallOutcome as B, HookOutcome as H};
+    match outcome {
+        H::BeforeToolCall(B::Block(s) | B::Rewrite(s)) => s.len(),
+        H::AfterToolCall(A::Replace(Ok(s) | Err(s))) => s.len(),
+        H::BeforePromptBuild(wit::BeforePromptBuildOutcome::Edit(e)) => {
+            total_len(&[&e.prepend, &e.append, &e.system])
+        }
+        H::BeforeCompaction(wit::BeforeCompactionOutcome::Summary(s)) => s.len(),
+        _ => 0,
+    }
 }
 
-pub(crate) fn outcome(outcome: wit::HookOutcome) -> Result<HookOutcome, HookError> {
+/// The outcome in host terms; it must answer the hook that was asked.
+pub(crate) fn outcome(outcome: wit::HookOutcome, asked: HookKind) -> Result<HookOutcome, HookError> {
+    let outcome = convert_outcome(outcome).map_err(HookError::Failed)?;
+    if outcome.answers(asked) {
+        Ok(outcome)
+    } else {
+        Err(HookError::WrongOutcome {
+            asked: asked.name(),
+            answered: outcome.name(),
+        })
+    }
+}
+
+fn convert_outcome(outcome: wit::HookOutcome) -> Result<HookOutcome, String> {
     Ok(match outcome {
         wit::HookOutcome::BeforeToolCall(o) => HookOutcome::BeforeToolCall(match o {
             wit::BeforeToolCallOutcome::Allow => BeforeToolCallOutcome::Allow,
@@ -146,91 +162,5 @@ pub(crate) fn outcome(outcome: wit::HookOutcome) -> Result<HookOutcome, HookErro
             wit::BeforeCompactionOutcome::Summary(s) => Some(s),
         }),
         wit::HookOutcome::Observed => HookOutcome::Observed,
-    })
-}
-
-/// A registration checked and converted to host types.
-#[derive(Debug, Clone)]
-pub struct Registration {
-    /// Plugin id.
-    pub id: String,
-    /// Plugin version.
-    pub version: String,
-    /// Tools.
-    pub tools: Vec<ToolSpec>,
-    /// Hook subscriptions with priority.
-    pub hooks: Vec<(HookKind, i32)>,
-    /// Harness ids.
-    pub harnesses: Vec<String>,
-}
-
-/// Check what `register` returned against the manifest id and convert it.
-pub(crate) fn registration(
-    manifest_id: &str,
-    r: wit::Registration,
-    exports_harness: bool,
-) -> Result<Registration, String> {
-    if r.id != manifest_id {
-        return Err(format!(
-            "register() returned id `{}` but the manifest says `{manifest_id}`",
-            r.id
-        ));
-    }
-    let mut tools = Vec::new();
-    for t in r.tools {
-        let parameters: serde_json::Value = serde_json::from_str(&t.parameters)
-            .map_err(|e| format!("tool `{}`: parameters is not valid JSON: {e}", t.name))?;
-        let spec = ToolSpec {
-            name: t.name,
-            description: t.description,
-            parameters,
-        };
-        clawhost_tools::compile_schema(&spec).map_err(|e| e.to_string())?;
-        if tools.iter().any(|s: &ToolSpec| s.name == spec.name) {
-            return Err(format!("tool `{}` is registered twice", spec.name));
-        }
-        tools.push(spec);
-    }
-    let mut hooks: Vec<(HookKind, i32)> = Vec::new();
-    for h in r.hooks {
-        let kind = hook_kind(h.hook);
-        if hooks.iter().any(|(k, _)| *k == kind) {
-            return Err(format!("hook `{}` is subscribed twice", kind.name()));
-        }
-        hooks.push((kind, h.priority));
-    }
-    match (exports_harness, r.harnesses.len()) {
-        (false, 0) | (true, 1) => {}
-        (false, _) => {
-            return Err("it declares harnesses but does not export the harness interface".into())
-        }
-        (true, 0) => {
-            return Err("it exports the harness interface but declares no harness id".into())
-        }
-        (true, _) => return Err("a plugin provides at most one harness".into()),
-    }
-    if exports_harness && (!tools.is_empty() || !hooks.is_empty()) {
-        // Its tool or hook calls would re-enter the instance running the turn.
-        return Err("a harness plugin may not also provide tools or hooks".into());
-    }
-    for h in &r.harnesses {
-        let ok = !h.is_empty()
-            && h.chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
-        if !ok
-            || matches!(
-                h.as_str(),
-                "openclaw" | "pi" | "auto" | "default" | "codex-app-server"
-            )
-        {
-            return Err(format!("harness id `{h}` is invalid or reserved"));
-        }
-    }
-    Ok(Registration {
-        id: r.id,
-        version: r.version,
-        tools,
-        hooks,
-        harnesses: r.harnesses,
     })
 }

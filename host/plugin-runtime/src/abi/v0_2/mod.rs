@@ -1,0 +1,322 @@
+//! API 0.2 (`wit/v0.2`): bindings, calls and conversions. One export per
+//! hook family, each optional: the host calls a family only when the
+//! component exports it.
+
+mod convert;
+mod hooks;
+mod turn;
+
+use clawhost_hooks::{HookEvent, HookOutcome};
+use wasmtime::component::{HasSelf, Instance, InstancePre, Linker, Resource};
+use wasmtime::Store;
+
+use super::{Answer, Declared, DeclaredTool, Reply, Request};
+use crate::state::PluginState;
+pub use turn::{ReplyStream, TurnHandle};
+
+mod bindings {
+    wasmtime::component::bindgen!({
+        world: "host-view",
+        path: "../../wit/v0.2",
+        imports: {
+            "openclaw:plugin/agent-turn": async | trappable,
+        },
+        exports: { default: async },
+        with: {
+            "openclaw:plugin/agent-turn.turn": super::TurnHandle,
+            "openclaw:plugin/agent-turn.reply-stream": super::ReplyStream,
+        },
+    });
+}
+
+use bindings::exports::openclaw::plugin as ex;
+use bindings::openclaw::plugin::{agent_turn, host, types as wit};
+
+/// Define the 0.2 host interfaces in the linker.
+pub(crate) fn add_to_linker(linker: &mut Linker<PluginState>) -> wasmtime::Result<()> {
+    bindings::HostView::add_to_linker::<PluginState, HasSelf<PluginState>>(linker, |s| s)
+}
+
+/// Export lookups of a 0.2 component; `None` for what it does not export.
+pub(crate) struct Indices {
+    tool_provider: Option<ex::tool_provider::GuestIndices>,
+    tool_hooks: Option<ex::tool_hooks::GuestIndices>,
+    prompt_hooks: Option<ex::prompt_hooks::GuestIndices>,
+    model_hooks: Option<ex::model_hooks::GuestIndices>,
+    session_hooks: Option<ex::session_hooks::GuestIndices>,
+    transcript_hooks: Option<ex::transcript_hooks::GuestIndices>,
+    harness: Option<ex::harness::GuestIndices>,
+}
+
+/// The exports of one 0.2 instance.
+pub(crate) struct Guest {
+    tool_provider: Option<ex::tool_provider::Guest>,
+    tool_hooks: Option<ex::tool_hooks::Guest>,
+    prompt_hooks: Option<ex::prompt_hooks::Guest>,
+    model_hooks: Option<ex::model_hooks::Guest>,
+    session_hooks: Option<ex::session_hooks::Guest>,
+    transcript_hooks: Option<ex::transcript_hooks::Guest>,
+    harness: Option<ex::harness::Guest>,
+}
+
+/// Load the exports that were found; the same field list for both structs.
+macro_rules! each_export {
+    ($m:ident) => {
+        $m!(tool_provider, tool_hooks, prompt_hooks, model_hooks, session_hooks, transcript_hooks, harness)
+    };
+}
+
+impl Indices {
+    pub(crate) fn new(pre: &InstancePre<PluginState>) -> wasmtime::Result<Self> {
+        macro_rules! lookup {
+            ($($f:ident),*) => { Self { $($f: ex::$f::GuestIndices::new(pre).ok(),)* } };
+        }
+        let indices = each_export!(lookup);
+        if !indices.exports_any() {
+            wasmtime::bail!("the component exports no interface of openclaw:plugin@0.2");
+        }
+        Ok(indices)
+    }
+
+    fn exports_any(&self) -> bool {
+        macro_rules! any {
+            ($($f:ident),*) => { false $(|| self.$f.is_some())* };
+        }
+        each_export!(any)
+    }
+
+    pub(crate) fn is_harness(&self) -> bool {
+        self.harness.is_some()
+    }
+
+    pub(crate) fn load(
+        &self,
+        store: &mut Store<PluginState>,
+        instance: &Instance,
+    ) -> wasmtime::Result<Guest> {
+        macro_rules! load {
+            ($($f:ident),*) => {
+                Guest { $($f: match &self.$f {
+                    Some(i) => Some(i.load(&mut *store, instance)?),
+                    None => None,
+                },)* }
+            };
+        }
+        Ok(each_export!(load))
+    }
+}
+
+fn missing(interface: &str) -> wasmtime::Error {
+    wasmtime::format_err!("the component does not export `openclaw:plugin/{interface}@0.2`")
+}
+
+impl Guest {
+    pub(crate) async fn call(
+        &self,
+        store: &mut Store<PluginState>,
+        request: Request,
+    ) -> wasmtime::Result<Reply> {
+        Ok(match request {
+            Request::Register => Reply::new(Answer::Declared(self.declare(store).await?), 0),
+            Request::CallTool {
+                tool,
+                call_id,
+                params,
+                context,
+            } => {
+                let provider = self.tool_provider.as_ref().ok_or_else(|| missing("tool-provider"))?;
+                let call = ex::tool_provider::ToolCall {
+                    tool,
+                    call_id,
+                    params,
+                    context: convert::context(&context),
+                };
+                let result = provider.call_call(&mut *store, &call).await?;
+                let result = result.map_err(convert::tool_error);
+                let size = match &result {
+                    Ok(s) | Err(s) => s.len(),
+                };
+                Reply::new(Answer::Tool(result), size)
+            }
+            Request::Hook(event, _) => self.hook(store, &event).await?,
+            Request::Supports(route) => {
+                let harness = self.harness.as_ref().ok_or_else(|| missing("harness"))?;
+                let support = match convert::route(&route) {
+                    Some(r) => convert::support(harness.call_supports(&mut *store, &r).await?),
+                    // A wire API newer than 0.2 is one a 0.2 harness cannot speak.
+                    None => clawhost_agent_core::Support::Unsupported(format!(
+                        "wire API `{}` is newer than plugin API 0.2",
+                        route.api.name()
+                    )),
+                };
+                Reply::new(Answer::Support(support), 0)
+            }
+            Request::RunAttempt(prepared, services) => {
+                let harness = self.harness.as_ref().ok_or_else(|| missing("harness"))?;
+                let own = store.data_mut().table.push(TurnHandle::new(services))?;
+                let borrowed = Resource::<TurnHandle>::new_borrow(own.rep());
+                let answer = harness
+                    .call_run_attempt(&mut *store, borrowed, &convert::prepared(&prepared))
+                    .await;
+                // The turn ends with the call: the guest cannot keep it.
+                store.data_mut().table.delete(own)?;
+                let answer = answer?;
+                let size = match &answer {
+                    Ok(s) => s.len(),
+                    Err(e) => convert::attempt_error_len(e),
+                };
+                Reply::new(Answer::Attempt(answer.map_err(convert::attempt_error)), size)
+            }
+            Request::Reset(session) => {
+                let harness = self.harness.as_ref().ok_or_else(|| missing("harness"))?;
+                harness.call_reset(&mut *store, &session).await?;
+                Reply::new(Answer::Done, 0)
+            }
+            Request::Dispose => {
+                let harness = self.harness.as_ref().ok_or_else(|| missing("harness"))?;
+                harness.call_dispose(&mut *store).await?;
+                Reply::new(Answer::Done, 0)
+            }
+        })
+    }
+
+    /// Ask every exported interface what it provides.
+    async fn declare(&self, store: &mut Store<PluginState>) -> wasmtime::Result<Declared> {
+        let mut d = Declared::default();
+        if let Some(p) = &self.tool_provider {
+            d.tools = p
+                .call_tools(&mut *store)
+                .await?
+                .into_iter()
+                .map(|t| DeclaredTool {
+                    name: t.name,
+                    description: t.description,
+                    parameters: t.parameters,
+                })
+                .collect();
+        }
+        if let Some(f) = &self.tool_hooks {
+            for s in f.call_subscriptions(&mut *store).await? {
+                d.hooks.push((hooks::tool_hook(s.hook), s.priority));
+            }
+        }
+        if let Some(f) = &self.prompt_hooks {
+            for s in f.call_subscriptions(&mut *store).await? {
+                d.hooks.push((hooks::prompt_hook(s.hook), s.priority));
+            }
+        }
+        if let Some(f) = &self.model_hooks {
+            for s in f.call_subscriptions(&mut *store).await? {
+                d.hooks.push((hooks::model_hook(s.hook), s.priority));
+            }
+        }
+        if let Some(f) = &self.session_hooks {
+            for s in f.call_subscriptions(&mut *store).await? {
+                d.hooks.push((hooks::session_hook(s.hook), s.priority));
+            }
+        }
+        if let Some(f) = &self.transcript_hooks {
+            for s in f.call_subscriptions(&mut *store).await? {
+                d.hooks.push((hooks::transcript_hook(s.hook), s.priority));
+            }
+        }
+        if let Some(h) = &self.harness {
+            d.harnesses.push(h.call_id(&mut *store).await?);
+        }
+        Ok(d)
+    }
+
+    /// Deliver a hook event to the family that handles it.
+    async fn hook(&self, store: &mut Store<PluginState>, event: &HookEvent) -> wasmtime::Result<Reply> {
+        use HookEvent as E;
+        let observed = || Reply::new(Answer::Hook(Ok(HookOutcome::Observed)), 0);
+        Ok(match event {
+            E::BeforeToolCall(e) => {
+                let f = self.tool_hooks.as_ref().ok_or_else(|| missing("tool-hooks"))?;
+                let o = f.call_before_tool_call(&mut *store, &hooks::before_tool_call(e)).await?;
+                let size = hooks::before_tool_call_len(&o);
+                Reply::new(Answer::Hook(hooks::before_tool_call_outcome(o)), size)
+            }
+            E::AfterToolCall(e) => {
+                let f = self.tool_hooks.as_ref().ok_or_else(|| missing("tool-hooks"))?;
+                let o = f.call_after_tool_call(&mut *store, &hooks::after_tool_call(e)).await?;
+                let size = hooks::after_tool_call_len(&o);
+                Reply::new(Answer::Hook(hooks::after_tool_call_outcome(o)), size)
+            }
+            E::BeforePromptBuild(e) => {
+                let f = self.prompt_hooks.as_ref().ok_or_else(|| missing("prompt-hooks"))?;
+                let o = f
+                    .call_before_prompt_build(&mut *store, &hooks::before_prompt_build(e))
+                    .await?;
+                let size = hooks::before_prompt_build_len(&o);
+                Reply::new(Answer::Hook(Ok(hooks::before_prompt_build_outcome(o))), size)
+            }
+            E::LlmInput(e) => {
+                let f = self.model_hooks.as_ref().ok_or_else(|| missing("model-hooks"))?;
+                f.call_llm_input(&mut *store, &hooks::llm_input(e)).await?;
+                observed()
+            }
+            E::LlmOutput(e) => {
+                let f = self.model_hooks.as_ref().ok_or_else(|| missing("model-hooks"))?;
+                f.call_llm_output(&mut *store, &hooks::llm_output(e)).await?;
+                observed()
+            }
+            E::SessionStart(e) => {
+                let f = self.session_hooks.as_ref().ok_or_else(|| missing("session-hooks"))?;
+                f.call_session_start(&mut *store, &hooks::session_start(e)).await?;
+                observed()
+            }
+            E::SessionEnd(e) => {
+                let f = self.session_hooks.as_ref().ok_or_else(|| missing("session-hooks"))?;
+                f.call_session_end(&mut *store, &hooks::session_end(e)).await?;
+                observed()
+            }
+            E::AgentEnd(e) => {
+                let f = self.session_hooks.as_ref().ok_or_else(|| missing("session-hooks"))?;
+                f.call_agent_end(&mut *store, &hooks::agent_end(e)).await?;
+                observed()
+            }
+            E::BeforeCompaction(e) => {
+                let f = self
+                    .transcript_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("transcript-hooks"))?;
+                let o = f
+                    .call_before_compaction(&mut *store, &hooks::before_compaction(e))
+                    .await?;
+                let size = hooks::before_compaction_len(&o);
+                Reply::new(Answer::Hook(Ok(hooks::before_compaction_outcome(o))), size)
+            }
+            E::AfterCompaction(e) => {
+                let f = self
+                    .transcript_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("transcript-hooks"))?;
+                f.call_after_compaction(&mut *store, &hooks::after_compaction(e))
+                    .await?;
+                observed()
+            }
+        })
+    }
+}
+
+impl host::Host for PluginState {
+    fn log(&mut self, level: host::Level, message: String) {
+        use crate::logs::{LogLevel, LogSource};
+        let level = match level {
+            host::Level::Trace => LogLevel::Trace,
+            host::Level::Debug => LogLevel::Debug,
+            host::Level::Info => LogLevel::Info,
+            host::Level::Warn => LogLevel::Warn,
+            host::Level::Error => LogLevel::Error,
+        };
+        self.logs.push(LogSource::Log(level), message);
+    }
+
+    fn config(&mut self) -> String {
+        self.config_json.to_string()
+    }
+}
+
+impl wit::Host for PluginState {}
+impl agent_turn::Host for PluginState {}

@@ -1,0 +1,89 @@
+//! The check of what a plugin declared at registration, whatever its API version.
+
+use clawhost_agent_core::ToolSpec;
+use clawhost_hooks::HookKind;
+
+use crate::abi::Declared;
+
+/// A registration checked and converted to host types.
+#[derive(Debug, Clone)]
+pub struct Registration {
+    /// Plugin id (the manifest's).
+    pub id: String,
+    /// Plugin version (the manifest's).
+    pub version: String,
+    /// Tools.
+    pub tools: Vec<ToolSpec>,
+    /// Hook subscriptions with priority.
+    pub hooks: Vec<(HookKind, i32)>,
+    /// Harness ids.
+    pub harnesses: Vec<String>,
+}
+
+/// Reserved runtime ids a plugin harness may not take.
+const RESERVED_HARNESS_IDS: &[&str] = &["openclaw", "pi", "auto", "default", "codex-app-server"];
+
+/// Check what a plugin declared against its manifest and convert it.
+pub(crate) fn check(
+    manifest_id: &str,
+    manifest_version: &str,
+    d: Declared,
+    exports_harness: bool,
+) -> Result<Registration, String> {
+    if let Some(id) = d.id.as_deref().filter(|id| *id != manifest_id) {
+        return Err(format!(
+            "register() returned id `{id}` but the manifest says `{manifest_id}`"
+        ));
+    }
+    let mut tools = Vec::new();
+    for t in d.tools {
+        let parameters: serde_json::Value = serde_json::from_str(&t.parameters)
+            .map_err(|e| format!("tool `{}`: parameters is not valid JSON: {e}", t.name))?;
+        let spec = ToolSpec {
+            name: t.name,
+            description: t.description,
+            parameters,
+        };
+        clawhost_tools::compile_schema(&spec).map_err(|e| e.to_string())?;
+        if tools.iter().any(|s: &ToolSpec| s.name == spec.name) {
+            return Err(format!("tool `{}` is registered twice", spec.name));
+        }
+        tools.push(spec);
+    }
+    let mut hooks: Vec<(HookKind, i32)> = Vec::new();
+    for (kind, priority) in d.hooks {
+        if hooks.iter().any(|(k, _)| *k == kind) {
+            return Err(format!("hook `{}` is subscribed twice", kind.name()));
+        }
+        hooks.push((kind, priority));
+    }
+    match (exports_harness, d.harnesses.len()) {
+        (false, 0) | (true, 1) => {}
+        (false, _) => {
+            return Err("it declares harnesses but does not export the harness interface".into())
+        }
+        (true, 0) => {
+            return Err("it exports the harness interface but declares no harness id".into())
+        }
+        (true, _) => return Err("a plugin provides at most one harness".into()),
+    }
+    if exports_harness && (!tools.is_empty() || !hooks.is_empty()) {
+        // Its tool or hook calls would re-enter the instance running the turn.
+        return Err("a harness plugin may not also provide tools or hooks".into());
+    }
+    for h in &d.harnesses {
+        let ok = !h.is_empty()
+            && h.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
+        if !ok || RESERVED_HARNESS_IDS.contains(&h.as_str()) {
+            return Err(format!("harness id `{h}` is invalid or reserved"));
+        }
+    }
+    Ok(Registration {
+        id: manifest_id.into(),
+        version: manifest_version.into(),
+        tools,
+        hooks,
+        harnesses: d.harnesses,
+    })
+}
