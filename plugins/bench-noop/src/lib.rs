@@ -1,40 +1,38 @@
 //! Benchmark fixture: `before_tool_call` allows, `after_tool_call` keeps, and
-//! the tool `measure` answers how large its `data` argument is. The plugin id
-//! is `noop` unless its config sets `id`, so a benchmark can install many
-//! copies of one component under different ids.
+//! the tool `<id>_measure` answers how large its `data` argument is. The
+//! tool's name follows `config.id` (default `noop`), so a benchmark can
+//! install many copies of one component under different manifest ids.
 
 use clawhost_sdk::{
-    config, export_plugin, AfterDecision, AfterToolCall, BeforeDecision, BeforeToolCall,
-    HookKind, Plugin, Registration, ToolCall, ToolDef,
+    config, export_plugin, AfterDecision, AfterToolCall, BeforeDecision, BeforeToolCall, Hook,
+    Plugin, ToolCall, Tools,
 };
-use serde_json::{json, Value};
+use serde_json::json;
 
+#[derive(Default)]
 struct Noop;
 
 impl Plugin for Noop {
-    fn register() -> Registration {
-        let id = config()["id"].as_str().unwrap_or("noop").to_string();
-        Registration::new(&id, "0.1.0")
-            .tool(ToolDef::new(
-                &format!("{}_measure", id.replace('-', "_")),
-                "Answers the size of `data` once serialized.",
-                json!({ "type": "object", "properties": { "data": {} } }),
-            ))
-            .hook(HookKind::BeforeToolCall, 0)
-            .hook(HookKind::AfterToolCall, 0)
+    fn tools(&self, tools: &mut Tools<Self>) {
+        let id = config()["id"].as_str().unwrap_or("noop").replace('-', "_");
+        tools.add_raw(
+            &format!("{id}_measure"),
+            "Answers the size of `data` once serialized.",
+            json!({ "type": "object", "properties": { "data": {} } }),
+            |_, call: ToolCall| Ok(json!({ "bytes": call.params["data"].to_string().len() })),
+        );
     }
 
-    fn before_tool_call(_event: BeforeToolCall) -> BeforeDecision {
+    fn hooks(&self) -> Vec<(Hook, i32)> {
+        vec![(Hook::BeforeToolCall, 0), (Hook::AfterToolCall, 0)]
+    }
+
+    fn before_tool_call(&self, _event: BeforeToolCall) -> BeforeDecision {
         BeforeDecision::Allow
     }
 
-    fn after_tool_call(_event: AfterToolCall) -> AfterDecision {
+    fn after_tool_call(&self, _event: AfterToolCall) -> AfterDecision {
         AfterDecision::Keep
-    }
-
-    fn call_tool(call: ToolCall) -> Result<Value, String> {
-        let bytes = call.params["data"].to_string().len();
-        Ok(json!({ "bytes": bytes }))
     }
 }
 

@@ -8,31 +8,30 @@
 //! - every observe-only hook: one log line (`observed <hook> …`), an audit trail.
 
 use clawhost_sdk::{
-    export_plugin, log, BeforeCompactionEvent, BeforePromptBuildEvent, HookKind, Level, Observed, Plugin,
-    PromptEdit, Registration,
+    export_plugin, log, BeforeCompactionEvent, BeforePromptBuildEvent, Hook, Level, Observed,
+    Plugin, PromptEdit,
 };
 
+#[derive(Default)]
 struct ContextHooks;
 
 impl Plugin for ContextHooks {
-    fn register() -> Registration {
-        let mut r = Registration::new("context-hooks", "0.1.0")
-            .hook(HookKind::BeforePromptBuild, 10)
-            .hook(HookKind::BeforeCompaction, 10);
-        for kind in [
-            HookKind::SessionStart,
-            HookKind::SessionEnd,
-            HookKind::LlmInput,
-            HookKind::LlmOutput,
-            HookKind::AfterCompaction,
-            HookKind::AgentEnd,
+    fn hooks(&self) -> Vec<(Hook, i32)> {
+        let mut hooks = vec![(Hook::BeforePromptBuild, 10), (Hook::BeforeCompaction, 10)];
+        for hook in [
+            Hook::SessionStart,
+            Hook::SessionEnd,
+            Hook::LlmInput,
+            Hook::LlmOutput,
+            Hook::AfterCompaction,
+            Hook::AgentEnd,
         ] {
-            r = r.hook(kind, 0);
+            hooks.push((hook, 0));
         }
-        r
+        hooks
     }
 
-    fn before_prompt_build(event: BeforePromptBuildEvent) -> Option<PromptEdit> {
+    fn before_prompt_build(&self, event: BeforePromptBuildEvent) -> Option<PromptEdit> {
         let config = clawhost_sdk::config();
         let note = config["systemNote"].as_str();
         let prepend = config["prepend"].as_str().map(str::to_string);
@@ -43,10 +42,14 @@ impl Plugin for ContextHooks {
             Some(s) if !s.is_empty() => format!("{s}\n{n}"),
             _ => n.to_string(),
         });
-        Some(PromptEdit { prepend, append: None, system })
+        Some(PromptEdit {
+            prepend,
+            append: None,
+            system,
+        })
     }
 
-    fn before_compaction(event: BeforeCompactionEvent) -> Option<String> {
+    fn before_compaction(&self, event: BeforeCompactionEvent) -> Option<String> {
         if clawhost_sdk::config()["summarize"].as_bool() != Some(true) {
             return None;
         }
@@ -57,16 +60,43 @@ impl Plugin for ContextHooks {
         ))
     }
 
-    fn observe(event: Observed) {
+    fn observe(&self, event: Observed) {
         let line = match event {
-            Observed::SessionStart(e) => format!("observed session_start {} resumed={}", e.session_id, e.resumed),
-            Observed::SessionEnd(e) => format!("observed session_end {} reason={}", e.session_id, e.reason),
-            Observed::LlmInput(e) => format!("observed llm_input {} messages={} tools={}", e.model_ref, e.message_count, e.tool_count),
-            Observed::LlmOutput(e) => format!("observed llm_output {} tool_calls={} text={}", e.model_ref, e.tool_call_count, e.text),
-            Observed::AfterCompaction(e) => format!("observed after_compaction compacted={} of {}", e.compacted_count, e.message_count),
-            Observed::AgentEnd(e) => format!("observed agent_end success={} iterations={} text={}", e.success, e.iterations, e.text),
+            Observed::SessionStart(e) => format!(
+                "observed session_start {} resumed={}",
+                e.session_id, e.resumed
+            ),
+            Observed::SessionEnd(e) => format!(
+                "observed session_end {} reason={}",
+                e.session_id,
+                reason(e.reason)
+            ),
+            Observed::LlmInput(e) => format!(
+                "observed llm_input {} messages={} tools={}",
+                e.model_ref, e.message_count, e.tool_count
+            ),
+            Observed::LlmOutput(e) => format!(
+                "observed llm_output {} tool_calls={} text={}",
+                e.model_ref, e.tool_call_count, e.text
+            ),
+            Observed::AfterCompaction(e) => format!(
+                "observed after_compaction compacted={} of {}",
+                e.compacted_count, e.message_count
+            ),
+            Observed::AgentEnd(e) => format!(
+                "observed agent_end success={} iterations={} text={}",
+                e.success, e.iterations, e.text
+            ),
         };
         log(Level::Info, &line);
+    }
+}
+
+fn reason(r: clawhost_sdk::SessionEndReason) -> &'static str {
+    match r {
+        clawhost_sdk::SessionEndReason::New => "new",
+        clawhost_sdk::SessionEndReason::Reset => "reset",
+        clawhost_sdk::SessionEndReason::Quit => "quit",
     }
 }
 

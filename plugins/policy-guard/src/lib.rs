@@ -5,9 +5,10 @@
 //! A call to a listed tool, or whose parameters contain a listed word, is blocked;
 //! a `text` parameter longer than `maxTextChars` is truncated.
 
-use clawhost_sdk::{export_plugin, BeforeDecision, BeforeToolCall, HookKind, Plugin, Registration};
+use clawhost_sdk::{export_plugin, BeforeDecision, BeforeToolCall, Hook, Plugin};
 use serde_json::Value;
 
+#[derive(Default)]
 struct PolicyGuard;
 
 fn strings(config: &Value, key: &str) -> Vec<String> {
@@ -22,11 +23,11 @@ fn strings(config: &Value, key: &str) -> Vec<String> {
 }
 
 impl Plugin for PolicyGuard {
-    fn register() -> Registration {
-        Registration::new("policy-guard", "0.1.0").hook(HookKind::BeforeToolCall, 100)
+    fn hooks(&self) -> Vec<(Hook, i32)> {
+        vec![(Hook::BeforeToolCall, 100)]
     }
 
-    fn before_tool_call(event: BeforeToolCall) -> BeforeDecision {
+    fn before_tool_call(&self, event: BeforeToolCall) -> BeforeDecision {
         let config = clawhost_sdk::config();
         if strings(&config, "blockTools").contains(&event.tool.to_lowercase()) {
             return BeforeDecision::Block(format!(

@@ -4,9 +4,10 @@
 //! (`sk-…`, `ghp_…`, `AKIA…`) or e-mail addresses; each is replaced by
 //! `[REDACTED]`, and a `"redactions"` count is added to object results.
 
-use clawhost_sdk::{export_plugin, AfterDecision, AfterToolCall, HookKind, Plugin, Registration};
+use clawhost_sdk::{export_plugin, AfterDecision, AfterToolCall, Hook, Plugin};
 use serde_json::Value;
 
+#[derive(Default)]
 struct Redact;
 
 fn is_secret(token: &str) -> bool {
@@ -44,11 +45,11 @@ fn redact(value: &mut Value, count: &mut u64) {
 }
 
 impl Plugin for Redact {
-    fn register() -> Registration {
-        Registration::new("redact-results", "0.1.0").hook(HookKind::AfterToolCall, 0)
+    fn hooks(&self) -> Vec<(Hook, i32)> {
+        vec![(Hook::AfterToolCall, 0)]
     }
 
-    fn after_tool_call(event: AfterToolCall) -> AfterDecision {
+    fn after_tool_call(&self, event: AfterToolCall) -> AfterDecision {
         let mut count = 0;
         let replaced = match event.outcome {
             Ok(json) => {

@@ -9,7 +9,7 @@
 //! `after_tool_call` traps when they hold `"hostile_after": "trap"`.
 //! Observe hooks trap when the plugin config lists them in `"trapOn"`.
 
-wit_bindgen::generate!({ world: "plugin-world", path: "../../wit" });
+wit_bindgen::generate!({ world: "plugin-world", path: "../../wit/v0.1" });
 
 use exports::openclaw::plugin::plugin::Guest;
 use openclaw::plugin::host;
@@ -80,9 +80,17 @@ impl Guest for Hostile {
             tools: vec![
                 tool("bad_json", "Returns a result that is not JSON.", json!({})),
                 tool("bad_utf8", "Returns bytes that are not UTF-8.", json!({})),
-                tool("huge", "Returns `mb` megabytes.", json!({ "mb": { "type": "integer" } })),
+                tool(
+                    "huge",
+                    "Returns `mb` megabytes.",
+                    json!({ "mb": { "type": "integer" } }),
+                ),
                 tool("recurse", "Recurses without bound.", json!({})),
-                tool("connect", "Opens a TCP connection.", json!({ "addr": { "type": "string" } })),
+                tool(
+                    "connect",
+                    "Opens a TCP connection.",
+                    json!({ "addr": { "type": "string" } }),
+                ),
             ],
             hooks: vec![
                 sub(HookKind::BeforeToolCall, 900),
@@ -128,14 +136,18 @@ impl Guest for Hostile {
                     HookOutcome::BeforeToolCall(BeforeToolCallOutcome::Rewrite("{oops".into()))
                 }
                 Some("wrong_kind") => HookOutcome::Observed,
-                Some("huge_block") => HookOutcome::BeforeToolCall(BeforeToolCallOutcome::Block(
-                    "x".repeat(2 << 20),
-                )),
+                Some("huge_block") => {
+                    HookOutcome::BeforeToolCall(BeforeToolCallOutcome::Block("x".repeat(2 << 20)))
+                }
                 _ => HookOutcome::BeforeToolCall(BeforeToolCallOutcome::Allow),
             },
             HookEvent::AfterToolCall(e) => {
                 if params(&e.params)["hostile_after"] == "trap" {
+                    // A raw `unreachable` trap (no panic machinery).
+                    #[cfg(target_arch = "wasm32")]
                     core::arch::wasm32::unreachable();
+                    #[cfg(not(target_arch = "wasm32"))]
+                    std::process::abort();
                 }
                 HookOutcome::AfterToolCall(AfterToolCallOutcome::Keep)
             }

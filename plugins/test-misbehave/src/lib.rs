@@ -1,60 +1,67 @@
 //! Test fixture: a plugin that misbehaves on request, to prove the sandbox and limits.
 //! Not an example to copy.
 
+use std::cell::Cell;
+
 use clawhost_sdk::{
-    export_plugin, BeforeDecision, BeforeToolCall, HookKind, Plugin, Registration, ToolCall,
-    ToolDef,
+    export_plugin, BeforeDecision, BeforeToolCall, Hook, Plugin, ToolCall, ToolError, Tools,
 };
 use serde_json::{json, Value};
 
-struct Misbehave;
+#[derive(Default)]
+struct Misbehave {
+    /// Calls this instance served (lost when the host discards the instance).
+    calls: Cell<u64>,
+}
 
-static mut CALLS: u64 = 0;
-
-fn tool(name: &str, description: &str, props: Value) -> ToolDef {
-    ToolDef::new(
+fn tool(tools: &mut Tools<Misbehave>, name: &str, description: &str, props: Value) {
+    tools.add_raw(
         name,
         description,
         json!({ "type": "object", "properties": props }),
-    )
+        Misbehave::call_tool,
+    );
 }
 
 impl Plugin for Misbehave {
-    fn register() -> Registration {
-        Registration::new("misbehave", "0.1.0")
-            .tool(tool(
-                "ping",
-                "Answers pong and how many calls this instance served.",
-                json!({}),
-            ))
-            .tool(tool("spin", "Loops forever.", json!({})))
-            .tool(tool("hog", "Allocates memory without bound.", json!({})))
-            .tool(tool("crash", "Panics (a wasm trap).", json!({})))
-            .tool(tool(
-                "read_path",
-                "Reads any path.",
-                json!({ "path": { "type": "string" } }),
-            ))
-            .tool(tool(
-                "write_path",
-                "Writes a file.",
-                json!({ "path": { "type": "string" }, "text": { "type": "string" } }),
-            ))
-            .tool(tool(
-                "env",
-                "Reads an environment variable.",
-                json!({ "name": { "type": "string" } }),
-            ))
-            .tool(tool(
-                "print",
-                "Writes to stdout and stderr.",
-                json!({ "text": { "type": "string" } }),
-            ))
-            .hook(HookKind::BeforeToolCall, 1000)
+    fn tools(&self, t: &mut Tools<Self>) {
+        let path = json!({ "path": { "type": "string" } });
+        tool(
+            t,
+            "ping",
+            "Answers pong and how many calls this instance served.",
+            json!({}),
+        );
+        tool(t, "spin", "Loops forever.", json!({}));
+        tool(t, "hog", "Allocates memory without bound.", json!({}));
+        tool(t, "crash", "Panics (a wasm trap).", json!({}));
+        tool(t, "read_path", "Reads any path.", path);
+        tool(
+            t,
+            "write_path",
+            "Writes a file.",
+            json!({ "path": { "type": "string" }, "text": { "type": "string" } }),
+        );
+        tool(
+            t,
+            "env",
+            "Reads an environment variable.",
+            json!({ "name": { "type": "string" } }),
+        );
+        tool(
+            t,
+            "print",
+            "Writes to stdout and stderr.",
+            json!({ "text": { "type": "string" } }),
+        );
+    }
+
+    fn hooks(&self) -> Vec<(Hook, i32)> {
+        vec![(Hook::BeforeToolCall, 1000)]
     }
 
     /// Misbehaves inside the hook when a parameter says so; allows otherwise.
-    fn before_tool_call(event: BeforeToolCall) -> BeforeDecision {
+    fn before_tool_call(&self, event: BeforeToolCall) -> BeforeDecision {
         match event.params["hook"].as_str() {
             Some("spin") => loop {
                 std::hint::black_box(());
@@ -63,14 +70,14 @@ impl Plugin for Misbehave {
             _ => BeforeDecision::Allow,
         }
     }
+}
 
-    fn call_tool(call: ToolCall) -> Result<Value, String> {
-        // SAFETY: components are single-threaded.
-        let calls = unsafe {
-            CALLS += 1;
-            CALLS
-        };
+impl Misbehave {
+    fn call_tool(&self, call: ToolCall) -> Result<Value, ToolError> {
+        self.calls.set(self.calls.get() + 1);
+        let calls = self.calls.get();
         let p = &call.params;
+        let failed = |e: std::io::Error| ToolError::Failed(e.to_string());
         match call.tool.as_str() {
             "ping" => Ok(json!({ "pong": true, "calls": calls })),
             "spin" => {
@@ -89,13 +96,13 @@ impl Plugin for Misbehave {
             "crash" => panic!("crash requested"),
             "read_path" => std::fs::read_to_string(p["path"].as_str().unwrap_or_default())
                 .map(|text| json!({ "text": text }))
-                .map_err(|e| e.to_string()),
+                .map_err(failed),
             "write_path" => std::fs::write(
                 p["path"].as_str().unwrap_or_default(),
                 p["text"].as_str().unwrap_or_default(),
             )
             .map(|()| json!({ "written": true }))
-            .map_err(|e| e.to_string()),
+            .map_err(failed),
             "env" => {
                 Ok(json!({ "value": std::env::var(p["name"].as_str().unwrap_or_default()).ok() }))
             }
@@ -105,7 +112,7 @@ impl Plugin for Misbehave {
                 eprintln!("err: {text}");
                 Ok(json!({ "printed": true }))
             }
-            other => Err(format!("unknown tool `{other}`")),
+            other => Err(format!("unknown tool `{other}`").into()),
         }
     }
 }

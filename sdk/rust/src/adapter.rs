@@ -1,0 +1,214 @@
+//! Glue from the generated WIT exports to the [`Plugin`] trait.
+
+use std::any::Any;
+use std::cell::OnceCell;
+use std::marker::PhantomData;
+
+use crate::bindings::plugin::exports::openclaw::plugin::{
+    model_hooks as mh, prompt_hooks as ph, session_hooks as sh, tool_hooks as th,
+    tool_provider as tp, transcript_hooks as xh,
+};
+use crate::{
+    AfterDecision, AfterToolCall, BeforeDecision, BeforeToolCall, Hook, Json, Observed, Plugin,
+    ToolCall, ToolError, ToolSpec, Tools,
+};
+
+/// Adapts a [`Plugin`] to the exported WIT interfaces; used by [`crate::export_plugin!`].
+pub struct Adapter<P>(PhantomData<P>);
+
+struct State<P> {
+    plugin: P,
+    tools: Tools<P>,
+}
+
+thread_local! {
+    /// The one plugin value of this instance (components are single-threaded).
+    static STATE: OnceCell<Box<dyn Any>> = const { OnceCell::new() };
+}
+
+/// Run `f` on the plugin's state, creating it on first use.
+pub(crate) fn with_state<T: Default + 'static, X: 'static, R>(
+    make: impl FnOnce(T) -> X,
+    f: impl FnOnce(&X) -> R,
+) -> R {
+    STATE.with(|cell| {
+        let state = cell.get_or_init(|| Box::new(make(T::default())));
+        f(state
+            .downcast_ref::<X>()
+            .expect("one plugin type per component"))
+    })
+}
+
+fn with<P: Plugin, R>(f: impl FnOnce(&State<P>) -> R) -> R {
+    with_state(
+        |plugin: P| {
+            let mut tools = Tools::default();
+            plugin.tools(&mut tools);
+            State { plugin, tools }
+        },
+        f,
+    )
+}
+
+/// The plugin's subscriptions to the hooks `pick` maps into one family.
+fn subscribed<P: Plugin, S>(pick: impl Fn(Hook, i32) -> Option<S>) -> Vec<S> {
+    with::<P, _>(|s| s.plugin.hooks())
+        .into_iter()
+        .filter_map(|(h, priority)| pick(h, priority))
+        .collect()
+}
+
+impl<P: Plugin> tp::Guest for Adapter<P> {
+    fn tools() -> Vec<ToolSpec> {
+        with::<P, _>(|s| s.tools.specs())
+    }
+
+    fn call(call: tp::ToolCall) -> Result<String, ToolError> {
+        let params = serde_json::from_str(&call.params).unwrap_or(serde_json::Value::Null);
+        let call = ToolCall {
+            tool: call.tool,
+            call_id: call.call_id,
+            params,
+            context: call.context,
+        };
+        with::<P, _>(|s| s.tools.call(&s.plugin, call)).map(|v| v.to_string())
+    }
+}
+
+impl<P: Plugin> th::Guest for Adapter<P> {
+    fn subscriptions() -> Vec<th::Subscription> {
+        subscribed::<P, _>(|h, priority| {
+            let hook = match h {
+                Hook::BeforeToolCall => th::ToolHook::BeforeToolCall,
+                Hook::AfterToolCall => th::ToolHook::AfterToolCall,
+                _ => return None,
+            };
+            Some(th::Subscription { hook, priority })
+        })
+    }
+
+    fn before_tool_call(e: th::BeforeToolCallEvent) -> th::BeforeToolCallOutcome {
+        let event = BeforeToolCall {
+            tool: e.tool,
+            call_id: e.call_id,
+            params: Json::from_text(e.params),
+            tool_plugin: e.tool_plugin,
+            context: e.context,
+        };
+        match with::<P, _>(|s| s.plugin.before_tool_call(event)) {
+            BeforeDecision::Allow => th::BeforeToolCallOutcome::Allow,
+            BeforeDecision::Block(reason) => th::BeforeToolCallOutcome::Block(reason),
+            BeforeDecision::Rewrite(p) => th::BeforeToolCallOutcome::Rewrite(p.to_string()),
+        }
+    }
+
+    fn after_tool_call(e: th::AfterToolCallEvent) -> th::AfterToolCallOutcome {
+        let event = AfterToolCall {
+            tool: e.tool,
+            call_id: e.call_id,
+            params: Json::from_text(e.params),
+            outcome: e.outcome.map(Json::from_text),
+            duration_ms: e.duration_ms,
+            context: e.context,
+        };
+        match with::<P, _>(|s| s.plugin.after_tool_call(event)) {
+            AfterDecision::Keep => th::AfterToolCallOutcome::Keep,
+            AfterDecision::Replace(r) => {
+                th::AfterToolCallOutcome::Replace(r.map(|v| v.to_string()))
+            }
+        }
+    }
+}
+
+impl<P: Plugin> ph::Guest for Adapter<P> {
+    fn subscriptions() -> Vec<ph::Subscription> {
+        subscribed::<P, _>(|h, priority| {
+            (h == Hook::BeforePromptBuild).then_some(ph::Subscription {
+                hook: ph::PromptHook::BeforePromptBuild,
+                priority,
+            })
+        })
+    }
+
+    fn before_prompt_build(e: ph::BeforePromptBuildEvent) -> ph::BeforePromptBuildOutcome {
+        match with::<P, _>(|s| s.plugin.before_prompt_build(e)) {
+            Some(edit) => ph::BeforePromptBuildOutcome::Edit(edit),
+            None => ph::BeforePromptBuildOutcome::Keep,
+        }
+    }
+}
+
+fn observe<P: Plugin>(event: Observed) {
+    with::<P, _>(|s| s.plugin.observe(event))
+}
+
+impl<P: Plugin> mh::Guest for Adapter<P> {
+    fn subscriptions() -> Vec<mh::Subscription> {
+        subscribed::<P, _>(|h, priority| {
+            let hook = match h {
+                Hook::LlmInput => mh::ModelHook::LlmInput,
+                Hook::LlmOutput => mh::ModelHook::LlmOutput,
+                _ => return None,
+            };
+            Some(mh::Subscription { hook, priority })
+        })
+    }
+
+    fn llm_input(e: mh::LlmInputEvent) {
+        observe::<P>(Observed::LlmInput(e))
+    }
+
+    fn llm_output(e: mh::LlmOutputEvent) {
+        observe::<P>(Observed::LlmOutput(e))
+    }
+}
+
+impl<P: Plugin> sh::Guest for Adapter<P> {
+    fn subscriptions() -> Vec<sh::Subscription> {
+        subscribed::<P, _>(|h, priority| {
+            let hook = match h {
+                Hook::SessionStart => sh::SessionHook::SessionStart,
+                Hook::SessionEnd => sh::SessionHook::SessionEnd,
+                Hook::AgentEnd => sh::SessionHook::AgentEnd,
+                _ => return None,
+            };
+            Some(sh::Subscription { hook, priority })
+        })
+    }
+
+    fn session_start(e: sh::SessionStartEvent) {
+        observe::<P>(Observed::SessionStart(e))
+    }
+
+    fn session_end(e: sh::SessionEndEvent) {
+        observe::<P>(Observed::SessionEnd(e))
+    }
+
+    fn agent_end(e: sh::AgentEndEvent) {
+        observe::<P>(Observed::AgentEnd(e))
+    }
+}
+
+impl<P: Plugin> xh::Guest for Adapter<P> {
+    fn subscriptions() -> Vec<xh::Subscription> {
+        subscribed::<P, _>(|h, priority| {
+            let hook = match h {
+                Hook::BeforeCompaction => xh::TranscriptHook::BeforeCompaction,
+                Hook::AfterCompaction => xh::TranscriptHook::AfterCompaction,
+                _ => return None,
+            };
+            Some(xh::Subscription { hook, priority })
+        })
+    }
+
+    fn before_compaction(e: xh::BeforeCompactionEvent) -> xh::BeforeCompactionOutcome {
+        match with::<P, _>(|s| s.plugin.before_compaction(e)) {
+            Some(summary) => xh::BeforeCompactionOutcome::Summary(summary),
+            None => xh::BeforeCompactionOutcome::Proceed,
+        }
+    }
+
+    fn after_compaction(e: xh::AfterCompactionEvent) {
+        observe::<P>(Observed::AfterCompaction(e))
+    }
+}

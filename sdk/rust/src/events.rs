@@ -1,0 +1,110 @@
+//! Hook events and decisions, in the SDK's terms.
+
+use crate::{CallContext, Json};
+
+pub use crate::bindings::plugin::exports::openclaw::plugin::model_hooks::{
+    LlmInputEvent, LlmOutputEvent,
+};
+pub use crate::bindings::plugin::exports::openclaw::plugin::prompt_hooks::{
+    BeforePromptBuildEvent, PromptEdit,
+};
+pub use crate::bindings::plugin::exports::openclaw::plugin::session_hooks::{
+    AgentEndEvent, SessionEndEvent, SessionStartEvent,
+};
+pub use crate::bindings::plugin::exports::openclaw::plugin::transcript_hooks::{
+    AfterCompactionEvent, BeforeCompactionEvent,
+};
+
+/// Every hook a plugin can subscribe to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hook {
+    /// Before a tool runs; may block it or rewrite its parameters.
+    BeforeToolCall,
+    /// After a tool ran; may replace its result.
+    AfterToolCall,
+    /// Before a turn's prompt is sent; may edit it.
+    BeforePromptBuild,
+    /// A model request is about to go out (observe).
+    LlmInput,
+    /// A model reply arrived (observe).
+    LlmOutput,
+    /// A session started or resumed (observe).
+    SessionStart,
+    /// A session ended (observe).
+    SessionEnd,
+    /// A turn ended (observe).
+    AgentEnd,
+    /// Older context is about to be summarized; may supply the summary.
+    BeforeCompaction,
+    /// Older context was summarized (observe).
+    AfterCompaction,
+}
+
+/// The `before_tool_call` event.
+#[derive(Debug, Clone)]
+pub struct BeforeToolCall {
+    /// The tool name.
+    pub tool: String,
+    /// The model's id for this call.
+    pub call_id: String,
+    /// Parameters as they stand after earlier hooks (parsed on first use).
+    pub params: Json,
+    /// The plugin providing the tool, or `None` for host tools.
+    pub tool_plugin: Option<String>,
+    /// The run the call belongs to.
+    pub context: CallContext,
+}
+
+/// What a `before_tool_call` handler decides.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BeforeDecision {
+    /// Let the call go on unchanged.
+    Allow,
+    /// Stop the call with a reason the model sees.
+    Block(String),
+    /// Go on with these parameters instead.
+    Rewrite(serde_json::Value),
+}
+
+/// The `after_tool_call` event.
+#[derive(Debug, Clone)]
+pub struct AfterToolCall {
+    /// The tool name.
+    pub tool: String,
+    /// The model's id for this call.
+    pub call_id: String,
+    /// The parameters the tool ran with (parsed on first use).
+    pub params: Json,
+    /// The tool's result or error text, after earlier hooks (parsed on first use).
+    pub outcome: Result<Json, String>,
+    /// How long the tool ran, in milliseconds.
+    pub duration_ms: u64,
+    /// The run the call belongs to.
+    pub context: CallContext,
+}
+
+/// What an `after_tool_call` handler decides.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AfterDecision {
+    /// Keep the result.
+    Keep,
+    /// Replace the result (or error text) the model sees.
+    Replace(Result<serde_json::Value, String>),
+}
+
+/// The observe-only hook events.
+#[derive(Debug, Clone)]
+pub enum Observed {
+    /// A session started or resumed.
+    SessionStart(SessionStartEvent),
+    /// A session ended.
+    SessionEnd(SessionEndEvent),
+    /// A model request is about to go out.
+    LlmInput(LlmInputEvent),
+    /// A model reply arrived.
+    LlmOutput(LlmOutputEvent),
+    /// Older context was summarized.
+    AfterCompaction(AfterCompactionEvent),
+    /// A turn ended.
+    AgentEnd(AgentEndEvent),
+}

@@ -1,0 +1,175 @@
+//! Rust SDK for clawhost plugins, plugin API 0.2.
+//!
+//! A tool and hook plugin implements [`Plugin`] (every method has a default)
+//! and calls [`export_plugin!`]; an agent runtime implements [`Harness`] and
+//! calls [`export_harness!`]. Build for `wasm32-wasip2`; the output is a
+//! component the host loads. State lives in your type and is reached through
+//! `&self` (use `Cell`/`RefCell` for what changes). This crate depends on no
+//! host crate: its `wit/` directory is the whole contract.
+//!
+//! ```ignore
+//! use clawhost_sdk::{export_plugin, Plugin, Tools};
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Greet { name: String }
+//! #[derive(Default)]
+//! struct Hello;
+//! impl Plugin for Hello {
+//!     fn tools(&self, tools: &mut Tools<Self>) {
+//!         tools.add("greet", "Greets someone", |_, p: Greet| Ok(format!("hello, {}", p.name)));
+//!     }
+//! }
+//! export_plugin!(Hello);
+//! ```
+
+#[doc(hidden)]
+pub mod bindings {
+    /// The `plugin` world: tools and hooks.
+    pub mod plugin {
+        wit_bindgen::generate!({
+            world: "plugin",
+            path: "wit",
+            pub_export_macro: true,
+            export_macro_name: "__export_plugin_world",
+            default_bindings_module: "clawhost_sdk::bindings::plugin",
+        });
+    }
+    /// The `harness-plugin` world: agent runtimes.
+    pub mod harness {
+        wit_bindgen::generate!({
+            world: "harness-plugin",
+            path: "wit",
+            with: {
+                "openclaw:plugin/types@0.2.0": crate::bindings::plugin::openclaw::plugin::types,
+                "openclaw:plugin/host@0.2.0": crate::bindings::plugin::openclaw::plugin::host,
+            },
+            pub_export_macro: true,
+            export_macro_name: "__export_harness_world",
+            default_bindings_module: "clawhost_sdk::bindings::harness",
+        });
+    }
+}
+
+mod adapter;
+mod events;
+mod harness;
+mod json;
+mod tools;
+
+pub use adapter::Adapter;
+pub use events::*;
+pub use harness::{Harness, HarnessAdapter};
+pub use json::Json;
+pub use tools::{ToolCall, Tools};
+
+/// Re-exported for `#[derive(JsonSchema)]` users who prefer one dependency.
+pub use schemars;
+
+pub use bindings::harness::exports::openclaw::plugin::harness::{
+    AttemptError, Claim, PreparedTurn, Route, Support,
+};
+pub use bindings::harness::openclaw::plugin::agent_turn::{
+    ModelRequest, ReplyStream, ToolOutput, Turn,
+};
+pub use bindings::plugin::openclaw::plugin::types::{
+    AssistantMessage, CallContext, Message, ModelError, ModelReply, SessionEndReason, StopReason,
+    ToolError, ToolRequest, ToolResultMessage, ToolSpec, Usage, WireApi,
+};
+
+/// The WIT package version this SDK is built against.
+pub const API_VERSION: &str = "0.2.0";
+
+/// Log levels for [`log`].
+pub use bindings::plugin::openclaw::plugin::host::Level;
+
+/// Write a line into the host's log, tagged with this plugin's id.
+pub fn log(level: Level, message: &str) {
+    bindings::plugin::openclaw::plugin::host::log(level, message);
+}
+
+/// This plugin's configuration as set by the operator (`null` when unset).
+pub fn config() -> serde_json::Value {
+    serde_json::from_str(&bindings::plugin::openclaw::plugin::host::config())
+        .unwrap_or(serde_json::Value::Null)
+}
+
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        ToolError::Failed(message)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        ToolError::Failed(message.into())
+    }
+}
+
+impl From<ModelError> for AttemptError {
+    fn from(e: ModelError) -> Self {
+        AttemptError::Model(e)
+    }
+}
+
+impl From<String> for AttemptError {
+    fn from(message: String) -> Self {
+        AttemptError::Failed(message)
+    }
+}
+
+/// A tool and hook plugin. Every method has a default: implement the ones
+/// you need. One value is created (with `Default`) when the instance starts
+/// and every call reaches it through `&self`.
+pub trait Plugin: Default + 'static {
+    /// Declare the plugin's tools; called once.
+    fn tools(&self, _tools: &mut Tools<Self>) {}
+
+    /// The hooks to receive, with priorities (higher runs first); called once.
+    fn hooks(&self) -> Vec<(Hook, i32)> {
+        Vec::new()
+    }
+
+    /// Handle `before_tool_call`.
+    fn before_tool_call(&self, _event: BeforeToolCall) -> BeforeDecision {
+        BeforeDecision::Allow
+    }
+
+    /// Handle `after_tool_call`.
+    fn after_tool_call(&self, _event: AfterToolCall) -> AfterDecision {
+        AfterDecision::Keep
+    }
+
+    /// Handle `before_prompt_build`: `Some` edits the prompt.
+    fn before_prompt_build(&self, _event: BeforePromptBuildEvent) -> Option<PromptEdit> {
+        None
+    }
+
+    /// Handle `before_compaction`: `Some` supplies the summary.
+    fn before_compaction(&self, _event: BeforeCompactionEvent) -> Option<String> {
+        None
+    }
+
+    /// Observe an observe-only hook.
+    fn observe(&self, _event: Observed) {}
+}
+
+/// Export a [`Plugin`] as the component's tool provider and hook families.
+#[macro_export]
+macro_rules! export_plugin {
+    ($plugin:ty) => {
+        type __ClawhostPluginExport = $crate::Adapter<$plugin>;
+        $crate::bindings::plugin::__export_plugin_world!(
+            __ClawhostPluginExport with_types_in $crate::bindings::plugin
+        );
+    };
+}
+
+/// Export a [`Harness`] as the component's agent runtime.
+#[macro_export]
+macro_rules! export_harness {
+    ($harness:ty) => {
+        type __ClawhostHarnessExport = $crate::HarnessAdapter<$harness>;
+        $crate::bindings::harness::__export_harness_world!(
+            __ClawhostHarnessExport with_types_in $crate::bindings::harness
+        );
+    };
+}
