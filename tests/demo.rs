@@ -28,7 +28,8 @@ async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
             "escape",
             "hostile",
             "legacy-api",
-            "misbehave"
+            "misbehave",
+            "policy-guard-v0-1"
         ]
     );
     let ctx = RunContext::new("main", "scripted/demo");

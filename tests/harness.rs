@@ -109,6 +109,18 @@ async fn a_harness_turn_still_goes_through_policy_hooks() {
             && l.message == "reset session s1 after 2 turns"),
         "{logs:?}"
     );
+    // The plan was read as it streamed: one piece per word of the reply.
+    let plan = logs
+        .iter()
+        .find_map(|l| l.message.strip_prefix("plan ("))
+        .expect("plan-act logs its plan");
+    let (pieces, text) = plan.split_once(" streamed pieces): ").unwrap();
+    assert_eq!(
+        pieces.parse::<usize>().unwrap(),
+        text.split_inclusive(' ').count(),
+        "{plan}"
+    );
+    assert!(text.split(' ').count() > 1, "{plan}");
 }
 
 #[tokio::test]

@@ -184,7 +184,8 @@ async fn a_plugin_built_against_another_api_version_is_refused_clearly() {
     assert!(
         message.contains("`legacy-api`")
             && message.contains("0.0.1")
-            && message.contains("openclaw:plugin@0.1.0"),
+            && message.contains("0.1 (oldest) to 0.2 (newest)")
+            && message.contains("clawhost-sdk 0.2"),
         "{message}"
     );
 

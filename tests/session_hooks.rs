@@ -63,7 +63,10 @@ async fn prompt_compaction_model_and_session_hooks_reach_the_plugin() {
         .await
         .unwrap();
     assert_eq!(out.answer, "all good");
-    runner.end_session("s1", "main", clawhost_hooks::SessionEndReason::Quit).await.unwrap();
+    runner
+        .end_session("s1", "main", clawhost_hooks::SessionEndReason::Quit)
+        .await
+        .unwrap();
 
     // before_prompt_build: system note appended, user message prepended.
     let requests = fake.requests();

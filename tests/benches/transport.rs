@@ -39,9 +39,15 @@ async fn parse_throughput(name: &str, bytes: &[u8], make: impl Fn() -> Box<dyn E
                 .map(Ok::<_, std::convert::Infallible>),
         );
         let mut parser = make();
-        read_stream(stream, parser.as_mut(), Duration::from_secs(5), "bench", None)
-            .await
-            .expect("fixture parses");
+        read_stream(
+            stream,
+            parser.as_mut(),
+            Duration::from_secs(5),
+            "bench",
+            None,
+        )
+        .await
+        .expect("fixture parses");
     }
     let secs = started.elapsed().as_secs_f64();
     let mb = (bytes.len() * rounds) as f64 / 1e6;

@@ -11,8 +11,7 @@ use async_trait::async_trait;
 use crate::{
     BudgetedTools, Message, ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelResponse,
     RunContext, TextSink, ToolCallRequest, ToolExecutor, ToolOutput, ToolResultMessage, ToolSpec,
-    TurnBudget,
-    TurnEvent, TurnOutcome, Usage,
+    TurnBudget, TurnEvent, TurnOutcome, Usage,
 };
 
 /// The provider route a turn would take.

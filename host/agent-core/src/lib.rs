@@ -14,9 +14,7 @@ mod turn;
 pub use budget::{BudgetedTools, TurnBudget};
 pub use compaction::{estimate_tokens, message_tokens, plan_cut, Pruning};
 pub use events::{messages_of_last_turn, EventSink, TurnEvent};
-pub use harness::{
-    Harness, HarnessError, PreparedTurn, Route, Support, TurnMirror, TurnServices,
-};
+pub use harness::{Harness, HarnessError, PreparedTurn, Route, Support, TurnMirror, TurnServices};
 pub use message::{Message, ToolCallRequest, ToolResultMessage};
 pub use model::{
     ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelResponse, StopReason, TextSink,

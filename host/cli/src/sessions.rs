@@ -148,7 +148,11 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
                 say!("session {id}");
             }
             "/reset" => {
-                warn_on(runner.end_session(&id, agent, SessionEndReason::Reset).await);
+                warn_on(
+                    runner
+                        .end_session(&id, agent, SessionEndReason::Reset)
+                        .await,
+                );
                 runner.reset_persisted(&store, agent, &id).await?;
                 runner.start_session(&id, agent, false).await?;
                 say!("session {id} reset");

@@ -159,7 +159,10 @@ pub fn codex_eligible(route: &Route) -> bool {
 fn route_name(route: &Route) -> String {
     format!(
         "{}/{} ({} at {})",
-        route.provider, route.model, route.api.name(), route.base_url
+        route.provider,
+        route.model,
+        route.api.name(),
+        route.base_url
     )
 }
 

@@ -214,8 +214,8 @@ pub async fn stream_completion(
         req.provider,
         text_sink,
     )
-        .await
-        .map_err(|e| ModelError::new(e.kind, scrub(&e.message, req.secret)))
+    .await
+    .map_err(|e| ModelError::new(e.kind, scrub(&e.message, req.secret)))
 }
 
 #[cfg(test)]

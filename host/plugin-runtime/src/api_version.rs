@@ -74,7 +74,8 @@ pub fn check_component(
         if name.starts_with("wasi:") {
             continue;
         }
-        let iface = ours(name).and_then(|(iface, v)| (ApiVersion::of(v) == Some(api)).then_some(iface));
+        let iface =
+            ours(name).and_then(|(iface, v)| (ApiVersion::of(v) == Some(api)).then_some(iface));
         if iface.is_some_and(|i| harness_only.contains(&i)) && !harness_granted {
             return Err(LoadError::Refused {
                 id: id.into(),
@@ -103,12 +104,17 @@ mod tests {
         assert_eq!(ApiVersion::of("0.1.0"), Some(ApiVersion::V0_1));
         assert_eq!(ApiVersion::of("0.1.7"), Some(ApiVersion::V0_1));
         assert_eq!(ApiVersion::of("0.2.3"), Some(ApiVersion::V0_2));
-        for bad in ["0.0.1", "0.3.0", "1.1.0", "garbage", "0.2", "0.2.x", "0.2.0.1"] {
+        for bad in [
+            "0.0.1", "0.3.0", "1.1.0", "garbage", "0.2", "0.2.x", "0.2.0.1",
+        ] {
             assert_eq!(ApiVersion::of(bad), None, "{bad}");
         }
         let err = check_manifest("p", "0.3.0").unwrap_err().to_string();
         assert!(
-            err.contains("`p`") && err.contains("0.3.0") && err.contains("0.1") && err.contains("0.2"),
+            err.contains("`p`")
+                && err.contains("0.3.0")
+                && err.contains("0.1")
+                && err.contains("0.2"),
             "{err}"
         );
     }

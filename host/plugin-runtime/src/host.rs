@@ -10,9 +10,9 @@ use clawhost_config::{Config, PluginsConfig};
 use clawhost_hooks::HookRegistration;
 use clawhost_tools::Tool;
 
+use crate::abi::{Answer, Request};
 use crate::cache::ComponentCache;
 use crate::engine::PluginEngine;
-use crate::abi::{Answer, Request};
 use crate::instance::{CallLimits, PluginInstance};
 use crate::logs::PluginLogs;
 use crate::manifest::{discover, PluginPackage};

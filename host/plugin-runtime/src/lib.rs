@@ -25,15 +25,15 @@ mod registration;
 mod sandbox;
 mod state;
 
-pub use admission::sha256_hex;
 pub use abi::{ApiVersion, MAX_API, MIN_API};
+pub use admission::sha256_hex;
 pub use api_version::API_PACKAGE;
 pub use cache::{CacheError, CacheOutcome, ComponentCache};
-pub use registration::Registration;
 pub use error::{CallError, LoadError};
 pub use host::{LoadReport, PluginHost};
 pub use logs::{LogLevel, LogLine, LogSource};
 pub use manifest::{PluginManifest, RequestedCapabilities, RequestedDir, MANIFEST_FILE};
 pub use owned_path::OwnedPathError;
 pub use plugin::{LoadedPlugin, PluginState, PluginStatus};
+pub use registration::Registration;
 pub use sandbox::{EffectiveDir, EffectiveGrants, ProtectedPaths};

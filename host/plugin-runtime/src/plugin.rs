@@ -295,7 +295,12 @@ impl Harness for PluginHarness {
         turn: PreparedTurn,
         services: Arc<dyn TurnServices>,
     ) -> Result<String, HarnessError> {
-        match self.plugin.instance.call(Request::RunAttempt(turn, services)).await {
+        match self
+            .plugin
+            .instance
+            .call(Request::RunAttempt(turn, services))
+            .await
+        {
             Ok(Answer::Attempt(answer)) => answer,
             Ok(_) => unreachable!("run-attempt answers with an answer"),
             Err(e) => Err(HarnessError::Failed(e.to_string())),

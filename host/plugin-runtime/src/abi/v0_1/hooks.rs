@@ -121,7 +121,10 @@ pub(crate) fn largest_text(outcome: &wit::HookOutcome) -> usize {
 }
 
 /// The outcome in host terms; it must answer the hook that was asked.
-pub(crate) fn outcome(outcome: wit::HookOutcome, asked: HookKind) -> Result<HookOutcome, HookError> {
+pub(crate) fn outcome(
+    outcome: wit::HookOutcome,
+    asked: HookKind,
+) -> Result<HookOutcome, HookError> {
     let outcome = convert_outcome(outcome).map_err(HookError::Failed)?;
     if outcome.answers(asked) {
         Ok(outcome)

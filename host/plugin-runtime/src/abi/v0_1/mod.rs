@@ -79,9 +79,9 @@ pub(crate) struct Guest {
 
 impl Guest {
     fn harness(&self) -> wasmtime::Result<&harness_export::Guest> {
-        self.harness
-            .as_ref()
-            .ok_or_else(|| wasmtime::format_err!("the component does not export the harness interface"))
+        self.harness.as_ref().ok_or_else(|| {
+            wasmtime::format_err!("the component does not export the harness interface")
+        })
     }
 
     pub(crate) async fn call(

@@ -138,9 +138,7 @@ fn from_model_error(e: wit::ModelError) -> ModelError {
     ModelError::new(kind, m)
 }
 
-pub(super) fn model_request(
-    r: at::ModelRequest,
-) -> (Option<String>, Vec<Message>, Vec<ToolSpec>) {
+pub(super) fn model_request(r: at::ModelRequest) -> (Option<String>, Vec<Message>, Vec<ToolSpec>) {
     (
         r.system,
         r.messages.into_iter().map(from_message).collect(),

@@ -3,8 +3,8 @@
 use clawhost_hooks::{
     AfterCompactionEvent, AfterToolCallEvent, AfterToolCallOutcome, AgentEndEvent,
     BeforeCompactionEvent, BeforePromptBuildEvent, BeforeToolCallEvent, BeforeToolCallOutcome,
-    HookError, HookKind, HookOutcome, LlmInputEvent, LlmOutputEvent, PromptEdit,
-    SessionEndEvent, SessionEndReason, SessionStartEvent,
+    HookError, HookKind, HookOutcome, LlmInputEvent, LlmOutputEvent, PromptEdit, SessionEndEvent,
+    SessionEndReason, SessionStartEvent,
 };
 
 use super::bindings::exports::openclaw::plugin::{
@@ -102,9 +102,11 @@ pub(super) fn after_tool_call_outcome(
 ) -> Result<HookOutcome, HookError> {
     Ok(HookOutcome::AfterToolCall(match o {
         th::AfterToolCallOutcome::Keep => AfterToolCallOutcome::Keep,
-        th::AfterToolCallOutcome::Replace(Ok(v)) => AfterToolCallOutcome::Replace(Ok(
-            json(&v, "replacement result").map_err(HookError::Failed)?,
-        )),
+        th::AfterToolCallOutcome::Replace(Ok(v)) => {
+            AfterToolCallOutcome::Replace(Ok(
+                json(&v, "replacement result").map_err(HookError::Failed)?
+            ))
+        }
         th::AfterToolCallOutcome::Replace(Err(e)) => AfterToolCallOutcome::Replace(Err(e)),
     }))
 }

@@ -62,7 +62,15 @@ pub(crate) struct Guest {
 /// Load the exports that were found; the same field list for both structs.
 macro_rules! each_export {
     ($m:ident) => {
-        $m!(tool_provider, tool_hooks, prompt_hooks, model_hooks, session_hooks, transcript_hooks, harness)
+        $m!(
+            tool_provider,
+            tool_hooks,
+            prompt_hooks,
+            model_hooks,
+            session_hooks,
+            transcript_hooks,
+            harness
+        )
     };
 }
 
@@ -124,7 +132,10 @@ impl Guest {
                 params,
                 context,
             } => {
-                let provider = self.tool_provider.as_ref().ok_or_else(|| missing("tool-provider"))?;
+                let provider = self
+                    .tool_provider
+                    .as_ref()
+                    .ok_or_else(|| missing("tool-provider"))?;
                 let call = ex::tool_provider::ToolCall {
                     tool,
                     call_id,
@@ -165,7 +176,10 @@ impl Guest {
                     Ok(s) => s.len(),
                     Err(e) => convert::attempt_error_len(e),
                 };
-                Reply::new(Answer::Attempt(answer.map_err(convert::attempt_error)), size)
+                Reply::new(
+                    Answer::Attempt(answer.map_err(convert::attempt_error)),
+                    size,
+                )
             }
             Request::Reset(session) => {
                 let harness = self.harness.as_ref().ok_or_else(|| missing("harness"))?;
@@ -227,52 +241,90 @@ impl Guest {
     }
 
     /// Deliver a hook event to the family that handles it.
-    async fn hook(&self, store: &mut Store<PluginState>, event: &HookEvent) -> wasmtime::Result<Reply> {
+    async fn hook(
+        &self,
+        store: &mut Store<PluginState>,
+        event: &HookEvent,
+    ) -> wasmtime::Result<Reply> {
         use HookEvent as E;
         let observed = || Reply::new(Answer::Hook(Ok(HookOutcome::Observed)), 0);
         Ok(match event {
             E::BeforeToolCall(e) => {
-                let f = self.tool_hooks.as_ref().ok_or_else(|| missing("tool-hooks"))?;
-                let o = f.call_before_tool_call(&mut *store, &hooks::before_tool_call(e)).await?;
+                let f = self
+                    .tool_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("tool-hooks"))?;
+                let o = f
+                    .call_before_tool_call(&mut *store, &hooks::before_tool_call(e))
+                    .await?;
                 let size = hooks::before_tool_call_len(&o);
                 Reply::new(Answer::Hook(hooks::before_tool_call_outcome(o)), size)
             }
             E::AfterToolCall(e) => {
-                let f = self.tool_hooks.as_ref().ok_or_else(|| missing("tool-hooks"))?;
-                let o = f.call_after_tool_call(&mut *store, &hooks::after_tool_call(e)).await?;
+                let f = self
+                    .tool_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("tool-hooks"))?;
+                let o = f
+                    .call_after_tool_call(&mut *store, &hooks::after_tool_call(e))
+                    .await?;
                 let size = hooks::after_tool_call_len(&o);
                 Reply::new(Answer::Hook(hooks::after_tool_call_outcome(o)), size)
             }
             E::BeforePromptBuild(e) => {
-                let f = self.prompt_hooks.as_ref().ok_or_else(|| missing("prompt-hooks"))?;
+                let f = self
+                    .prompt_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("prompt-hooks"))?;
                 let o = f
                     .call_before_prompt_build(&mut *store, &hooks::before_prompt_build(e))
                     .await?;
                 let size = hooks::before_prompt_build_len(&o);
-                Reply::new(Answer::Hook(Ok(hooks::before_prompt_build_outcome(o))), size)
+                Reply::new(
+                    Answer::Hook(Ok(hooks::before_prompt_build_outcome(o))),
+                    size,
+                )
             }
             E::LlmInput(e) => {
-                let f = self.model_hooks.as_ref().ok_or_else(|| missing("model-hooks"))?;
+                let f = self
+                    .model_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("model-hooks"))?;
                 f.call_llm_input(&mut *store, &hooks::llm_input(e)).await?;
                 observed()
             }
             E::LlmOutput(e) => {
-                let f = self.model_hooks.as_ref().ok_or_else(|| missing("model-hooks"))?;
-                f.call_llm_output(&mut *store, &hooks::llm_output(e)).await?;
+                let f = self
+                    .model_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("model-hooks"))?;
+                f.call_llm_output(&mut *store, &hooks::llm_output(e))
+                    .await?;
                 observed()
             }
             E::SessionStart(e) => {
-                let f = self.session_hooks.as_ref().ok_or_else(|| missing("session-hooks"))?;
-                f.call_session_start(&mut *store, &hooks::session_start(e)).await?;
+                let f = self
+                    .session_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("session-hooks"))?;
+                f.call_session_start(&mut *store, &hooks::session_start(e))
+                    .await?;
                 observed()
             }
             E::SessionEnd(e) => {
-                let f = self.session_hooks.as_ref().ok_or_else(|| missing("session-hooks"))?;
-                f.call_session_end(&mut *store, &hooks::session_end(e)).await?;
+                let f = self
+                    .session_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("session-hooks"))?;
+                f.call_session_end(&mut *store, &hooks::session_end(e))
+                    .await?;
                 observed()
             }
             E::AgentEnd(e) => {
-                let f = self.session_hooks.as_ref().ok_or_else(|| missing("session-hooks"))?;
+                let f = self
+                    .session_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("session-hooks"))?;
                 f.call_agent_end(&mut *store, &hooks::agent_end(e)).await?;
                 observed()
             }

@@ -49,7 +49,12 @@ impl PluginState {
 
 impl at::HostTurn for PluginState {
     async fn tools(&mut self, turn: Resource<TurnHandle>) -> wasmtime::Result<Vec<wit::ToolSpec>> {
-        Ok(self.services(&turn)?.tools().iter().map(convert::tool_spec).collect())
+        Ok(self
+            .services(&turn)?
+            .tools()
+            .iter()
+            .map(convert::tool_spec)
+            .collect())
     }
 
     async fn complete(
@@ -78,7 +83,10 @@ impl at::HostTurn for PluginState {
             // The guest may have dropped the stream; the call goes on to its end.
             let _ = tx.send(text.to_string());
         });
-        let call = tokio::spawn(async move { services.complete(system, messages, tools, Some(sink)).await });
+        let call =
+            tokio::spawn(
+                async move { services.complete(system, messages, tools, Some(sink)).await },
+            );
         Ok(self.table.push(ReplyStream {
             deltas,
             call: Some(call),
@@ -91,7 +99,9 @@ impl at::HostTurn for PluginState {
         request: wit::ToolRequest,
     ) -> wasmtime::Result<at::ToolOutput> {
         let services = self.services(&turn)?;
-        let output = services.call_tool(convert::from_tool_request(request)).await;
+        let output = services
+            .call_tool(convert::from_tool_request(request))
+            .await;
         Ok(convert::tool_output(&output))
     }
 
@@ -120,7 +130,10 @@ impl at::HostReplyStream for PluginState {
         };
         let result = match call.await {
             Ok(result) => result,
-            Err(e) => Err(ModelError::new(ModelErrorKind::Other, format!("the model call stopped: {e}"))),
+            Err(e) => Err(ModelError::new(
+                ModelErrorKind::Other,
+                format!("the model call stopped: {e}"),
+            )),
         };
         Ok(result
             .map(|r| convert::model_reply(&r))

@@ -1,0 +1,83 @@
+//! Plugin API versions: a plugin built against the frozen 0.1 keeps loading
+//! and behaves as its 0.2 build does; the SDK's WIT is the released 0.2.
+
+use clawhost_plugin_runtime::ApiVersion;
+use clawhost_tests::{config, dispatch, json_of, runner_with};
+use serde_json::{json, Value};
+
+/// What policy-guard's config does, asked of one build of it.
+async fn policy_outcomes(package: &str, id: &str) -> Vec<(bool, Value)> {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = json!({"blockTools": ["echo"], "blockWords": ["secret"], "maxTextChars": 7});
+    let cfg = config(
+        json!({"plugins": {"entries": {id: {"config": policy}}}}),
+        dir.path(),
+    );
+    let runner = runner_with(cfg, &[package, "text-tools"]).await;
+    let status = runner.plugins().plugin(id).expect("loaded").status();
+    let expected = if package.ends_with("v0-1") {
+        ApiVersion::V0_1
+    } else {
+        ApiVersion::V0_2
+    };
+    assert_eq!(status.api, expected);
+    let mut outcomes = Vec::new();
+    for (tool, args) in [
+        ("echo", json!({"text": "hi"})),
+        ("word_count", json!({"text": "a secret plan"})),
+        ("word_count", json!({"text": "one two three four"})),
+        ("word_count", json!({"text": "short"})),
+    ] {
+        let (out, _) = dispatch(&runner, tool, args).await;
+        let content = if out.is_error {
+            Value::String(out.content)
+        } else {
+            json_of(&out)
+        };
+        outcomes.push((out.is_error, content));
+    }
+    outcomes
+}
+
+#[tokio::test]
+async fn a_plugin_built_against_api_0_1_loads_and_behaves_like_its_0_2_build() {
+    let old = policy_outcomes("test-policy-guard-v0-1", "policy-guard-v0-1").await;
+    let new = policy_outcomes("policy-guard", "policy-guard").await;
+    assert_eq!(old, new);
+    // And what they do is the policy: block, block, truncate, allow.
+    assert!(
+        old[0].0
+            && old[0]
+                .1
+                .as_str()
+                .unwrap()
+                .contains("tool `echo` is blocked")
+    );
+    assert!(old[1].0 && old[1].1.as_str().unwrap().contains("mention `secret`"));
+    assert_eq!(old[2], (false, json!({"words": 2, "lines": 1, "chars": 7})));
+    assert_eq!(old[3], (false, json!({"words": 1, "lines": 1, "chars": 5})));
+}
+
+#[test]
+fn the_sdk_carries_the_released_0_2_wit_unchanged() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let released = root.join("wit/v0.2");
+    let copy = root.join("sdk/rust/wit");
+    let names = |dir: &std::path::Path| {
+        let mut names: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(names(&released), names(&copy));
+    for name in names(&released) {
+        assert_eq!(
+            std::fs::read_to_string(released.join(&name)).unwrap(),
+            std::fs::read_to_string(copy.join(&name)).unwrap(),
+            "sdk/rust/wit/{} differs from wit/v0.2",
+            name.to_string_lossy()
+        );
+    }
+}
