@@ -58,6 +58,26 @@ async fn a_plugin_built_against_api_0_1_loads_and_behaves_like_its_0_2_build() {
     assert_eq!(old[3], (false, json!({"words": 1, "lines": 1, "chars": 5})));
 }
 
+#[tokio::test]
+async fn the_ten_line_sdk_plugin_derives_its_schema_from_its_parameter_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let runner = runner_with(config(json!({}), dir.path()), &["hello-tool"]).await;
+    let (out, _) = dispatch(&runner, "greet", json!({"name": "Ada"})).await;
+    assert_eq!(json_of(&out), json!("hello, Ada"));
+    let plugin = runner.plugins().plugin("hello-tool").unwrap();
+    let schema = &plugin.registration().tools[0].parameters;
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["required"], json!(["name"]));
+    assert_eq!(schema["properties"]["name"]["type"], "string");
+    // The host validates against the derived schema before the plugin runs.
+    let (out, _) = dispatch(&runner, "greet", json!({"name": 7})).await;
+    assert!(
+        out.is_error && out.content.contains("invalid arguments"),
+        "{}",
+        out.content
+    );
+}
+
 #[test]
 fn the_sdk_carries_the_released_0_2_wit_unchanged() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");

@@ -24,6 +24,7 @@ async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
         vec![
             "noop",
             "context-hooks",
+            "hello-tool",
             "plan-act",
             "escape",
             "hostile",
