@@ -152,7 +152,7 @@ impl PluginInstance {
     }
 
     /// Make one call. Calls into one plugin are serialized.
-    pub(crate) async fn call(&self, request: Request) -> Result<Answer, CallError> {
+    pub(crate) async fn call(&self, request: Request<'_>) -> Result<Answer, CallError> {
         let mut slot = self.live.lock().await;
         if let Some(reason) = self.disabled_reason() {
             return Err(CallError::Disabled {

@@ -171,7 +171,7 @@ impl LoadedPlugin {
             .map(std::time::Duration::from_millis);
         match self
             .instance
-            .call(Request::Hook(event.clone(), timeout))
+            .call(Request::Hook(event, timeout))
             .await
         {
             Ok(Answer::Hook(outcome)) => outcome,

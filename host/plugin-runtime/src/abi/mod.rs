@@ -108,7 +108,7 @@ pub(crate) struct Declared {
 }
 
 /// A call into a plugin, in host terms.
-pub(crate) enum Request {
+pub(crate) enum Request<'a> {
     /// Ask what the plugin provides.
     Register,
     /// Run one of its tools.
@@ -120,7 +120,7 @@ pub(crate) enum Request {
         context: CallContext,
     },
     /// A hook event, with the hook's own deadline when the operator set one.
-    Hook(HookEvent, Option<Duration>),
+    Hook(&'a HookEvent, Option<Duration>),
     /// Whether its harness supports a route.
     Supports(Route),
     /// Run a harness turn.
@@ -131,7 +131,7 @@ pub(crate) enum Request {
     Dispose,
 }
 
-impl Request {
+impl Request<'_> {
     /// What the answer to this request is called, for messages.
     pub(crate) fn what(&self) -> &'static str {
         match self {
@@ -228,7 +228,7 @@ impl Guest {
     pub(crate) async fn call(
         &self,
         store: &mut Store<PluginState>,
-        request: Request,
+        request: Request<'_>,
     ) -> wasmtime::Result<Reply> {
         match self {
             Guest::V0_1(g) => g.call(store, request).await,

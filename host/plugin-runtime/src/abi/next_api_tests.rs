@@ -138,7 +138,7 @@ async fn a_0_2_component_loads_and_runs_when_the_host_also_offers_0_3() {
         },
     });
     let outcome = match guest
-        .call(&mut store, Request::Hook(event, None))
+        .call(&mut store, Request::Hook(&event, None))
         .await
         .unwrap()
         .answer

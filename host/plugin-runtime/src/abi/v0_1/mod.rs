@@ -87,7 +87,7 @@ impl Guest {
     pub(crate) async fn call(
         &self,
         store: &mut Store<PluginState>,
-        request: Request,
+        request: Request<'_>,
     ) -> wasmtime::Result<Reply> {
         Ok(match request {
             Request::Register => {
@@ -136,7 +136,7 @@ impl Guest {
                 let kind = event.kind();
                 let outcome = self
                     .plugin
-                    .call_handle_hook(&mut *store, &hooks::event(&event))
+                    .call_handle_hook(&mut *store, &hooks::event(event))
                     .await?;
                 let size = hooks::largest_text(&outcome);
                 Reply::new(Answer::Hook(hooks::outcome(outcome, kind)), size)

@@ -122,7 +122,7 @@ impl Guest {
     pub(crate) async fn call(
         &self,
         store: &mut Store<PluginState>,
-        request: Request,
+        request: Request<'_>,
     ) -> wasmtime::Result<Reply> {
         Ok(match request {
             Request::Register => Reply::new(Answer::Declared(self.declare(store).await?), 0),
@@ -149,7 +149,7 @@ impl Guest {
                 };
                 Reply::new(Answer::Tool(result), size)
             }
-            Request::Hook(event, _) => self.hook(store, &event).await?,
+            Request::Hook(event, _) => self.hook(store, event).await?,
             Request::Supports(route) => {
                 let harness = self.harness.as_ref().ok_or_else(|| missing("harness"))?;
                 let support = match convert::route(&route) {
