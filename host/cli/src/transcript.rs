@@ -110,7 +110,10 @@ pub fn render_event_with(event: &TurnEvent, theme: &Theme) -> String {
 
 /// A line for a plugin status.
 pub fn render_status(status: &PluginStatus) -> String {
-    let mut parts = vec![format!("{} {}", status.id, status.version)];
+    let mut parts = vec![format!(
+        "{} {} (plugin API {})",
+        status.id, status.version, status.api
+    )];
     match &status.state {
         PluginState::Active => {}
         PluginState::Disabled(reason) => parts.push(format!("DISABLED: {reason}")),

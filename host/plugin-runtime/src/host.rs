@@ -295,12 +295,13 @@ impl PluginHost {
                 .await
                 .map_err(|e| runtime("compiling")(e.to_string()))?
                 .map_err(|e| runtime("compiling")(format!("{e:#}")))?;
+        let harness_granted = package.manifest.capabilities.harness && entry.grants.harness;
         let api = api_version::check_component(
             &id,
             self.engine.engine(),
             &component,
             manifest_api,
-            package.manifest.capabilities.harness && entry.grants.harness,
+            harness_granted,
         )?;
         let pre = self
             .engine
@@ -331,6 +332,17 @@ impl PluginHost {
             },
         )
         .map_err(|e| runtime("linking")(format!("{e:#}")))?;
+        if instance.is_harness() && !harness_granted {
+            // A harness is handed the conversation; 0.2 harnesses cannot
+            // avoid the granted import, a 0.1 harness could export without it.
+            return Err(LoadError::Refused {
+                id,
+                rule: format!(
+                    "it exports an agent runtime (harness), which needs `capabilities.harness` in its manifest and plugins.entries.{}.grants.harness = true",
+                    package.manifest.id
+                ),
+            });
+        }
         let declared = match instance.call(Request::Register).await {
             Ok(Answer::Declared(d)) => d,
             Ok(_) => unreachable!("register answers with a declaration"),
