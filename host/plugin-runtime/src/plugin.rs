@@ -169,11 +169,7 @@ impl LoadedPlugin {
             .settings
             .timeout_ms_for(kind.name())
             .map(std::time::Duration::from_millis);
-        match self
-            .instance
-            .call(Request::Hook(event, timeout))
-            .await
-        {
+        match self.instance.call(Request::Hook(event, timeout)).await {
             Ok(Answer::Hook(outcome)) => outcome,
             Ok(_) => unreachable!("handle-hook answers with a hook outcome"),
             Err(e) => Err(HookError::Failed(e.to_string())),

@@ -48,7 +48,14 @@ impl Indices {
     pub(crate) fn new(pre: &InstancePre<PluginState>) -> wasmtime::Result<Self> {
         Ok(Self {
             plugin: plugin_export::GuestIndices::new(pre)?,
-            harness: harness_export::GuestIndices::new(pre).ok(),
+            // Exported with the wrong types is an error, not "no harness".
+            harness: match pre
+                .component()
+                .get_export_index(None, "openclaw:plugin/harness@0.1.0")
+            {
+                Some(_) => Some(harness_export::GuestIndices::new(pre)?),
+                None => None,
+            },
         })
     }
 

@@ -59,25 +59,40 @@ pub(crate) struct Guest {
     harness: Option<ex::harness::Guest>,
 }
 
-/// Load the exports that were found; the same field list for both structs.
+/// Apply `$m` to every export: its field (and module) name and its WIT name.
 macro_rules! each_export {
     ($m:ident) => {
         $m!(
-            tool_provider,
-            tool_hooks,
-            prompt_hooks,
-            model_hooks,
-            session_hooks,
-            transcript_hooks,
-            harness
+            tool_provider "tool-provider",
+            tool_hooks "tool-hooks",
+            prompt_hooks "prompt-hooks",
+            model_hooks "model-hooks",
+            session_hooks "session-hooks",
+            transcript_hooks "transcript-hooks",
+            harness "harness"
         )
     };
 }
 
 impl Indices {
     pub(crate) fn new(pre: &InstancePre<PluginState>) -> wasmtime::Result<Self> {
+        // An interface the component does not export is `None`; one it exports
+        // with the wrong types is an error, never silently skipped (a policy
+        // hook that does not run must not look like one that was not there).
+        let exported = |iface: &str| {
+            pre.component()
+                .get_export_index(None, &format!("openclaw:plugin/{iface}@0.2.0"))
+                .is_some()
+        };
         macro_rules! lookup {
-            ($($f:ident),*) => { Self { $($f: ex::$f::GuestIndices::new(pre).ok(),)* } };
+            ($($f:ident $name:literal),*) => {
+                Self { $($f: match exported($name) {
+                    true => Some(ex::$f::GuestIndices::new(pre).map_err(|e| {
+                        e.context(concat!("its `openclaw:plugin/", $name, "` export does not match API 0.2"))
+                    })?),
+                    false => None,
+                },)* }
+            };
         }
         let indices = each_export!(lookup);
         if !indices.exports_any() {
@@ -88,7 +103,7 @@ impl Indices {
 
     fn exports_any(&self) -> bool {
         macro_rules! any {
-            ($($f:ident),*) => { false $(|| self.$f.is_some())* };
+            ($($f:ident $name:literal),*) => { false $(|| self.$f.is_some())* };
         }
         each_export!(any)
     }
@@ -103,7 +118,7 @@ impl Indices {
         instance: &Instance,
     ) -> wasmtime::Result<Guest> {
         macro_rules! load {
-            ($($f:ident),*) => {
+            ($($f:ident $name:literal),*) => {
                 Guest { $($f: match &self.$f {
                     Some(i) => Some(i.load(&mut *store, instance)?),
                     None => None,
@@ -372,3 +387,34 @@ impl host::Host for PluginState {
 
 impl wit::Host for PluginState {}
 impl agent_turn::Host for PluginState {}
+
+#[cfg(test)]
+mod tests {
+    use wasmtime::component::{Component, Linker};
+    use wasmtime::{Config, Engine};
+
+    use super::Indices;
+    use crate::state::PluginState;
+
+    #[test]
+    fn an_export_with_the_wrong_types_is_an_error_not_a_missing_family() {
+        // `tool-hooks@0.2.0` whose `subscriptions` returns a u32 instead of a list.
+        let wat = r#"(component
+            (core module $m (func (export "f") (result i32) i32.const 0))
+            (core instance $i (instantiate $m))
+            (func $f (result u32) (canon lift (core func $i "f")))
+            (instance $hooks (export "subscriptions" (func $f)))
+            (export "openclaw:plugin/tool-hooks@0.2.0" (instance $hooks)))"#;
+        let mut config = Config::new();
+        config.wasm_component_model(true);
+        let engine = Engine::new(&config).unwrap();
+        let component = Component::new(&engine, wat::parse_str(wat).unwrap()).unwrap();
+        let linker: Linker<PluginState> = Linker::new(&engine);
+        let pre = linker.instantiate_pre(&component).unwrap();
+        let err = format!("{:#}", Indices::new(&pre).err().expect("refused"));
+        assert!(
+            err.contains("`openclaw:plugin/tool-hooks` export does not match API 0.2"),
+            "{err}"
+        );
+    }
+}
