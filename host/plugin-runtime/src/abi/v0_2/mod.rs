@@ -81,7 +81,7 @@ impl Indices {
         // hook that does not run must not look like one that was not there).
         let exported = |iface: &str| {
             pre.component()
-                .get_export_index(None, &format!("openclaw:plugin/{iface}@0.2.0"))
+                .get_export_index(None, format!("openclaw:plugin/{iface}@0.2.0"))
                 .is_some()
         };
         macro_rules! lookup {
