@@ -15,7 +15,9 @@
 //! struct Hello;
 //! impl Plugin for Hello {
 //!     fn tools(&self, tools: &mut Tools<Self>) {
-//!         tools.add("greet", "Greets someone", |_, p: Greet| Ok(format!("hello, {}", p.name)));
+//!         tools.add("greet", "Greets someone", |_, p: Greet| {
+//!             Ok::<_, String>(format!("hello, {}", p.name))
+//!         });
 //!     }
 //! }
 //! export_plugin!(Hello);
