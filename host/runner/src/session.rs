@@ -438,3 +438,25 @@ fn is_overflow(e: &RunError) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clawhost_agent_core::{HarnessError, ModelError};
+
+    use super::*;
+
+    #[test]
+    fn a_harness_overflow_is_recognised_by_its_kind_never_by_its_text() {
+        let harness = |error| RunError::Harness {
+            harness: "plan-act".into(),
+            error,
+        };
+        let overflow = ModelError::new(ModelErrorKind::ContextOverflow, "too long");
+        assert!(is_overflow(&harness(HarnessError::Model(overflow))));
+        // Text that merely looks like an overflow is not one.
+        let lookalike = HarnessError::Failed("ContextOverflow: too long".into());
+        assert!(!is_overflow(&harness(lookalike)));
+        let other = ModelError::new(ModelErrorKind::RateLimited, "ContextOverflow: no");
+        assert!(!is_overflow(&harness(HarnessError::Model(other))));
+    }
+}
