@@ -83,6 +83,71 @@ async fn before_tool_call_rewrites_parameters_before_the_tool_sees_them() {
         TurnEvent::HookDecision { decision, .. } if decision.starts_with("rewrite"))));
 }
 
+/// Two real before_tool_call hooks on one call: `misbehave` (priority 1000)
+/// patches `text` when asked; `policy-guard` (100) truncates `text` past 5 chars.
+async fn patched_print(runner: &clawhost_runner::EmbeddedRunner, patch: &str) -> (bool, String) {
+    let args = json!({"text": "hi", "hook": "patch", "patch_text": patch});
+    let (out, ctx) = dispatch(runner, "print", args).await;
+    let printed = runner
+        .plugins()
+        .plugin("misbehave")
+        .unwrap()
+        .logs()
+        .iter()
+        .rev()
+        .find(|l| l.source == clawhost_plugin_runtime::LogSource::Stdout)
+        .map(|l| l.message.clone())
+        .unwrap_or_default();
+    let decisions: Vec<String> = ctx
+        .events
+        .snapshot()
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::HookDecision {
+                plugin, decision, ..
+            } => Some(format!("{plugin}: {decision}")),
+            _ => None,
+        })
+        .collect();
+    if out.is_error {
+        (
+            false,
+            format!("{} | {}", out.content, decisions.join(" | ")),
+        )
+    } else {
+        (true, format!("{printed} | {}", decisions.join(" | ")))
+    }
+}
+
+#[tokio::test]
+async fn before_tool_call_patches_merge_and_a_policy_hook_rechecks_what_will_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({"plugins": {"entries": {"policy-guard": {"config": {"maxTextChars": 5}}}}}),
+        dir.path(),
+    );
+    let runner = runner_with(cfg, &["policy-guard", "test-misbehave"]).await;
+    // Both hooks see the original `text` ("hi"); the patch is merged over it
+    // and policy-guard, which allowed "hi", is asked again with "abc": allowed.
+    let (ran, seen) = patched_print(&runner, "abc").await;
+    assert!(ran, "{seen}");
+    assert!(seen.starts_with("abc | "), "{seen}");
+    assert!(
+        seen.contains("misbehave: rewrite") && seen.contains("policy-guard: allow"),
+        "{seen}"
+    );
+    // A patch past policy-guard's limit is caught by the re-check: policy-guard
+    // never saw that text on the first pass, and would truncate it now.
+    let (ran, seen) = patched_print(&runner, "abcdefgh").await;
+    assert!(!ran, "{seen}");
+    assert!(
+        seen.contains(
+            "plugin `policy-guard` approved the call before other hooks changed its parameters"
+        ) && seen.contains("policy-guard: re-check after rewrite: rewrite"),
+        "{seen}"
+    );
+}
+
 #[tokio::test]
 async fn after_tool_call_replaces_the_result_the_model_sees() {
     let dir = tempfile::tempdir().unwrap();

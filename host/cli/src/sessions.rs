@@ -125,7 +125,7 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
         Some(id) => store.open(agent, &id)?.id().to_string(),
         None => store.create(agent, None)?.id().to_string(),
     };
-    runner.start_session(&id, agent, resumed).await?;
+    runner.start_session(&id, agent, resumed).await;
     let theme = runner
         .resources()
         .themes
@@ -142,19 +142,17 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
             "" => continue,
             "/quit" => break,
             "/new" => {
-                warn_on(runner.end_session(&id, agent, SessionEndReason::New).await);
+                runner.end_session(&id, agent, SessionEndReason::New).await;
                 id = store.create(agent, None)?.id().to_string();
-                runner.start_session(&id, agent, false).await?;
+                runner.start_session(&id, agent, false).await;
                 say!("session {id}");
             }
             "/reset" => {
-                warn_on(
-                    runner
-                        .end_session(&id, agent, SessionEndReason::Reset)
-                        .await,
-                );
+                runner
+                    .end_session(&id, agent, SessionEndReason::Reset)
+                    .await;
                 runner.reset_persisted(&store, agent, &id).await?;
-                runner.start_session(&id, agent, false).await?;
+                runner.start_session(&id, agent, false).await;
                 say!("session {id} reset");
             }
             "/status" => {
@@ -179,19 +177,13 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
             text => send(&runner, &store, agent, &id, generation, &theme, text).await,
         }
     }
-    warn_on(runner.end_session(&id, agent, SessionEndReason::Quit).await);
+    runner.end_session(&id, agent, SessionEndReason::Quit).await;
     runner.harnesses().dispose_all().await;
     watcher.abort();
     Ok(())
 }
 
 /// Print a failed `session_end` (the session ends either way).
-fn warn_on(result: Result<(), clawhost_runner::RunError>) {
-    if let Err(e) = result {
-        esay!("session_end: {e}");
-    }
-}
-
 /// Run one chat turn, printing the transcript as it goes.
 async fn send(
     runner: &EmbeddedRunner,

@@ -133,6 +133,21 @@ pub struct HookRunner {
     registrations: Vec<HookRegistration>,
 }
 
+/// `patch` shallow-merged over `params`: each key of an object patch replaces
+/// that key; a patch that is not an object (or params that are not) replaces
+/// the whole.
+fn merge(params: Value, patch: &Value) -> Value {
+    match (params, patch) {
+        (Value::Object(mut params), Value::Object(patch)) => {
+            for (key, value) in patch {
+                params.insert(key.clone(), value.clone());
+            }
+            Value::Object(params)
+        }
+        (_, patch) => patch.clone(),
+    }
+}
+
 fn short(value: &Value) -> String {
     let text = value.to_string();
     if text.chars().count() > 120 {
@@ -143,13 +158,12 @@ fn short(value: &Value) -> String {
 }
 
 impl HookRunner {
-    /// A runner over these registrations.
+    /// A runner over these registrations. Handlers of equal priority keep
+    /// the order they are given in (load order; OpenClaw keeps registration
+    /// order).
     pub fn new(mut registrations: Vec<HookRegistration>) -> Self {
-        registrations.sort_by(|a, b| {
-            b.priority
-                .cmp(&a.priority)
-                .then_with(|| a.plugin_id.cmp(&b.plugin_id))
-        });
+        // A stable sort: ties keep their places.
+        registrations.sort_by_key(|r| std::cmp::Reverse(r.priority));
         Self { registrations }
     }
 
@@ -158,29 +172,33 @@ impl HookRunner {
         self.registrations.iter().filter(move |r| r.kind == kind)
     }
 
-    /// Run `before_tool_call`: each handler sees the parameters left by the one
-    /// before; the first block ends the run; a failing handler blocks the call
-    /// unless its fail policy is `ignore`. When a handler rewrote the
-    /// parameters, every handler that answered before that rewrite is asked
-    /// again with the final parameters and must allow them as they are, so a
-    /// later (lower-priority) hook cannot slip a call past a policy hook.
+    /// Run `before_tool_call` as OpenClaw's SDK documents it: every handler
+    /// sees the call's original parameters; the parameters a handler returns
+    /// are shallow-merged over the originals, a later (lower-priority)
+    /// handler winning per key; a block is terminal (lower-priority handlers
+    /// do not run); a failing handler blocks unless its fail policy is
+    /// `ignore`.
+    ///
+    /// Beyond OpenClaw: when the merged parameters differ from what a handler
+    /// approved (the originals, or the originals with its own patch), that
+    /// handler is asked again with the final parameters and must allow them
+    /// (or return a patch that changes nothing), so a lower-priority hook
+    /// cannot slip a call past a policy hook.
     pub async fn before_tool_call(&self, event: BeforeToolCallEvent) -> BeforeToolCallResult {
         let mut decisions = Vec::new();
-        // Handlers borrow the event; only a rewrite changes it.
-        let mut current = HookEvent::BeforeToolCall(event);
-        // Handlers that answered, and how many of them came before the last rewrite.
-        let mut answered: Vec<&HookRegistration> = Vec::new();
-        let mut before_last_rewrite = 0;
+        let original = event.params.clone();
+        let mut merged = event.params.clone();
+        // Every handler sees the same, original event.
+        let asked = HookEvent::BeforeToolCall(event);
+        // Handlers that answered, with the parameters each approved.
+        let mut approved: Vec<(&HookRegistration, Value)> = Vec::new();
         for reg in self.handlers(HookKind::BeforeToolCall) {
-            let answer = reg.handler.handle(&current).await;
+            let answer = reg.handler.handle(&asked).await;
             match self.before_step(reg, answer, &mut decisions) {
-                Step::Allow => answered.push(reg),
-                Step::Rewrite(params) => {
-                    if let HookEvent::BeforeToolCall(event) = &mut current {
-                        event.params = params;
-                    }
-                    before_last_rewrite = answered.len();
-                    answered.push(reg);
+                Step::Allow => approved.push((reg, original.clone())),
+                Step::Rewrite(patch) => {
+                    approved.push((reg, merge(original.clone(), &patch)));
+                    merged = merge(merged, &patch);
                 }
                 Step::Skip => {}
                 Step::Block(reason) => {
@@ -191,16 +209,32 @@ impl HookRunner {
                 }
             }
         }
-        for reg in &answered[..before_last_rewrite] {
-            let answer = reg.handler.handle(&current).await;
-            let HookEvent::BeforeToolCall(event) = &current else {
-                unreachable!("only params change")
+        if merged == original {
+            return BeforeToolCallResult {
+                verdict: Ok(merged),
+                decisions,
             };
+        }
+        let HookEvent::BeforeToolCall(mut event) = asked else {
+            unreachable!("asked is a before_tool_call event")
+        };
+        event.params = merged;
+        let recheck = HookEvent::BeforeToolCall(event);
+        let HookEvent::BeforeToolCall(event) = &recheck else {
+            unreachable!("recheck is a before_tool_call event")
+        };
+        for (reg, seen) in approved {
+            if seen == event.params {
+                continue;
+            }
+            let answer = reg.handler.handle(&recheck).await;
             let verdict = match self.before_step(reg, answer, &mut decisions) {
                 Step::Allow | Step::Skip => continue,
-                Step::Rewrite(params) if params == event.params => continue,
+                Step::Rewrite(patch) if merge(event.params.clone(), &patch) == event.params => {
+                    continue
+                }
                 Step::Rewrite(_) => format!(
-                    "plugin `{}` allowed the call before a later hook rewrote it, and rewrites the rewritten call again",
+                    "plugin `{}` approved the call before other hooks changed its parameters, and would change them again",
                     reg.plugin_id
                 ),
                 Step::Block(reason) => reason,
@@ -213,8 +247,8 @@ impl HookRunner {
                 decisions,
             };
         }
-        let HookEvent::BeforeToolCall(event) = current else {
-            unreachable!("only params change")
+        let HookEvent::BeforeToolCall(event) = recheck else {
+            unreachable!("recheck is a before_tool_call event")
         };
         BeforeToolCallResult {
             verdict: Ok(event.params),
@@ -259,7 +293,7 @@ impl HookRunner {
                 };
                 record(failed(&error, reg.fail_policy));
                 match reg.blocks(&error) {
-                    Some(reason) => Step::Block(format!("blocked: {reason}")),
+                    Some(reason) => Step::Block(reason),
                     None => Step::Skip,
                 }
             }
@@ -339,19 +373,6 @@ pub struct BuiltPrompt {
 pub struct Observed {
     /// What each handler decided.
     pub decisions: Vec<HookDecisionRecord>,
-    /// Set when a handler with fail policy `block` failed: the action the hook
-    /// observes must not go on.
-    pub blocked: Option<String>,
-}
-
-impl Observed {
-    /// `Err(reason)` when a handler with fail policy `block` failed.
-    pub fn verdict(&self) -> Result<(), String> {
-        match &self.blocked {
-            Some(reason) => Err(reason.clone()),
-            None => Ok(()),
-        }
-    }
 }
 
 /// Result of running `before_compaction`.
@@ -374,41 +395,31 @@ impl HookRunner {
         }
     }
 
-    /// Run an observe-only hook: every handler concurrently. Failures are
-    /// logged and change nothing, unless a failing handler's fail policy is
-    /// `block`: then [`Observed::blocked`] says why the action must stop.
+    /// Run an observe-only hook: every handler concurrently. A failure is
+    /// logged and recorded and changes nothing: an observe-only hook can never
+    /// block, whatever its fail policy.
     pub async fn observe(&self, event: HookEvent) -> Observed {
         let kind = event.kind();
         debug_assert!(kind.observe_only());
         let event = &event;
-        let runs = self.handlers(kind).map(|reg| {
-            async move {
-                let error = match reg.handler.handle(event).await {
-                    Ok(HookOutcome::Observed) => {
-                        return (Self::record(kind, &reg.plugin_id, "observed".into()), None)
-                    }
-                    Ok(o) => HookError::WrongOutcome {
-                        asked: kind.name(),
-                        answered: o.name(),
-                    },
-                    Err(e) => e,
-                };
-                let decision = failed(&error, reg.fail_policy);
-                tracing::warn!(hook = kind.name(), plugin = %reg.plugin_id, %decision, "observe-only hook failed");
-                (
-                    Self::record(kind, &reg.plugin_id, decision),
-                    reg.blocks(&error),
-                )
-            }
+        let runs = self.handlers(kind).map(|reg| async move {
+            let error = match reg.handler.handle(event).await {
+                Ok(HookOutcome::Observed) => {
+                    return Self::record(kind, &reg.plugin_id, "observed".into())
+                }
+                Ok(o) => HookError::WrongOutcome {
+                    asked: kind.name(),
+                    answered: o.name(),
+                },
+                Err(e) => e,
+            };
+            let decision = format!("failed: {error}; observe-only, nothing blocked");
+            tracing::warn!(hook = kind.name(), plugin = %reg.plugin_id, %decision, "observe-only hook failed");
+            Self::record(kind, &reg.plugin_id, decision)
         });
-        let mut observed = Observed::default();
-        for (record, blocked) in futures::future::join_all(runs).await {
-            observed.decisions.push(record);
-            if observed.blocked.is_none() {
-                observed.blocked = blocked;
-            }
+        Observed {
+            decisions: futures::future::join_all(runs).await,
         }
-        observed
     }
 
     /// Run `before_prompt_build`: handlers in priority order; prepends and

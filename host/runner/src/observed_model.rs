@@ -32,9 +32,7 @@ impl ModelClient for ObservedModel {
                 message_count: request.messages.len() as u32,
                 tool_count: request.tools.len() as u32,
             }))
-            .await
-            .verdict()
-            .map_err(ModelError::hook_blocked)?;
+            .await;
         let reply = self.inner.complete(request).await?;
         self.hooks
             .observe(HookEvent::LlmOutput(LlmOutputEvent {
@@ -44,9 +42,7 @@ impl ModelClient for ObservedModel {
                 input_tokens: reply.usage.input_tokens,
                 output_tokens: reply.usage.output_tokens,
             }))
-            .await
-            .verdict()
-            .map_err(ModelError::hook_blocked)?;
+            .await;
         Ok(reply)
     }
 }

@@ -175,8 +175,7 @@ impl EmbeddedRunner {
             Ok(o) => (true, o.answer.clone(), o.iterations),
             Err(e) => (false, e.to_string(), 0),
         };
-        let observed = self
-            .hooks()
+        self.hooks()
             .observe(HookEvent::AgentEnd(AgentEndEvent {
                 session_id: Some(session.id.clone()),
                 agent_id: session.agent_id.clone(),
@@ -185,9 +184,7 @@ impl EmbeddedRunner {
                 iterations,
             }))
             .await;
-        let outcome = result?;
-        observed.verdict().map_err(RunError::HookBlocked)?;
-        Ok(outcome)
+        result
     }
 
     async fn run_session_turn_inner(
@@ -340,42 +337,32 @@ impl EmbeddedRunner {
     }
 
     /// `session_start`: a session was created (`resumed: false`) or resumed.
-    /// Fails when a handler with fail policy `block` failed: the session must
-    /// not start.
-    pub async fn start_session(
-        &self,
-        session_id: &str,
-        agent_id: &str,
-        resumed: bool,
-    ) -> Result<(), RunError> {
+    /// Observe-only: a failing handler is logged and cannot stop the session.
+    pub async fn start_session(&self, session_id: &str, agent_id: &str, resumed: bool) {
         self.hooks()
             .observe(HookEvent::SessionStart(SessionStartEvent {
                 session_id: session_id.into(),
                 agent_id: agent_id.into(),
                 resumed,
             }))
-            .await
-            .verdict()
-            .map_err(RunError::HookBlocked)
+            .await;
     }
 
-    /// `session_end`: a session ended. The session ends either way; a failed
-    /// handler with fail policy `block` is reported.
+    /// `session_end`: a session ended. Observe-only: a failing handler is
+    /// logged and cannot keep the session going.
     pub async fn end_session(
         &self,
         session_id: &str,
         agent_id: &str,
         reason: clawhost_hooks::SessionEndReason,
-    ) -> Result<(), RunError> {
+    ) {
         self.hooks()
             .observe(HookEvent::SessionEnd(SessionEndEvent {
                 session_id: session_id.into(),
                 agent_id: agent_id.into(),
                 reason,
             }))
-            .await
-            .verdict()
-            .map_err(RunError::HookBlocked)
+            .await;
     }
 
     /// `/reset`: clear the session, tell its harness, and let the next turn

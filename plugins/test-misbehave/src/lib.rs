@@ -60,13 +60,16 @@ impl Plugin for Misbehave {
         vec![(Hook::BeforeToolCall, 1000)]
     }
 
-    /// Misbehaves inside the hook when a parameter says so; allows otherwise.
+    /// Misbehaves inside the hook when `hook` says so (`spin`, `crash`, or
+    /// `patch`: set `text` to `patch_text`); allows otherwise.
     fn before_tool_call(&self, event: BeforeToolCall) -> BeforeDecision {
         match event.params["hook"].as_str() {
             Some("spin") => loop {
                 std::hint::black_box(());
             },
             Some("crash") => panic!("hook crash requested"),
+            // A partial rewrite: only `text` is patched.
+            Some("patch") => BeforeDecision::Rewrite(json!({ "text": event.params["patch_text"] })),
             _ => BeforeDecision::Allow,
         }
     }
