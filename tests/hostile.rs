@@ -289,7 +289,10 @@ fn turn_config(
                 "limits": limits(500, 3),
                 "entries": {"hostile": {
                     "config": {"trapOn": trap_on},
-                    "hooks": {"llm_input": {"failPolicy": llm_input_policy}}
+                    "hooks": {
+                        "allowConversationAccess": true,
+                        "llm_input": {"failPolicy": llm_input_policy}
+                    }
                 }}
             },
             "models": {"providers": {"scripted": {"api": "scripted", "script": "script.json", "models": [{"id": "m"}]}}},

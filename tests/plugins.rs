@@ -283,6 +283,66 @@ async fn a_plugin_built_against_another_api_version_is_refused_clearly() {
 }
 
 #[tokio::test]
+async fn a_config_that_breaks_the_manifest_config_schema_is_refused_naming_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let refused = |config: serde_json::Value| {
+        let cfg = config_with_policy(dir.path(), config);
+        async move {
+            host_with(&cfg, &["policy-guard"])
+                .await
+                .err()
+                .expect("refused")
+        }
+    };
+    let err = refused(json!({"maxTextChars": "many"})).await;
+    assert!(matches!(err, LoadError::Config { .. }), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains("plugins.entries.policy-guard.config.maxTextChars")
+            && text.contains("\"many\" is not of type \"integer\""),
+        "{text}"
+    );
+    let text = refused(json!({"blokTools": ["echo"]})).await.to_string();
+    assert!(
+        text.contains("plugins.entries.policy-guard.config:") && text.contains("blokTools"),
+        "{text}"
+    );
+    // What the schema allows loads.
+    let cfg = config_with_policy(
+        dir.path(),
+        json!({"blockTools": ["echo"], "maxTextChars": 9}),
+    );
+    host_with(&cfg, &["policy-guard"])
+        .await
+        .expect("a valid config loads");
+}
+
+fn config_with_policy(dir: &std::path::Path, policy: serde_json::Value) -> clawhost_config::Config {
+    config(
+        json!({"plugins": {"entries": {"policy-guard": {"config": policy}}}}),
+        dir,
+    )
+}
+
+#[tokio::test]
+async fn openclaw_plugin_keys_load_paths_and_enabled_are_honoured() {
+    let dir = tempfile::tempdir().unwrap();
+    // `plugins.load.paths` is searched like `plugins.paths`.
+    let mut cfg = config(json!({"plugins": {"allow": ["text-tools"]}}), dir.path());
+    cfg.plugins.load.paths = std::mem::take(&mut cfg.plugins.paths);
+    cfg.check().expect("load.paths exist");
+    let mut host = PluginHost::new(&cfg).unwrap();
+    host.load_configured().await;
+    let ids: Vec<&str> = host.plugins().iter().map(|p| p.id()).collect();
+    assert_eq!(ids, ["text-tools"]);
+    // `plugins.enabled: false` loads nothing, and refuses nothing.
+    let cfg = config(json!({"plugins": {"enabled": false}}), dir.path());
+    let mut host = PluginHost::new(&cfg).unwrap();
+    assert!(host.load_configured().await.is_empty());
+    assert!(host.plugins().is_empty());
+}
+
+#[tokio::test]
 async fn compiled_components_are_reused_from_the_cache() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(json!({}), dir.path());

@@ -40,7 +40,10 @@ async fn prompt_compaction_model_and_session_hooks_reach_the_plugin() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(
         json!({
-            "plugins": {"entries": {"context-hooks": {"config": {"systemNote": "Operator note: be kind.", "prepend": "[ticket 42]", "summarize": true}}}},
+            "plugins": {"entries": {"context-hooks": {
+                "config": {"systemNote": "Operator note: be kind.", "prepend": "[ticket 42]", "summarize": true},
+                "hooks": {"allowConversationAccess": true}
+            }}},
             "models": {"providers": {"fake": {"api": "openai-completions", "baseUrl": fake.url(), "models": [{"id": "m", "contextWindow": 400}]}}},
             "agents": {"defaults": {"model": "fake/m", "systemPrompt": "Be brief.", "compaction": {"reserveTokens": 100, "keepRecentTokens": 60}}}
         }),
@@ -127,5 +130,59 @@ async fn prompt_compaction_model_and_session_hooks_reach_the_plugin() {
     assert!(
         order.windows(2).all(|w| w[0] < w[1]),
         "hooks fire in turn order: {logs:#?}"
+    );
+}
+
+#[tokio::test]
+async fn conversation_and_prompt_hooks_are_delivered_only_as_the_operator_allows() {
+    let dir = tempfile::tempdir().unwrap();
+    let kinds = |cfg| async move {
+        let host = clawhost_tests::host_with(&cfg, &["context-hooks"])
+            .await
+            .unwrap();
+        let delivered: Vec<&str> = host
+            .hook_registrations()
+            .iter()
+            .map(|r| r.kind.name())
+            .collect();
+        (delivered, host.statuses()[0].withheld.clone())
+    };
+    // By default (as in OpenClaw) the hooks that see the conversation are
+    // withheld; the prompt hook is delivered.
+    let (delivered, withheld) = kinds(config(json!({}), dir.path())).await;
+    assert_eq!(
+        delivered,
+        [
+            "before_prompt_build",
+            "session_start",
+            "session_end",
+            "before_compaction",
+            "after_compaction"
+        ]
+    );
+    let conversation = "hooks.allowConversationAccess";
+    assert_eq!(
+        withheld,
+        [
+            ("llm_input".to_string(), conversation),
+            ("llm_output".to_string(), conversation),
+            ("agent_end".to_string(), conversation),
+        ]
+    );
+    let cfg = config(
+        json!({"plugins": {"entries": {"context-hooks": {"hooks": {
+            "allowConversationAccess": true,
+            "allowPromptInjection": false
+        }}}}}),
+        dir.path(),
+    );
+    let (delivered, withheld) = kinds(cfg).await;
+    assert!(delivered.contains(&"llm_input") && delivered.contains(&"agent_end"));
+    assert_eq!(
+        withheld,
+        [(
+            "before_prompt_build".to_string(),
+            "hooks.allowPromptInjection"
+        )]
     );
 }

@@ -129,6 +129,14 @@ pub fn render_status(status: &PluginStatus) -> String {
             .collect();
         parts.push(format!("hooks: {}", hooks.join(", ")));
     }
+    if !status.withheld.is_empty() {
+        let withheld: Vec<String> = status
+            .withheld
+            .iter()
+            .map(|(h, setting)| format!("{h} (needs {setting})"))
+            .collect();
+        parts.push(format!("withheld: {}", withheld.join(", ")));
+    }
     if !status.harnesses.is_empty() {
         parts.push(format!("harnesses: {}", status.harnesses.join(", ")));
     }

@@ -59,6 +59,11 @@ fn unknown_keys_and_wrong_types_are_refused_at_their_key() {
             "unknown field `timeout`",
         ),
         (
+            json!({"plugins": {"entries": {"a": {"hooks": {"allowConversationAccess": "yes"}}}}}),
+            "plugins.entries.a.hooks.allowConversationAccess",
+            "invalid type: string",
+        ),
+        (
             json!({"models": {"providers": {"x": {"api": "carrier-pigeon"}}}}),
             "models.providers.x.api",
             "unknown variant",
@@ -102,6 +107,29 @@ fn unusable_values_are_refused_at_their_key() {
             json!({"plugins": {"entries": {"a": {"hooks": {"before_tool": {}}}}}}),
             "plugins.entries.a.hooks.before_tool",
             "unknown hook",
+        ),
+        (
+            json!({"plugins": {"entries": {"a": {"hooks": {"timeouts": {"agent_stop": 5}}}}}}),
+            "plugins.entries.a.hooks.timeouts.agent_stop",
+            "unknown hook",
+        ),
+        (
+            json!({"plugins": {"entries": {"a": {"hooks": {"timeouts": {"agent_end": 0}}}}}}),
+            "plugins.entries.a.hooks.timeouts.agent_end",
+            "must be from 1 to 600000",
+        ),
+        (
+            json!({"plugins": {"entries": {"a": {"hooks": {"timeoutMs": 600001}}}}}),
+            "plugins.entries.a.hooks.timeoutMs",
+            "must be from 1 to 600000",
+        ),
+        (
+            json!({"plugins": {"entries": {"a": {"hooks": {
+                "timeouts": {"llm_input": 100},
+                "llm_input": {"timeoutMs": 200}
+            }}}}}),
+            "plugins.entries.a.hooks.timeouts.llm_input",
+            "keep one",
         ),
         (
             json!({"plugins": {"entries": {"a": {"sha256": "abc"}}}}),

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::{Config, HOOK_NAMES};
+use crate::{Config, HOOK_NAMES, MAX_HOOK_TIMEOUT_MS};
 
 /// A value that cannot be used, with its key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -38,8 +38,8 @@ impl Config {
     /// the catalog, limits are positive and sha256 pins are well formed.
     pub fn check(&self) -> Result<(), CheckError> {
         let plugins = &self.plugins;
-        for (i, path) in plugins.paths.iter().enumerate() {
-            self.dir_exists(format!("plugins.paths[{i}]"), path)?;
+        for (key, path) in plugins.package_paths() {
+            self.dir_exists(key, path)?;
         }
         let limits = &plugins.limits;
         for (key, value) in [
@@ -66,15 +66,40 @@ impl Config {
                     fail(format!("{at}.sha256"), "must be 64 hex digits")?;
                 }
             }
-            for (hook, settings) in &entry.hooks {
-                if !HOOK_NAMES.contains(&hook.as_str()) {
+            let hooks = &entry.hooks;
+            let known = |key: String, hook: &str| {
+                if HOOK_NAMES.contains(&hook) {
+                    Ok(())
+                } else {
                     fail(
-                        format!("{at}.hooks.{hook}"),
+                        key,
                         format!("unknown hook; known hooks: {}", HOOK_NAMES.join(", ")),
+                    )
+                }
+            };
+            let mut timeouts = vec![(format!("{at}.hooks.timeoutMs"), hooks.timeout_ms)];
+            for (hook, ms) in &hooks.timeouts {
+                let key = format!("{at}.hooks.timeouts.{hook}");
+                known(key.clone(), hook)?;
+                if hooks
+                    .per_hook
+                    .get(hook)
+                    .is_some_and(|h| h.timeout_ms.is_some())
+                {
+                    fail(
+                        key.clone(),
+                        format!("{at}.hooks.{hook}.timeoutMs sets it too; keep one"),
                     )?;
                 }
-                if settings.timeout_ms == Some(0) {
-                    fail(format!("{at}.hooks.{hook}.timeoutMs"), "must be at least 1")?;
+                timeouts.push((key, Some(*ms)));
+            }
+            for (hook, settings) in &hooks.per_hook {
+                known(format!("{at}.hooks.{hook}"), hook)?;
+                timeouts.push((format!("{at}.hooks.{hook}.timeoutMs"), settings.timeout_ms));
+            }
+            for (key, ms) in timeouts {
+                if ms.is_some_and(|ms| ms == 0 || ms > MAX_HOOK_TIMEOUT_MS) {
+                    fail(key, format!("must be from 1 to {MAX_HOOK_TIMEOUT_MS} (ms)"))?;
                 }
             }
             for (i, grant) in entry.grants.filesystem.iter().enumerate() {

@@ -18,7 +18,9 @@ pub use agents::{
     AgentDefaults, AgentEntry, AgentSettings, AgentsConfig, CompactionConfig, PruningConfig,
 };
 pub use check::CheckError;
-pub use hooks::{FailPolicy, HookSettings, HOOK_NAMES};
+pub use hooks::{
+    FailPolicy, HookSettings, PluginHooks, AGENT_END_TIMEOUT_MS, HOOK_NAMES, MAX_HOOK_TIMEOUT_MS,
+};
 pub use models::{ApiKind, ModelConfig, ModelsConfig, ProviderConfig, RetryConfig};
 pub use plugins::{
     default_fail_policy, Access, EnvGrant, FsGrant, PluginEntry, PluginGrants, PluginLimits,

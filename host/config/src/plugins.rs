@@ -5,16 +5,23 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::hooks::{FailPolicy, HookSettings};
+use crate::hooks::{FailPolicy, PluginHooks, AGENT_END_TIMEOUT_MS};
 
 /// The `plugins` section.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PluginsConfig {
+    /// `false` loads no plugin at all (OpenClaw's `plugins.enabled`).
+    #[serde(default = "default_true")]
+    pub enabled: bool,
     /// Plugin packages: a directory holding `openclaw.plugin.json`, or a
     /// directory of such directories.
     #[serde(default)]
     pub paths: Vec<PathBuf>,
+    /// OpenClaw's spelling of the package paths (`plugins.load.paths`),
+    /// searched after `paths`.
+    #[serde(default)]
+    pub load: PluginsLoad,
     /// When set, only these plugin ids load.
     #[serde(default)]
     pub allow: Option<Vec<String>>,
@@ -42,6 +49,45 @@ pub struct PluginsConfig {
     /// Per-plugin settings by plugin id.
     #[serde(default)]
     pub entries: BTreeMap<String, PluginEntry>,
+}
+
+/// `plugins.load`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PluginsLoad {
+    /// Plugin packages, as in `plugins.paths`.
+    #[serde(default)]
+    pub paths: Vec<PathBuf>,
+}
+
+impl Default for PluginsConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            paths: Vec::new(),
+            load: PluginsLoad::default(),
+            allow: None,
+            deny: Vec::new(),
+            cache_dir: None,
+            cache_key_file: None,
+            allow_overlapping_grants: false,
+            limits: PluginLimits::default(),
+            entries: BTreeMap::new(),
+        }
+    }
+}
+
+impl PluginsConfig {
+    /// Every package path with its config key: `plugins.paths[i]`, then
+    /// `plugins.load.paths[i]`.
+    pub fn package_paths(&self) -> Vec<(String, &PathBuf)> {
+        let paths = self.paths.iter().enumerate();
+        let load = self.load.paths.iter().enumerate();
+        paths
+            .map(|(i, p)| (format!("plugins.paths[{i}]"), p))
+            .chain(load.map(|(i, p)| (format!("plugins.load.paths[{i}]"), p)))
+            .collect()
+    }
 }
 
 /// Resource limits for plugin instances.
@@ -142,9 +188,10 @@ pub struct PluginEntry {
     /// [`PluginEntry::fail_policy_for`]).
     #[serde(default)]
     pub fail_policy: Option<FailPolicy>,
-    /// Settings per hook name (e.g. `before_tool_call`).
+    /// Hook settings: per hook name (e.g. `before_tool_call`), and OpenClaw's
+    /// `timeoutMs`, `timeouts`, `allowConversationAccess`, `allowPromptInjection`.
     #[serde(default)]
-    pub hooks: BTreeMap<String, HookSettings>,
+    pub hooks: PluginHooks,
 }
 
 impl PluginEntry {
@@ -153,6 +200,7 @@ impl PluginEntry {
     /// `after_tool_call` fail closed, every other hook fails open).
     pub fn fail_policy_for(&self, hook: &str) -> FailPolicy {
         self.hooks
+            .per_hook
             .get(hook)
             .and_then(|h| h.fail_policy)
             .or(self.fail_policy)
@@ -161,12 +209,37 @@ impl PluginEntry {
 
     /// The priority the operator pinned for `hook`, overriding the plugin's own.
     pub fn priority_for(&self, hook: &str) -> Option<i32> {
-        self.hooks.get(hook).and_then(|h| h.priority)
+        self.hooks.per_hook.get(hook).and_then(|h| h.priority)
     }
 
-    /// The deadline of one call of `hook`, in milliseconds, if set.
+    /// The deadline of one call of `hook`, in milliseconds: the hook's own
+    /// (`hooks.<hook>.timeoutMs` or `hooks.timeouts.<hook>`), else the
+    /// plugin's (`hooks.timeoutMs`), else 30 s for `agent_end`; `None` means
+    /// the plugin call deadline (`plugins.limits.callTimeoutMs`).
     pub fn timeout_ms_for(&self, hook: &str) -> Option<u64> {
-        self.hooks.get(hook).and_then(|h| h.timeout_ms)
+        self.hooks
+            .per_hook
+            .get(hook)
+            .and_then(|h| h.timeout_ms)
+            .or_else(|| self.hooks.timeouts.get(hook).copied())
+            .or(self.hooks.timeout_ms)
+            .or((hook == "agent_end").then_some(AGENT_END_TIMEOUT_MS))
+    }
+
+    /// Whether `hook` may be delivered to this plugin: the hooks that see the
+    /// conversation need `hooks.allowConversationAccess`, the prompt-mutating
+    /// one must not be turned off by `hooks.allowPromptInjection: false`.
+    /// `Err` names the setting that withholds it.
+    pub fn hook_allowed(&self, hook: &str) -> Result<(), &'static str> {
+        match hook {
+            "llm_input" | "llm_output" | "agent_end" if !self.hooks.allow_conversation_access => {
+                Err("hooks.allowConversationAccess")
+            }
+            "before_prompt_build" if !self.hooks.allow_prompt_injection => {
+                Err("hooks.allowPromptInjection")
+            }
+            _ => Ok(()),
+        }
     }
 }
 
@@ -190,7 +263,7 @@ impl Default for PluginEntry {
             config: serde_json::Value::Null,
             grants: PluginGrants::default(),
             fail_policy: None,
-            hooks: BTreeMap::new(),
+            hooks: PluginHooks::default(),
         }
     }
 }
@@ -259,5 +332,50 @@ impl EnvGrant {
             EnvGrant::Inherit(name) => name,
             EnvGrant::Fixed { name, .. } => name,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(hooks: serde_json::Value) -> PluginEntry {
+        serde_json::from_value(serde_json::json!({ "hooks": hooks })).unwrap()
+    }
+
+    #[test]
+    fn a_hook_deadline_comes_from_the_narrowest_setting() {
+        let e = entry(serde_json::json!({
+            "timeoutMs": 3000,
+            "timeouts": {"llm_input": 2000},
+            "before_tool_call": {"timeoutMs": 1000}
+        }));
+        assert_eq!(e.timeout_ms_for("before_tool_call"), Some(1000));
+        assert_eq!(e.timeout_ms_for("llm_input"), Some(2000));
+        assert_eq!(e.timeout_ms_for("session_start"), Some(3000));
+        assert_eq!(e.timeout_ms_for("agent_end"), Some(3000));
+        // Unset: agent_end gets OpenClaw's 30 s, the rest the call deadline.
+        let e = entry(serde_json::json!({}));
+        assert_eq!(e.timeout_ms_for("agent_end"), Some(AGENT_END_TIMEOUT_MS));
+        assert_eq!(e.timeout_ms_for("before_tool_call"), None);
+    }
+
+    #[test]
+    fn conversation_hooks_need_access_and_prompt_injection_can_be_turned_off() {
+        let e = entry(serde_json::json!({}));
+        assert_eq!(
+            e.hook_allowed("llm_input"),
+            Err("hooks.allowConversationAccess")
+        );
+        assert_eq!(e.hook_allowed("before_prompt_build"), Ok(()));
+        assert_eq!(e.hook_allowed("before_tool_call"), Ok(()));
+        let e = entry(
+            serde_json::json!({"allowConversationAccess": true, "allowPromptInjection": false}),
+        );
+        assert_eq!(e.hook_allowed("agent_end"), Ok(()));
+        assert_eq!(
+            e.hook_allowed("before_prompt_build"),
+            Err("hooks.allowPromptInjection")
+        );
     }
 }

@@ -24,6 +24,43 @@ pub fn check_lists(id: &str, config: &PluginsConfig) -> Result<(), LoadError> {
     Ok(())
 }
 
+/// Check the operator's config for a plugin against the manifest's
+/// `configSchema` (an unset config is checked as `{}`), naming the offending
+/// key as `plugins.entries.<id>.config.<path>`.
+pub fn check_config(
+    id: &str,
+    schema: Option<&serde_json::Value>,
+    config: &serde_json::Value,
+) -> Result<(), LoadError> {
+    let Some(schema) = schema else {
+        return Ok(());
+    };
+    let base = format!("plugins.entries.{id}.config");
+    let validator = jsonschema::validator_for(schema).map_err(|e| LoadError::Config {
+        id: id.into(),
+        key: "configSchema (in its manifest)".into(),
+        reason: format!("not a valid JSON Schema: {e}"),
+    })?;
+    let empty = serde_json::Value::Object(Default::default());
+    let config = if config.is_null() { &empty } else { config };
+    let first = validator.iter_errors(config).next().map(|e| {
+        let path: String = e
+            .instance_path()
+            .into_iter()
+            .map(|segment| format!(".{segment}"))
+            .collect();
+        LoadError::Config {
+            id: id.into(),
+            key: format!("{base}{path}"),
+            reason: clawhost_agent_core::text::clip(&e.to_string(), 300).into_owned(),
+        }
+    });
+    match first {
+        None => Ok(()),
+        Some(e) => Err(e),
+    }
+}
+
 /// The sha256 of a component, as lowercase hex.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))

@@ -68,6 +68,17 @@ pub enum LoadError {
         /// What is wrong, and what to do.
         reason: String,
     },
+    /// The operator's `plugins.entries.<id>.config` does not fit the
+    /// manifest's `configSchema` (or that schema is not valid JSON Schema).
+    #[error("plugin `{id}`: {key}: {reason}")]
+    Config {
+        /// Plugin id.
+        id: String,
+        /// The offending key, dotted from `plugins.entries.<id>.config`.
+        key: String,
+        /// What is wrong.
+        reason: String,
+    },
     /// `register` returned something invalid.
     #[error("plugin `{id}` registered invalid data: {reason}")]
     Registration {
@@ -88,6 +99,7 @@ impl LoadError {
             | LoadError::NotAPlugin { id, .. }
             | LoadError::Grant { id, .. }
             | LoadError::Runtime { id, .. }
+            | LoadError::Config { id, .. }
             | LoadError::Registration { id, .. } => Some(id),
         }
     }

@@ -73,11 +73,11 @@ impl PluginHost {
                 }
             })?;
         let mut protected = ProtectedPaths::default();
-        let plugin_paths: Vec<PathBuf> = config
+        let plugin_paths: Vec<(String, PathBuf)> = config
             .plugins
-            .paths
-            .iter()
-            .map(|p| canonical(&config.resolve(p)))
+            .package_paths()
+            .into_iter()
+            .map(|(key, p)| (key, canonical(&config.resolve(p))))
             .collect();
         if let Some(dir) = cache.dir() {
             let grants = config.plugins.entries.iter().flat_map(|(id, e)| {
@@ -88,11 +88,7 @@ impl PluginHost {
                     )
                 })
             });
-            let paths = plugin_paths
-                .iter()
-                .enumerate()
-                .map(|(i, p)| (format!("plugins.paths[{i}]"), p.clone()));
-            for (key, path) in paths.chain(grants) {
+            for (key, path) in plugin_paths.iter().cloned().chain(grants) {
                 if overlap(dir, &path) {
                     return Err(LoadError::HostSetup {
                         key: "plugins.cacheDir".into(),
@@ -109,7 +105,7 @@ impl PluginHost {
         if let Some(key) = key_file.or_else(ComponentCache::default_key_file) {
             protected.add(&key, "component cache key");
         }
-        for path in &plugin_paths {
+        for (_, path) in &plugin_paths {
             protected.add(path, "plugin packages dir");
         }
         if let Some(file) = &config.source {
@@ -125,11 +121,22 @@ impl PluginHost {
         })
     }
 
-    /// Load every package found under `plugins.paths`; failures are reported,
-    /// not fatal, so one bad plugin does not stop the others.
+    /// Load every package found under `plugins.paths` and
+    /// `plugins.load.paths` (nothing when `plugins.enabled` is false);
+    /// failures are reported, not fatal, so one bad plugin does not stop the others.
     pub async fn load_configured(&mut self) -> Vec<LoadReport> {
         let mut reports = Vec::new();
-        for path in self.config.paths.clone() {
+        if !self.config.enabled {
+            tracing::info!("plugins.enabled is false: no plugin is loaded");
+            return reports;
+        }
+        let paths: Vec<PathBuf> = self
+            .config
+            .package_paths()
+            .into_iter()
+            .map(|(_, p)| p.clone())
+            .collect();
+        for path in paths {
             let path = if path.is_absolute() {
                 path
             } else {
@@ -261,6 +268,7 @@ impl PluginHost {
         }
         admission::check_lists(&id, &self.config)?;
         self.refuse_duplicate(&id)?;
+        admission::check_config(&id, package.manifest.config_schema.as_ref(), &entry.config)?;
         let manifest_api = api_version::check_manifest(&id, &package.manifest.api_version)?;
         let runtime = |stage: &'static str| {
             let id = id.clone();

@@ -32,6 +32,13 @@ pub struct PluginManifest {
     /// Capabilities it asks for; it gets at most these, and only what the operator grants.
     #[serde(default)]
     pub capabilities: RequestedCapabilities,
+    /// JSON Schema of `plugins.entries.<id>.config` (OpenClaw's
+    /// `configSchema`); the operator's config is checked against it at load.
+    #[serde(default)]
+    pub config_schema: Option<serde_json::Value>,
+    /// Hints for config UIs (OpenClaw's `uiHints`); kept, not interpreted.
+    #[serde(default)]
+    pub ui_hints: Option<serde_json::Value>,
 }
 
 /// Capabilities a plugin asks for.

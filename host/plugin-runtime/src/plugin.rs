@@ -61,8 +61,11 @@ pub struct PluginStatus {
     pub state: PluginState,
     /// Tool names.
     pub tools: Vec<String>,
-    /// Hook names with priority.
+    /// Hook names with priority (the hooks it is delivered).
     pub hooks: Vec<(String, i32)>,
+    /// Hooks it subscribed to but is not delivered, with the setting that
+    /// withholds each (`hooks.allowConversationAccess`, `hooks.allowPromptInjection`).
+    pub withheld: Vec<(String, &'static str)>,
     /// Harness ids.
     pub harnesses: Vec<String>,
     /// Effective grants.
@@ -120,7 +123,16 @@ impl LoadedPlugin {
             hooks: r
                 .hooks
                 .iter()
+                .filter(|(k, _)| self.settings.hook_allowed(k.name()).is_ok())
                 .map(|(k, p)| (k.name().to_string(), self.hook_priority(*k, *p)))
+                .collect(),
+            withheld: r
+                .hooks
+                .iter()
+                .filter_map(|(k, _)| {
+                    let setting = self.settings.hook_allowed(k.name()).err()?;
+                    Some((k.name().to_string(), setting))
+                })
                 .collect(),
             harnesses: r.harnesses.clone(),
             grants: self.instance.grants().clone(),
@@ -199,11 +211,19 @@ impl LoadedPlugin {
         }))
     }
 
-    /// Hook subscriptions of this plugin.
+    /// Hook subscriptions of this plugin that it may be delivered (see
+    /// [`clawhost_config::PluginEntry::hook_allowed`]).
     pub fn hook_registrations(self: &Arc<Self>) -> Vec<HookRegistration> {
         self.registration
             .hooks
             .iter()
+            .filter(|(kind, _)| match self.settings.hook_allowed(kind.name()) {
+                Ok(()) => true,
+                Err(setting) => {
+                    tracing::warn!(plugin = %self.id(), hook = kind.name(), "hook withheld: plugins.entries.{}.{setting} does not allow it", self.id());
+                    false
+                }
+            })
             .map(|(kind, priority)| {
                 HookRegistration::new(
                     self.id(),
