@@ -5,8 +5,9 @@ use std::path::Path;
 use anyhow::{anyhow, Context};
 use clawhost_agent_core::{EventSink, RunContext};
 use clawhost_config::{AgentEntry, Config};
+use clawhost_hooks::SessionEndReason;
 use clawhost_llm::ModelRuntimes;
-use clawhost_runner::EmbeddedRunner;
+use clawhost_runner::{EmbeddedRunner, Session};
 
 use crate::transcript::{render_event, render_refusal};
 
@@ -53,9 +54,19 @@ pub async fn run(
     );
     let mut ctx = RunContext::new(agent, generation.model.clone());
     ctx.events = EventSink::with_listener(|event| say!("{}", render_event(event)));
-    let outcome = runner
-        .run_on_generation(generation, &ctx, &[], message)
-        .await?;
+    // The same path as `chat`: runtime selection, every hook, compaction;
+    // the session lives for this one turn (it is not saved).
+    let session_id = format!("run-{}", std::process::id());
+    let mut session = Session::new(&session_id, agent);
+    runner.start_session(&session_id, agent, false).await;
+    let result = runner
+        .run_session_turn(&mut session, generation, &ctx, message)
+        .await;
+    runner
+        .end_session(&session_id, agent, SessionEndReason::Quit)
+        .await;
+    runner.harnesses().dispose_all().await;
+    let outcome = result?;
     say!(
         "turn finished: {} model calls · {} input / {} output tokens",
         outcome.iterations,
