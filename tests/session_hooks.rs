@@ -70,7 +70,8 @@ async fn prompt_compaction_model_and_session_hooks_reach_the_plugin() {
         .end_session("s1", "main", clawhost_hooks::SessionEndReason::Quit)
         .await;
 
-    // before_prompt_build: system note appended, user message prepended.
+    // before_prompt_build: system note appended, context put before the
+    // user's message, each joined with a blank line.
     let requests = fake.requests();
     assert_eq!(
         requests.len(),
@@ -78,8 +79,23 @@ async fn prompt_compaction_model_and_session_hooks_reach_the_plugin() {
         "the plugin wrote the summary, so no summary model call"
     );
     let messages = requests[0].body["messages"].as_array().unwrap();
-    assert_eq!(messages[0]["content"], "Be brief.\nOperator note: be kind.");
-    assert_eq!(messages.last().unwrap()["content"], "[ticket 42]\nstatus?");
+    assert_eq!(
+        messages[0]["content"],
+        "Be brief.\n\nOperator note: be kind."
+    );
+    assert_eq!(
+        messages.last().unwrap()["content"],
+        "[ticket 42]\n\nstatus?"
+    );
+    // The injected context reached the model, not the session: what is kept
+    // is what the user said.
+    let user_turn = session
+        .history
+        .iter()
+        .rev()
+        .find(|m| matches!(m, Message::User { .. }))
+        .unwrap();
+    assert_eq!(*user_turn, Message::user("status?"));
     // before_compaction: the plugin's summary replaced the old messages.
     assert!(
         messages[1]["content"]

@@ -95,9 +95,22 @@ impl TurnLoop {
         history: &[Message],
         user_text: &str,
     ) -> Result<TurnOutcome, TurnError> {
+        self.run_with_context(ctx, history, user_text, user_text)
+            .await
+    }
+
+    /// [`TurnLoop::run`], sending the model `sent_text` (the user's message
+    /// with context hooks added) while the turn records `user_text`.
+    pub async fn run_with_context(
+        &self,
+        ctx: &RunContext,
+        history: &[Message],
+        user_text: &str,
+        sent_text: &str,
+    ) -> Result<TurnOutcome, TurnError> {
         let mut messages = history.to_vec();
         let first_new = messages.len();
-        messages.push(Message::user(user_text));
+        messages.push(Message::user(sent_text));
         ctx.events.emit(TurnEvent::UserMessage {
             text: user_text.to_string(),
         });
@@ -133,7 +146,11 @@ impl TurnLoop {
                     text: reply.text.clone(),
                 });
                 return Ok(TurnOutcome {
-                    new_messages: messages.split_off(first_new),
+                    new_messages: {
+                        let mut new = messages.split_off(first_new);
+                        new[0] = Message::user(user_text);
+                        new
+                    },
                     answer: reply.text,
                     iterations: iteration,
                     usage,

@@ -128,15 +128,19 @@ pub struct BeforePromptBuildEvent {
     pub prompt: String,
 }
 
-/// Edits a `before_prompt_build` handler makes.
+/// Edits a `before_prompt_build` handler makes (OpenClaw's result fields).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct PromptEdit {
-    /// Put before the user message.
-    pub prepend: Option<String>,
-    /// Put after the user message.
-    pub append: Option<String>,
-    /// Replace the system prompt.
-    pub system: Option<String>,
+    /// Context put before the user message.
+    pub prepend_context: Option<String>,
+    /// Context put after the user message.
+    pub append_context: Option<String>,
+    /// A replacement system prompt.
+    pub system_prompt: Option<String>,
+    /// Text put before the system prompt.
+    pub prepend_system_context: Option<String>,
+    /// Text put after the system prompt.
+    pub append_system_context: Option<String>,
 }
 
 /// `llm_input`.

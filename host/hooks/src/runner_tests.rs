@@ -15,11 +15,18 @@ struct Scripted(
 #[async_trait]
 impl HookHandler for Scripted {
     async fn handle(&self, event: &HookEvent) -> Result<HookOutcome, HookError> {
-        if let HookEvent::BeforeToolCall(e) = event {
-            self.1
+        match event {
+            HookEvent::BeforeToolCall(e) => self
+                .1
                 .lock()
                 .unwrap()
-                .push(format!("{}:{}", self.2, e.params));
+                .push(format!("{}:{}", self.2, e.params)),
+            HookEvent::BeforePromptBuild(e) => self
+                .1
+                .lock()
+                .unwrap()
+                .push(format!("{}:{}", self.2, e.prompt)),
+            _ => {}
         }
         self.0.lock().unwrap().remove(0)
     }
@@ -391,4 +398,59 @@ async fn a_later_rewrite_is_rechecked_by_the_hooks_that_allowed_the_call() {
     let out = runner.before_tool_call(before(json!({"cmd": "ls"}))).await;
     assert_eq!(out.verdict, Ok(json!({"cmd": "ls -l"})));
     assert_eq!(out.decisions.len(), 3, "{:?}", out.decisions);
+}
+
+#[tokio::test]
+async fn prompt_context_joins_in_priority_order_and_the_highest_system_prompt_wins() {
+    let seen = Arc::default();
+    let edit = |prepend: &str, system: &str, pre_sys: Option<&str>, post_sys: Option<&str>| {
+        Ok(O::BeforePromptBuild(Some(PromptEdit {
+            prepend_context: Some(prepend.into()),
+            append_context: None,
+            system_prompt: Some(system.into()),
+            prepend_system_context: pre_sys.map(Into::into),
+            append_system_context: post_sys.map(Into::into),
+        })))
+    };
+    let runner = HookRunner::new(vec![
+        reg(
+            "low",
+            1,
+            BeforePromptBuild,
+            edit("B", "S-low", Some("P"), None),
+            &seen,
+        ),
+        reg(
+            "high",
+            10,
+            BeforePromptBuild,
+            edit("A", "S-high", None, Some("X")),
+            &seen,
+        ),
+        reg(
+            "keep",
+            5,
+            BeforePromptBuild,
+            Ok(O::BeforePromptBuild(None)),
+            &seen,
+        ),
+    ]);
+    let built = runner
+        .before_prompt_build(BeforePromptBuildEvent {
+            session_id: None,
+            agent_id: "a".into(),
+            system: Some("base".into()),
+            prompt: "hi".into(),
+        })
+        .await;
+    assert_eq!(built.prompt, "A\n\nB\n\nhi");
+    assert_eq!(built.system.as_deref(), Some("P\n\nS-high\n\nX"));
+    // Every handler saw the original prompt, highest priority first.
+    assert_eq!(*seen.lock().unwrap(), ["high:hi", "keep:hi", "low:hi"]);
+    let decisions: Vec<&str> = built
+        .decisions
+        .iter()
+        .map(|d| d.decision.as_str())
+        .collect();
+    assert_eq!(decisions, ["edit", "keep", "edit"]);
 }

@@ -214,7 +214,7 @@ impl EmbeddedRunner {
         user_text: &str,
     ) -> Result<TurnOutcome, TurnError> {
         let system = self.system_prompt(&generation.agent_id);
-        self.run_builtin(&generation, ctx, history, user_text, system)
+        self.run_builtin(&generation, ctx, history, (user_text, user_text), system)
             .await
     }
 
@@ -226,19 +226,22 @@ impl EmbeddedRunner {
         ))
     }
 
+    /// The built-in loop; `texts` is the user's own message and the one the
+    /// model is sent (with the prompt hooks' context).
     pub(crate) async fn run_builtin(
         &self,
         generation: &ModelRuntimeGeneration,
         ctx: &RunContext,
         history: &[Message],
-        user_text: &str,
+        (user_text, sent_text): (&str, &str),
         system: Option<String>,
     ) -> Result<TurnOutcome, TurnError> {
         let mut turn = self.turn_loop(self.model_client(generation));
         if let Some(system) = system {
             turn = turn.with_system(system);
         }
-        turn.run(ctx, history, user_text).await
+        turn.run_with_context(ctx, history, user_text, sent_text)
+            .await
     }
 
     /// Run one turn with the built-in loop.

@@ -233,7 +233,7 @@ impl EmbeddedRunner {
                     session,
                     &generation,
                     ctx,
-                    &prompt,
+                    (user_text, &prompt),
                     system.clone(),
                 )
                 .await;
@@ -294,12 +294,18 @@ impl EmbeddedRunner {
         session: &Session,
         generation: &ModelRuntimeGeneration,
         ctx: &RunContext,
-        prompt: &str,
+        (user_text, prompt): (&str, &str),
         system: Option<String>,
     ) -> Result<TurnOutcome, RunError> {
         if runtime == BUILTIN {
             return Ok(self
-                .run_builtin(generation, ctx, &session.history, prompt, system)
+                .run_builtin(
+                    generation,
+                    ctx,
+                    &session.history,
+                    (user_text, prompt),
+                    system,
+                )
                 .await?);
         }
         let harness = self
@@ -314,7 +320,7 @@ impl EmbeddedRunner {
             ctx.clone(),
             max_iterations,
             self.turn_budget(),
-            prompt,
+            user_text,
         ));
         let turn = PreparedTurn {
             agent_id: session.agent_id.clone(),

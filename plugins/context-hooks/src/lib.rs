@@ -3,7 +3,8 @@
 //! Config (`plugins.entries.context-hooks.config`):
 //! `{ "systemNote": "…", "prepend": "…", "summarize": true }`.
 //! - `before_prompt_build`: appends `systemNote` to the system prompt and puts
-//!   `prepend` before the user's message.
+//!   `prepend` before the user's message (context the model sees; the
+//!   transcript keeps what the user typed).
 //! - `before_compaction`: with `summarize`, writes the summary itself (no model call).
 //! - every observe-only hook: one log line (`observed <hook> …`), an audit trail.
 
@@ -31,21 +32,19 @@ impl Plugin for ContextHooks {
         hooks
     }
 
-    fn before_prompt_build(&self, event: BeforePromptBuildEvent) -> Option<PromptEdit> {
+    fn before_prompt_build(&self, _event: BeforePromptBuildEvent) -> Option<PromptEdit> {
         let config = clawhost_sdk::config();
-        let note = config["systemNote"].as_str();
+        let note = config["systemNote"].as_str().map(str::to_string);
         let prepend = config["prepend"].as_str().map(str::to_string);
         if note.is_none() && prepend.is_none() {
             return None;
         }
-        let system = note.map(|n| match &event.system {
-            Some(s) if !s.is_empty() => format!("{s}\n{n}"),
-            _ => n.to_string(),
-        });
         Some(PromptEdit {
-            prepend,
-            append: None,
-            system,
+            prepend_context: prepend,
+            append_context: None,
+            system_prompt: None,
+            prepend_system_context: None,
+            append_system_context: note,
         })
     }
 

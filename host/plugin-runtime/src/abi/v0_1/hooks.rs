@@ -155,9 +155,10 @@ fn convert_outcome(outcome: wit::HookOutcome) -> Result<HookOutcome, String> {
         wit::HookOutcome::BeforePromptBuild(o) => HookOutcome::BeforePromptBuild(match o {
             wit::BeforePromptBuildOutcome::Keep => None,
             wit::BeforePromptBuildOutcome::Edit(e) => Some(PromptEdit {
-                prepend: e.prepend,
-                append: e.append,
-                system: e.system,
+                prepend_context: e.prepend,
+                append_context: e.append,
+                system_prompt: e.system,
+                ..PromptEdit::default()
             }),
         }),
         wit::HookOutcome::BeforeCompaction(o) => HookOutcome::BeforeCompaction(match o {

@@ -122,7 +122,13 @@ pub(super) fn before_prompt_build(e: &BeforePromptBuildEvent) -> ph::BeforePromp
 
 pub(super) fn before_prompt_build_len(o: &ph::BeforePromptBuildOutcome) -> usize {
     match o {
-        ph::BeforePromptBuildOutcome::Edit(e) => total_len(&[&e.prepend, &e.append, &e.system]),
+        ph::BeforePromptBuildOutcome::Edit(e) => total_len(&[
+            &e.prepend_context,
+            &e.append_context,
+            &e.system_prompt,
+            &e.prepend_system_context,
+            &e.append_system_context,
+        ]),
         ph::BeforePromptBuildOutcome::Keep => 0,
     }
 }
@@ -131,9 +137,11 @@ pub(super) fn before_prompt_build_outcome(o: ph::BeforePromptBuildOutcome) -> Ho
     HookOutcome::BeforePromptBuild(match o {
         ph::BeforePromptBuildOutcome::Keep => None,
         ph::BeforePromptBuildOutcome::Edit(e) => Some(PromptEdit {
-            prepend: e.prepend,
-            append: e.append,
-            system: e.system,
+            prepend_context: e.prepend_context,
+            append_context: e.append_context,
+            system_prompt: e.system_prompt,
+            prepend_system_context: e.prepend_system_context,
+            append_system_context: e.append_system_context,
         }),
     })
 }
