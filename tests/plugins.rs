@@ -70,6 +70,34 @@ async fn before_tool_call_blocks_by_rule_even_for_host_tools() {
 }
 
 #[tokio::test]
+async fn a_tool_hook_receives_only_the_calls_its_subscription_matches() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({"plugins": {"entries": {"policy-guard": {"config": {
+            "blockWords": ["secret"],
+            "onlyTools": ["WORD_*"]
+        }}}}}),
+        dir.path(),
+    );
+    let runner = runner_with(cfg, &["policy-guard", "text-tools"]).await;
+    // `word_count` matches the glob (without regard to case): the hook blocks.
+    let (out, _) = dispatch(&runner, "word_count", json!({"text": "a secret"})).await;
+    assert!(
+        out.is_error && out.content.contains("`secret`"),
+        "{}",
+        out.content
+    );
+    // `echo` does not match: the hook is not even asked.
+    let (out, ctx) = dispatch(&runner, "echo", json!({"text": "a secret"})).await;
+    assert_eq!(json_of(&out), json!({"text": "a secret"}));
+    assert!(!ctx
+        .events
+        .snapshot()
+        .iter()
+        .any(|e| matches!(e, TurnEvent::HookDecision { .. })));
+}
+
+#[tokio::test]
 async fn before_tool_call_rewrites_parameters_before_the_tool_sees_them() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(

@@ -33,4 +33,5 @@ pub use catalog::{
 pub use runner::{
     AfterToolCallResult, BeforeToolCallResult, BuiltPrompt, CompactionHookResult, FailPolicy,
     HookDecisionRecord, HookError, HookHandler, HookRegistration, HookRunner, Observed,
+    ToolMatcher,
 };

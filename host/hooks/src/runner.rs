@@ -42,8 +42,53 @@ pub struct HookRegistration {
     pub priority: i32,
     /// What a failure of this handler does.
     pub fail_policy: FailPolicy,
+    /// For tool hooks: the tools whose calls it receives (`None`: all).
+    pub tools: Option<ToolMatcher>,
     /// The handler.
     pub handler: Arc<dyn HookHandler>,
+}
+
+/// The tools a tool hook subscribed to: names or globs, without regard to ASCII case.
+#[derive(Clone, Debug)]
+pub struct ToolMatcher {
+    patterns: Vec<String>,
+    set: globset::GlobSet,
+}
+
+impl ToolMatcher {
+    /// A matcher for these names or globs; `None` when the list is empty
+    /// (every tool). `Err` names the pattern that is not a valid glob.
+    pub fn new(patterns: &[String]) -> Result<Option<Self>, String> {
+        if patterns.is_empty() {
+            return Ok(None);
+        }
+        let mut set = globset::GlobSetBuilder::new();
+        for p in patterns {
+            let glob = globset::GlobBuilder::new(p)
+                .case_insensitive(true)
+                .literal_separator(false)
+                .build()
+                .map_err(|e| format!("tool pattern `{p}` is not a valid glob: {e}"))?;
+            set.add(glob);
+        }
+        let set = set
+            .build()
+            .map_err(|e| format!("tool patterns {patterns:?}: {e}"))?;
+        Ok(Some(Self {
+            patterns: patterns.to_vec(),
+            set,
+        }))
+    }
+
+    /// Whether calls of `tool` are received.
+    pub fn matches(&self, tool: &str) -> bool {
+        self.set.is_match(tool)
+    }
+
+    /// The patterns, as given.
+    pub fn patterns(&self) -> &[String] {
+        &self.patterns
+    }
 }
 
 impl HookRegistration {
@@ -59,8 +104,20 @@ impl HookRegistration {
             kind,
             priority,
             fail_policy: clawhost_config::default_fail_policy(kind.name()),
+            tools: None,
             handler,
         }
+    }
+
+    /// The same registration, receiving only calls of the tools `tools` matches.
+    pub fn with_tools(mut self, tools: Option<ToolMatcher>) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    /// Whether this handler receives a call of `tool`.
+    pub fn receives(&self, tool: &str) -> bool {
+        self.tools.as_ref().is_none_or(|m| m.matches(tool))
     }
 
     /// The same registration with another fail policy.
@@ -198,11 +255,15 @@ impl HookRunner {
         let mut decisions = Vec::new();
         let original = event.params.clone();
         let mut merged = event.params.clone();
+        let tool = event.tool.clone();
         // Every handler sees the same, original event.
         let asked = HookEvent::BeforeToolCall(event);
         // Handlers that answered, with the parameters each approved.
         let mut approved: Vec<(&HookRegistration, Value)> = Vec::new();
-        for reg in self.handlers(HookKind::BeforeToolCall) {
+        for reg in self
+            .handlers(HookKind::BeforeToolCall)
+            .filter(|r| r.receives(&tool))
+        {
             let answer = reg.handler.handle(&asked).await;
             match self.before_step(reg, answer, &mut decisions) {
                 Step::Allow => approved.push((reg, original.clone())),
@@ -316,8 +377,12 @@ impl HookRunner {
     /// `ignore`.
     pub async fn after_tool_call(&self, event: AfterToolCallEvent) -> AfterToolCallResult {
         let mut decisions = Vec::new();
+        let tool = event.tool.clone();
         let mut current = HookEvent::AfterToolCall(event);
-        for reg in self.handlers(HookKind::AfterToolCall) {
+        for reg in self
+            .handlers(HookKind::AfterToolCall)
+            .filter(|r| r.receives(&tool))
+        {
             let answer = reg.handler.handle(&current).await;
             let HookEvent::AfterToolCall(event) = &mut current else {
                 unreachable!("only the outcome changes")

@@ -454,3 +454,15 @@ async fn prompt_context_joins_in_priority_order_and_the_highest_system_prompt_wi
         .collect();
     assert_eq!(decisions, ["edit", "keep", "edit"]);
 }
+
+#[test]
+fn tool_matchers_take_names_and_globs_without_regard_to_case() {
+    assert!(ToolMatcher::new(&[]).unwrap().is_none());
+    let m = ToolMatcher::new(&["read_*".into(), "Exec".into()])
+        .unwrap()
+        .unwrap();
+    assert!(m.matches("read_note") && m.matches("READ_FILE") && m.matches("exec"));
+    assert!(!m.matches("write_note") && !m.matches("exec2"));
+    let err = ToolMatcher::new(&["[oops".into()]).unwrap_err();
+    assert!(err.contains("`[oops`"), "{err}");
+}

@@ -232,6 +232,7 @@ impl LoadedPlugin {
                     Arc::new(PluginHooks(self.clone())),
                 )
                 .with_fail_policy(self.settings.fail_policy_for(kind.name()))
+                .with_tools(self.registration.tool_matcher(*kind).cloned())
             })
             .collect()
     }

@@ -1,7 +1,7 @@
 //! The check of what a plugin declared at registration, whatever its API version.
 
 use clawhost_agent_core::ToolSpec;
-use clawhost_hooks::HookKind;
+use clawhost_hooks::{HookKind, ToolMatcher};
 
 use crate::abi::Declared;
 
@@ -16,8 +16,20 @@ pub struct Registration {
     pub tools: Vec<ToolSpec>,
     /// Hook subscriptions with priority.
     pub hooks: Vec<(HookKind, i32)>,
+    /// Tool hooks that receive only some tools' calls.
+    pub tool_matchers: Vec<(HookKind, ToolMatcher)>,
     /// Harness ids.
     pub harnesses: Vec<String>,
+}
+
+impl Registration {
+    /// The tools `kind` receives calls of, when the plugin narrowed them.
+    pub fn tool_matcher(&self, kind: HookKind) -> Option<&ToolMatcher> {
+        self.tool_matchers
+            .iter()
+            .find(|(k, _)| *k == kind)
+            .map(|(_, m)| m)
+    }
 }
 
 /// Reserved runtime ids a plugin harness may not take.
@@ -57,6 +69,14 @@ pub(crate) fn check(
         }
         hooks.push((kind, priority));
     }
+    let mut tool_matchers = Vec::new();
+    for (kind, patterns) in d.tool_filters {
+        if let Some(matcher) =
+            ToolMatcher::new(&patterns).map_err(|e| format!("hook `{}`: {e}", kind.name()))?
+        {
+            tool_matchers.push((kind, matcher));
+        }
+    }
     match (exports_harness, d.harnesses.len()) {
         (false, 0) | (true, 1) => {}
         (false, _) => {
@@ -84,6 +104,7 @@ pub(crate) fn check(
         version: manifest_version.into(),
         tools,
         hooks,
+        tool_matchers,
         harnesses: d.harnesses,
     })
 }

@@ -1,9 +1,11 @@
 //! Example policy hook: blocks tool calls by rule and rewrites oversized parameters.
 //!
 //! Config (`plugins.entries.policy-guard.config`):
-//! `{ "blockTools": ["name", ...], "blockWords": ["word", ...], "maxTextChars": 200 }`.
+//! `{ "blockTools": ["name", ...], "blockWords": ["word", ...], "maxTextChars": 200,
+//!    "onlyTools": ["glob", ...] }`.
 //! A call to a listed tool, or whose parameters contain a listed word, is blocked;
-//! a `text` parameter longer than `maxTextChars` is truncated.
+//! a `text` parameter longer than `maxTextChars` is truncated. With `onlyTools`,
+//! the hook only receives calls of the tools those names or globs match.
 
 use clawhost_sdk::{export_plugin, BeforeDecision, BeforeToolCall, Hook, Plugin};
 use serde_json::Value;
@@ -25,6 +27,10 @@ fn strings(config: &Value, key: &str) -> Vec<String> {
 impl Plugin for PolicyGuard {
     fn hooks(&self) -> Vec<(Hook, i32)> {
         vec![(Hook::BeforeToolCall, 100)]
+    }
+
+    fn tool_filter(&self, _hook: Hook) -> Vec<String> {
+        strings(&clawhost_sdk::config(), "onlyTools")
     }
 
     fn before_tool_call(&self, event: BeforeToolCall) -> BeforeDecision {

@@ -83,7 +83,12 @@ impl<P: Plugin> th::Guest for Adapter<P> {
                 Hook::AfterToolCall => th::ToolHook::AfterToolCall,
                 _ => return None,
             };
-            Some(th::Subscription { hook, priority })
+            let tools = with::<P, _>(|s| s.plugin.tool_filter(h));
+            Some(th::Subscription {
+                hook,
+                priority,
+                tools,
+            })
         })
     }
 

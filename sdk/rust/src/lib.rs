@@ -130,6 +130,13 @@ pub trait Plugin: Default + 'static {
         Vec::new()
     }
 
+    /// The tools whose calls a tool hook (`BeforeToolCall`, `AfterToolCall`)
+    /// receives: names or globs (`*`, `?`), without regard to ASCII case.
+    /// Empty (the default): every call. Called once.
+    fn tool_filter(&self, _hook: Hook) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Handle `before_tool_call`.
     fn before_tool_call(&self, _event: BeforeToolCall) -> BeforeDecision {
         BeforeDecision::Allow

@@ -103,6 +103,8 @@ pub(crate) struct Declared {
     pub tools: Vec<DeclaredTool>,
     /// Hook subscriptions with priority.
     pub hooks: Vec<(HookKind, i32)>,
+    /// The tools a tool hook receives calls of (names or globs), where set.
+    pub tool_filters: Vec<(HookKind, Vec<String>)>,
     /// Harness ids.
     pub harnesses: Vec<String>,
 }

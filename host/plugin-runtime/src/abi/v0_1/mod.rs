@@ -116,6 +116,7 @@ impl Guest {
                             .into_iter()
                             .map(|h| (hooks::hook_kind(h.hook), h.priority))
                             .collect(),
+                        tool_filters: Vec::new(),
                         harnesses: r.harnesses,
                     }),
                     0,

@@ -226,7 +226,11 @@ impl Guest {
         }
         if let Some(f) = &self.tool_hooks {
             for s in f.call_subscriptions(&mut *store).await? {
-                d.hooks.push((hooks::tool_hook(s.hook), s.priority));
+                let kind = hooks::tool_hook(s.hook);
+                d.hooks.push((kind, s.priority));
+                if !s.tools.is_empty() {
+                    d.tool_filters.push((kind, s.tools));
+                }
             }
         }
         if let Some(f) = &self.prompt_hooks {
