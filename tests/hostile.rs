@@ -205,7 +205,11 @@ async fn a_hook_that_sleeps_past_its_timeout_blocks_the_call_in_time() {
 #[tokio::test]
 async fn failing_tool_hooks_fail_closed_by_default() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(json!({}), dir.path());
+    // 0.1's after-tool-call is the tool-result middleware: it needs the grant.
+    let cfg = config(
+        json!({"plugins": {"entries": {"hostile": {"grants": {"toolResults": true}}}}}),
+        dir.path(),
+    );
     let runner = runner_with(cfg, &["test-hostile"]).await;
     for (mode, expected) in [
         (
@@ -237,9 +241,12 @@ async fn failing_tool_hooks_fail_closed_by_default() {
 #[tokio::test]
 async fn fail_policy_ignore_per_hook_and_per_plugin_lets_calls_through() {
     let dir = tempfile::tempdir().unwrap();
-    // Per hook: before_tool_call is advisory; after_tool_call keeps the default.
+    // Per hook: before_tool_call is advisory; tool_result keeps the default.
     let cfg = config(
-        json!({"plugins": {"entries": {"hostile": {"hooks": {"before_tool_call": {"failPolicy": "ignore"}}}}}}),
+        json!({"plugins": {"entries": {"hostile": {
+            "grants": {"toolResults": true},
+            "hooks": {"before_tool_call": {"failPolicy": "ignore"}}
+        }}}}),
         dir.path(),
     );
     let runner = runner_with(cfg, &["test-hostile"]).await;
@@ -248,11 +255,15 @@ async fn fail_policy_ignore_per_hook_and_per_plugin_lets_calls_through() {
     let decisions = format!("{:?}", ctx.events.snapshot());
     assert!(decisions.contains("; ignored"), "{decisions}");
     let (out, _) = dispatch(&runner, "huge", json!({"mb": 0, "hostile_after": "trap"})).await;
-    assert!(out.is_error, "after_tool_call still fails closed");
+    assert!(out.is_error, "tool_result still fails closed");
 
     // Per plugin: every hook of the plugin is advisory, unless a hook says otherwise.
     let cfg = config(
-        json!({"plugins": {"entries": {"hostile": {"failPolicy": "ignore", "hooks": {"before_tool_call": {"failPolicy": "block"}}}}}}),
+        json!({"plugins": {"entries": {"hostile": {
+            "grants": {"toolResults": true},
+            "failPolicy": "ignore",
+            "hooks": {"before_tool_call": {"failPolicy": "block"}}
+        }}}}),
         dir.path(),
     );
     let runner = runner_with(cfg, &["test-hostile"]).await;

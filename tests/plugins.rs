@@ -177,9 +177,11 @@ async fn before_tool_call_patches_merge_and_a_policy_hook_rechecks_what_will_run
 }
 
 #[tokio::test]
-async fn after_tool_call_replaces_the_result_the_model_sees() {
+async fn granted_tool_result_middleware_replaces_the_result_the_model_sees() {
     let dir = tempfile::tempdir().unwrap();
-    let runner = runner_with(config(json!({}), dir.path()), &["redact-results"]).await;
+    let granted =
+        json!({"plugins": {"entries": {"redact-results": {"grants": {"toolResults": true}}}}});
+    let runner = runner_with(config(granted, dir.path()), &["redact-results"]).await;
     let (out, _) = dispatch(
         &runner,
         "echo",
@@ -192,11 +194,39 @@ async fn after_tool_call_replaces_the_result_the_model_sees() {
     );
     let (out, ctx) = dispatch(&runner, "echo", json!({"text": "nothing to hide"})).await;
     assert_eq!(json_of(&out), json!({"text": "nothing to hide"}));
-    assert!(ctx
-        .events
-        .snapshot()
-        .iter()
-        .any(|e| matches!(e, TurnEvent::HookDecision { decision, .. } if decision == "keep")));
+    assert!(ctx.events.snapshot().iter().any(|e| matches!(e,
+        TurnEvent::HookDecision { hook, decision, .. } if hook == "tool_result" && decision == "keep")));
+
+    // Without the grant the middleware is withheld: the result stays as the tool gave it.
+    let runner = runner_with(config(json!({}), dir.path()), &["redact-results"]).await;
+    let status = &runner.plugins().statuses()[0];
+    assert_eq!(
+        status.withheld,
+        [("tool_result".to_string(), "grants.toolResults")]
+    );
+    let secret = json!({"text": "key sk-abcdef1234567890"});
+    let (out, _) = dispatch(&runner, "echo", secret.clone()).await;
+    assert_eq!(json_of(&out), secret);
+}
+
+#[tokio::test]
+async fn after_tool_call_observers_never_change_the_result_even_when_they_fail() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({"plugins": {"entries": {"context-hooks": {"hooks": {"after_tool_call": {"failPolicy": "block"}}}}}}),
+        dir.path(),
+    );
+    let runner = runner_with(cfg, &["context-hooks"]).await;
+    let (out, ctx) = dispatch(&runner, "echo", json!({"text": "hi"})).await;
+    assert_eq!(json_of(&out), json!({"text": "hi"}));
+    assert!(ctx.events.snapshot().iter().any(|e| matches!(e,
+        TurnEvent::HookDecision { hook, plugin, decision, .. }
+            if hook == "after_tool_call" && plugin == "context-hooks" && decision == "observed")));
+    let logs = runner.plugins().plugin("context-hooks").unwrap().logs();
+    assert!(logs.iter().any(|l| l.message
+        == "observed after_tool_call echo ok=true duration_ms=0"
+        || l.message
+            .starts_with("observed after_tool_call echo ok=true")));
 }
 
 #[tokio::test]

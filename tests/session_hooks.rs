@@ -169,6 +169,7 @@ async fn conversation_and_prompt_hooks_are_delivered_only_as_the_operator_allows
     assert_eq!(
         delivered,
         [
+            "after_tool_call",
             "before_prompt_build",
             "session_start",
             "session_end",

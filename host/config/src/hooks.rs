@@ -10,6 +10,7 @@ use serde::Deserialize;
 pub const HOOK_NAMES: &[&str] = &[
     "before_tool_call",
     "after_tool_call",
+    "tool_result",
     "session_start",
     "session_end",
     "before_prompt_build",

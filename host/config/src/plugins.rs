@@ -197,7 +197,7 @@ pub struct PluginEntry {
 impl PluginEntry {
     /// The fail policy of `hook` for this plugin: the hook's own setting, else
     /// the plugin's, else the safe default (`before_tool_call` and
-    /// `after_tool_call` fail closed, every other hook fails open).
+    /// `tool_result` fail closed, every other hook fails open).
     pub fn fail_policy_for(&self, hook: &str) -> FailPolicy {
         self.hooks
             .per_hook
@@ -228,7 +228,8 @@ impl PluginEntry {
 
     /// Whether `hook` may be delivered to this plugin: the hooks that see the
     /// conversation need `hooks.allowConversationAccess`, the prompt-mutating
-    /// one must not be turned off by `hooks.allowPromptInjection: false`.
+    /// one must not be turned off by `hooks.allowPromptInjection: false`,
+    /// the tool-result middleware needs `grants.toolResults`.
     /// `Err` names the setting that withholds it.
     pub fn hook_allowed(&self, hook: &str) -> Result<(), &'static str> {
         match hook {
@@ -238,6 +239,7 @@ impl PluginEntry {
             "before_prompt_build" if !self.hooks.allow_prompt_injection => {
                 Err("hooks.allowPromptInjection")
             }
+            "tool_result" if !self.grants.tool_results => Err("grants.toolResults"),
             _ => Ok(()),
         }
     }
@@ -246,7 +248,7 @@ impl PluginEntry {
 /// The fail policy of a hook no operator setting covers.
 pub fn default_fail_policy(hook: &str) -> FailPolicy {
     match hook {
-        "before_tool_call" | "after_tool_call" => FailPolicy::Block,
+        "before_tool_call" | "tool_result" => FailPolicy::Block,
         _ => FailPolicy::Ignore,
     }
 }
@@ -284,6 +286,10 @@ pub struct PluginGrants {
     /// the host's dispatch path).
     #[serde(default)]
     pub harness: bool,
+    /// May replace the tool results the model sees (the `tool_result`
+    /// middleware hook).
+    #[serde(default)]
+    pub tool_results: bool,
 }
 
 /// A host directory mounted into a plugin.

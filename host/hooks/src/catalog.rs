@@ -7,8 +7,11 @@ use serde_json::Value;
 pub enum HookKind {
     /// Before a tool runs (modifying).
     BeforeToolCall,
-    /// After a tool ran (modifying).
+    /// After a tool ran (observe).
     AfterToolCall,
+    /// Tool-result middleware: may replace the result the model sees
+    /// (modifying; the operator must grant it).
+    ToolResult,
     /// A session started or resumed (observe).
     SessionStart,
     /// A session ended (observe).
@@ -29,9 +32,10 @@ pub enum HookKind {
 
 impl HookKind {
     /// Every hook, in catalog order.
-    pub const ALL: [HookKind; 10] = [
+    pub const ALL: [HookKind; 11] = [
         HookKind::BeforeToolCall,
         HookKind::AfterToolCall,
+        HookKind::ToolResult,
         HookKind::SessionStart,
         HookKind::SessionEnd,
         HookKind::BeforePromptBuild,
@@ -47,6 +51,7 @@ impl HookKind {
         match self {
             HookKind::BeforeToolCall => "before_tool_call",
             HookKind::AfterToolCall => "after_tool_call",
+            HookKind::ToolResult => "tool_result",
             HookKind::SessionStart => "session_start",
             HookKind::SessionEnd => "session_end",
             HookKind::BeforePromptBuild => "before_prompt_build",
@@ -64,7 +69,7 @@ impl HookKind {
         !matches!(
             self,
             HookKind::BeforeToolCall
-                | HookKind::AfterToolCall
+                | HookKind::ToolResult
                 | HookKind::BeforePromptBuild
                 | HookKind::BeforeCompaction
         )
@@ -251,7 +256,7 @@ pub enum BeforeToolCallOutcome {
     Rewrite(Value),
 }
 
-/// `after_tool_call`: a tool ran.
+/// `after_tool_call` and `tool_result`: a tool ran.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AfterToolCallEvent {
     /// Tool name.
@@ -268,9 +273,9 @@ pub struct AfterToolCallEvent {
     pub context: CallContext,
 }
 
-/// An `after_tool_call` decision.
+/// A `tool_result` middleware decision.
 #[derive(Debug, Clone, PartialEq)]
-pub enum AfterToolCallOutcome {
+pub enum ToolResultOutcome {
     /// Keep the result.
     Keep,
     /// Replace it.
@@ -282,8 +287,10 @@ pub enum AfterToolCallOutcome {
 pub enum HookEvent {
     /// See [`BeforeToolCallEvent`].
     BeforeToolCall(BeforeToolCallEvent),
-    /// See [`AfterToolCallEvent`].
+    /// See [`AfterToolCallEvent`] (observe).
     AfterToolCall(AfterToolCallEvent),
+    /// The tool-result middleware: see [`AfterToolCallEvent`].
+    ToolResult(AfterToolCallEvent),
     /// See [`SessionStartEvent`].
     SessionStart(SessionStartEvent),
     /// See [`SessionEndEvent`].
@@ -308,6 +315,7 @@ impl HookEvent {
         match self {
             HookEvent::BeforeToolCall(_) => HookKind::BeforeToolCall,
             HookEvent::AfterToolCall(_) => HookKind::AfterToolCall,
+            HookEvent::ToolResult(_) => HookKind::ToolResult,
             HookEvent::SessionStart(_) => HookKind::SessionStart,
             HookEvent::SessionEnd(_) => HookKind::SessionEnd,
             HookEvent::BeforePromptBuild(_) => HookKind::BeforePromptBuild,
@@ -325,8 +333,8 @@ impl HookEvent {
 pub enum HookOutcome {
     /// Answer to `before_tool_call`.
     BeforeToolCall(BeforeToolCallOutcome),
-    /// Answer to `after_tool_call`.
-    AfterToolCall(AfterToolCallOutcome),
+    /// Answer to `tool_result`.
+    ToolResult(ToolResultOutcome),
     /// Answer to `before_prompt_build` (`None`: no change).
     BeforePromptBuild(Option<PromptEdit>),
     /// Answer to `before_compaction` (`Some`: use this summary).
@@ -340,7 +348,7 @@ impl HookOutcome {
     pub fn name(&self) -> &'static str {
         match self {
             HookOutcome::BeforeToolCall(_) => "before_tool_call",
-            HookOutcome::AfterToolCall(_) => "after_tool_call",
+            HookOutcome::ToolResult(_) => "tool_result",
             HookOutcome::BeforePromptBuild(_) => "before_prompt_build",
             HookOutcome::BeforeCompaction(_) => "before_compaction",
             HookOutcome::Observed => "observed",
@@ -351,7 +359,7 @@ impl HookOutcome {
     pub fn answers(&self, kind: HookKind) -> bool {
         match self {
             HookOutcome::BeforeToolCall(_) => kind == HookKind::BeforeToolCall,
-            HookOutcome::AfterToolCall(_) => kind == HookKind::AfterToolCall,
+            HookOutcome::ToolResult(_) => kind == HookKind::ToolResult,
             HookOutcome::BeforePromptBuild(_) => kind == HookKind::BeforePromptBuild,
             HookOutcome::BeforeCompaction(_) => kind == HookKind::BeforeCompaction,
             HookOutcome::Observed => kind.observe_only(),

@@ -25,13 +25,12 @@ mod catalog;
 mod runner;
 
 pub use catalog::{
-    AfterCompactionEvent, AfterToolCallEvent, AfterToolCallOutcome, AgentEndEvent,
-    BeforeCompactionEvent, BeforePromptBuildEvent, BeforeToolCallEvent, BeforeToolCallOutcome,
-    CallContext, HookEvent, HookKind, HookOutcome, LlmInputEvent, LlmOutputEvent, PromptEdit,
-    SessionEndEvent, SessionEndReason, SessionStartEvent,
+    AfterCompactionEvent, AfterToolCallEvent, AgentEndEvent, BeforeCompactionEvent,
+    BeforePromptBuildEvent, BeforeToolCallEvent, BeforeToolCallOutcome, CallContext, HookEvent,
+    HookKind, HookOutcome, LlmInputEvent, LlmOutputEvent, PromptEdit, SessionEndEvent,
+    SessionEndReason, SessionStartEvent, ToolResultOutcome,
 };
 pub use runner::{
-    AfterToolCallResult, BeforeToolCallResult, BuiltPrompt, CompactionHookResult, FailPolicy,
-    HookDecisionRecord, HookError, HookHandler, HookRegistration, HookRunner, Observed,
-    ToolMatcher,
+    BeforeToolCallResult, BuiltPrompt, CompactionHookResult, FailPolicy, HookDecisionRecord,
+    HookError, HookHandler, HookRegistration, HookRunner, Observed, ToolMatcher, ToolResultRun,
 };

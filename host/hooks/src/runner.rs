@@ -166,11 +166,11 @@ pub struct BeforeToolCallResult {
     pub decisions: Vec<HookDecisionRecord>,
 }
 
-/// Result of running `after_tool_call`.
+/// Result of running the `tool_result` middleware.
 #[derive(Debug, Clone, PartialEq)]
-pub struct AfterToolCallResult {
-    /// The result the model will see.
-    pub outcome: Result<Value, String>,
+pub struct ToolResultRun {
+    /// The event, its outcome now the result the model will see.
+    pub event: AfterToolCallEvent,
     /// What each handler decided, in order.
     pub decisions: Vec<HookDecisionRecord>,
 }
@@ -371,32 +371,32 @@ impl HookRunner {
         }
     }
 
-    /// Run `after_tool_call`: each handler sees the result left by the one
-    /// before. A failing handler withholds the result (it may have been a
-    /// redaction hook), replacing it with an error, unless its fail policy is
-    /// `ignore`.
-    pub async fn after_tool_call(&self, event: AfterToolCallEvent) -> AfterToolCallResult {
+    /// Run the `tool_result` middleware: each handler sees the result left
+    /// by the one before and may replace it. A failing handler withholds the
+    /// result (it may have been a redaction), replacing it with an error,
+    /// unless its fail policy is `ignore`.
+    pub async fn tool_result(&self, event: AfterToolCallEvent) -> ToolResultRun {
         let mut decisions = Vec::new();
         let tool = event.tool.clone();
-        let mut current = HookEvent::AfterToolCall(event);
+        let mut current = HookEvent::ToolResult(event);
         for reg in self
-            .handlers(HookKind::AfterToolCall)
+            .handlers(HookKind::ToolResult)
             .filter(|r| r.receives(&tool))
         {
             let answer = reg.handler.handle(&current).await;
-            let HookEvent::AfterToolCall(event) = &mut current else {
+            let HookEvent::ToolResult(event) = &mut current else {
                 unreachable!("only the outcome changes")
             };
             let record = |decision: String| HookDecisionRecord {
-                hook: HookKind::AfterToolCall,
+                hook: HookKind::ToolResult,
                 plugin_id: reg.plugin_id.clone(),
                 decision,
             };
             match answer {
-                Ok(HookOutcome::AfterToolCall(AfterToolCallOutcome::Keep)) => {
+                Ok(HookOutcome::ToolResult(ToolResultOutcome::Keep)) => {
                     decisions.push(record("keep".into()));
                 }
-                Ok(HookOutcome::AfterToolCall(AfterToolCallOutcome::Replace(outcome))) => {
+                Ok(HookOutcome::ToolResult(ToolResultOutcome::Replace(outcome))) => {
                     let shown = match &outcome {
                         Ok(v) => short(v),
                         Err(e) => format!("error: {e}"),
@@ -408,7 +408,7 @@ impl HookRunner {
                     let error = match other {
                         Err(e) => e,
                         Ok(o) => HookError::WrongOutcome {
-                            asked: "after_tool_call",
+                            asked: "tool_result",
                             answered: o.name(),
                         },
                     };
@@ -420,13 +420,18 @@ impl HookRunner {
                 }
             }
         }
-        let HookEvent::AfterToolCall(event) = current else {
+        let HookEvent::ToolResult(event) = current else {
             unreachable!("only the outcome changes")
         };
-        AfterToolCallResult {
-            outcome: event.outcome,
-            decisions,
-        }
+        ToolResultRun { event, decisions }
+    }
+
+    /// Run `after_tool_call`: observe-only, handlers of the tool run
+    /// concurrently; their answers and failures never change the result.
+    pub async fn after_tool_call(&self, event: AfterToolCallEvent) -> Observed {
+        let tool = event.tool.clone();
+        self.observe_where(HookEvent::AfterToolCall(event), |r| r.receives(&tool))
+            .await
     }
 }
 
@@ -475,10 +480,19 @@ impl HookRunner {
     /// logged and recorded and changes nothing: an observe-only hook can never
     /// block, whatever its fail policy.
     pub async fn observe(&self, event: HookEvent) -> Observed {
+        self.observe_where(event, |_| true).await
+    }
+
+    /// [`HookRunner::observe`], for the handlers `pick` selects.
+    async fn observe_where(
+        &self,
+        event: HookEvent,
+        pick: impl Fn(&HookRegistration) -> bool,
+    ) -> Observed {
         let kind = event.kind();
         debug_assert!(kind.observe_only());
         let event = &event;
-        let runs = self.handlers(kind).map(|reg| async move {
+        let runs = self.handlers(kind).filter(|r| pick(r)).map(|reg| async move {
             let error = match reg.handler.handle(event).await {
                 Ok(HookOutcome::Observed) => {
                     return Self::record(kind, &reg.plugin_id, "observed".into())

@@ -192,7 +192,7 @@ async fn a_block_is_terminal_and_a_failure_blocks() {
 }
 
 #[tokio::test]
-async fn after_replacements_chain_and_a_failure_withholds_the_result() {
+async fn tool_result_replacements_chain_and_a_failure_withholds_the_result() {
     let seen = Arc::default();
     let event = AfterToolCallEvent {
         tool: "t".into(),
@@ -206,8 +206,8 @@ async fn after_replacements_chain_and_a_failure_withholds_the_result() {
         reg(
             "r",
             2,
-            AfterToolCall,
-            Ok(O::AfterToolCall(AfterToolCallOutcome::Replace(Ok(json!(
+            ToolResult,
+            Ok(O::ToolResult(ToolResultOutcome::Replace(Ok(json!(
                 "clean"
             ))))),
             &seen,
@@ -215,25 +215,34 @@ async fn after_replacements_chain_and_a_failure_withholds_the_result() {
         reg(
             "k",
             1,
-            AfterToolCall,
-            Ok(O::AfterToolCall(AfterToolCallOutcome::Keep)),
+            ToolResult,
+            Ok(O::ToolResult(ToolResultOutcome::Keep)),
             &seen,
         ),
     ]);
     assert_eq!(
-        runner.after_tool_call(event.clone()).await.outcome,
+        runner.tool_result(event.clone()).await.event.outcome,
         Ok(json!("clean"))
     );
 
     let runner = HookRunner::new(vec![reg(
         "x",
         0,
-        AfterToolCall,
+        ToolResult,
         Err(HookError::Failed("timeout".into())),
         &seen,
     )]);
-    let out = runner.after_tool_call(event).await;
-    assert!(out.outcome.unwrap_err().contains("withheld"));
+    let out = runner.tool_result(event.clone()).await;
+    assert!(out.event.outcome.unwrap_err().contains("withheld"));
+
+    // after_tool_call observes: a failure (even with fail policy block)
+    // changes nothing and nothing is returned to change.
+    let runner = HookRunner::new(vec![failing("o", AfterToolCall, FailPolicy::Block, &seen)]);
+    let observed = runner.after_tool_call(event).await;
+    assert_eq!(
+        observed.decisions[0].decision,
+        "failed: trapped; observe-only, nothing blocked"
+    );
 }
 
 fn failing(
@@ -250,7 +259,7 @@ async fn defaults_fail_tool_hooks_closed_and_every_other_hook_open() {
     let seen = Arc::default();
     for kind in HookKind::ALL {
         let expected = match kind {
-            BeforeToolCall | AfterToolCall => FailPolicy::Block,
+            BeforeToolCall | ToolResult => FailPolicy::Block,
             _ => FailPolicy::Ignore,
         };
         let r = reg("p", 0, kind, Ok(O::Observed), &seen);

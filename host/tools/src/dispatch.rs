@@ -16,7 +16,8 @@ use serde_json::Value;
 use crate::{ToolOrigin, ToolPolicy, ToolRegistry};
 
 /// Runs tool calls: policy → schema validation → `before_tool_call` hooks
-/// (re-validating rewritten parameters) → tool → `after_tool_call` hooks.
+/// (re-validating rewritten parameters) → tool → `tool_result` middleware →
+/// `after_tool_call` observers.
 /// Every refusal or failure becomes an error result, never a panic.
 pub struct ToolDispatcher {
     registry: ToolRegistry,
@@ -139,19 +140,22 @@ impl ToolExecutor for ToolDispatcher {
         let started = Instant::now();
         let outcome = entry.tool.call(&call.id, params.clone(), ctx).await;
         let duration_ms = started.elapsed().as_millis() as u64;
-        let after = self
-            .hooks
-            .after_tool_call(AfterToolCallEvent {
-                tool: call.name.clone(),
-                call_id: call.id.clone(),
-                params,
-                outcome,
-                duration_ms,
-                context,
-            })
-            .await;
-        report_hook_decisions(ctx, &call.id, after.decisions);
-        match after.outcome {
+        let event = AfterToolCallEvent {
+            tool: call.name.clone(),
+            call_id: call.id.clone(),
+            params,
+            outcome,
+            duration_ms,
+            context,
+        };
+        // The granted middleware may replace the result; then the observers
+        // see the result as the model will.
+        let middleware = self.hooks.tool_result(event).await;
+        report_hook_decisions(ctx, &call.id, middleware.decisions);
+        let outcome = middleware.event.outcome.clone();
+        let observed = self.hooks.after_tool_call(middleware.event).await;
+        report_hook_decisions(ctx, &call.id, observed.decisions);
+        match outcome {
             Ok(value) => ToolOutput {
                 content: value.to_string(),
                 is_error: false,

@@ -1,11 +1,10 @@
-//! Benchmark fixture: `before_tool_call` allows, `after_tool_call` keeps, and
+//! Benchmark fixture: `before_tool_call` allows, `after_tool_call` observes, and
 //! the tool `<id>_measure` answers how large its `data` argument is. The
 //! tool's name follows `config.id` (default `noop`), so a benchmark can
 //! install many copies of one component under different manifest ids.
 
 use clawhost_sdk::{
-    config, export_plugin, AfterDecision, AfterToolCall, BeforeDecision, BeforeToolCall, Hook,
-    Plugin, ToolCall, Tools,
+    config, export_plugin, BeforeDecision, BeforeToolCall, Hook, Observed, Plugin, ToolCall, Tools,
 };
 use serde_json::json;
 
@@ -31,9 +30,7 @@ impl Plugin for Noop {
         BeforeDecision::Allow
     }
 
-    fn after_tool_call(&self, _event: AfterToolCall) -> AfterDecision {
-        AfterDecision::Keep
-    }
+    fn observe(&self, _event: Observed) {}
 }
 
 export_plugin!(Noop);

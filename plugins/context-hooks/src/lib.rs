@@ -6,7 +6,7 @@
 //!   `prepend` before the user's message (context the model sees; the
 //!   transcript keeps what the user typed).
 //! - `before_compaction`: with `summarize`, writes the summary itself (no model call).
-//! - every observe-only hook: one log line (`observed <hook> …`), an audit trail.
+//! - every observe-only hook (`after_tool_call` too): one log line (`observed <hook> …`), an audit trail.
 
 use clawhost_sdk::{
     export_plugin, log, BeforeCompactionEvent, BeforePromptBuildEvent, Hook, Level, Observed,
@@ -26,6 +26,7 @@ impl Plugin for ContextHooks {
             Hook::LlmOutput,
             Hook::AfterCompaction,
             Hook::AgentEnd,
+            Hook::AfterToolCall,
         ] {
             hooks.push((hook, 0));
         }
@@ -61,6 +62,12 @@ impl Plugin for ContextHooks {
 
     fn observe(&self, event: Observed) {
         let line = match event {
+            Observed::AfterToolCall(e) => format!(
+                "observed after_tool_call {} ok={} duration_ms={}",
+                e.tool,
+                e.outcome.is_ok(),
+                e.duration_ms
+            ),
             Observed::SessionStart(e) => format!(
                 "observed session_start {} resumed={}",
                 e.session_id, e.resumed

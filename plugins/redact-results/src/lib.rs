@@ -1,10 +1,11 @@
-//! Example after-tool-call hook: redacts secrets in tool results and annotates them.
+//! Example tool-result middleware: redacts secrets in tool results and annotates
+//! them. The operator must grant it (`plugins.entries.redact-results.grants.toolResults`).
 //!
 //! Every string in a result is scanned for tokens that look like API keys
 //! (`sk-…`, `ghp_…`, `AKIA…`) or e-mail addresses; each is replaced by
 //! `[REDACTED]`, and a `"redactions"` count is added to object results.
 
-use clawhost_sdk::{export_plugin, AfterDecision, AfterToolCall, Hook, Plugin};
+use clawhost_sdk::{export_plugin, AfterToolCall, Hook, Plugin, ResultDecision};
 use serde_json::Value;
 
 #[derive(Default)]
@@ -46,10 +47,10 @@ fn redact(value: &mut Value, count: &mut u64) {
 
 impl Plugin for Redact {
     fn hooks(&self) -> Vec<(Hook, i32)> {
-        vec![(Hook::AfterToolCall, 0)]
+        vec![(Hook::ToolResult, 0)]
     }
 
-    fn after_tool_call(&self, event: AfterToolCall) -> AfterDecision {
+    fn tool_result(&self, event: AfterToolCall) -> ResultDecision {
         let mut count = 0;
         let replaced = match event.outcome {
             Ok(json) => {
@@ -65,9 +66,9 @@ impl Plugin for Redact {
             Err(message) => Err(redact_str(&message, &mut count)),
         };
         if count == 0 {
-            AfterDecision::Keep
+            ResultDecision::Keep
         } else {
-            AfterDecision::Replace(replaced)
+            ResultDecision::Replace(replaced)
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::bindings::plugin::exports::openclaw::plugin::{
     tool_provider as tp, transcript_hooks as xh,
 };
 use crate::{
-    AfterDecision, AfterToolCall, BeforeDecision, BeforeToolCall, Hook, Json, Observed, Plugin,
+    AfterToolCall, BeforeDecision, BeforeToolCall, Hook, Json, Observed, Plugin, ResultDecision,
     ToolCall, ToolError, ToolSpec, Tools,
 };
 
@@ -81,6 +81,7 @@ impl<P: Plugin> th::Guest for Adapter<P> {
             let hook = match h {
                 Hook::BeforeToolCall => th::ToolHook::BeforeToolCall,
                 Hook::AfterToolCall => th::ToolHook::AfterToolCall,
+                Hook::ToolResult => th::ToolHook::ToolResult,
                 _ => return None,
             };
             let tools = with::<P, _>(|s| s.plugin.tool_filter(h));
@@ -107,21 +108,26 @@ impl<P: Plugin> th::Guest for Adapter<P> {
         }
     }
 
-    fn after_tool_call(e: th::AfterToolCallEvent) -> th::AfterToolCallOutcome {
-        let event = AfterToolCall {
-            tool: e.tool,
-            call_id: e.call_id,
-            params: Json::from_text(e.params),
-            outcome: e.outcome.map(Json::from_text),
-            duration_ms: e.duration_ms,
-            context: e.context,
-        };
-        match with::<P, _>(|s| s.plugin.after_tool_call(event)) {
-            AfterDecision::Keep => th::AfterToolCallOutcome::Keep,
-            AfterDecision::Replace(r) => {
-                th::AfterToolCallOutcome::Replace(r.map(|v| v.to_string()))
-            }
+    fn after_tool_call(e: th::AfterToolCallEvent) {
+        observe::<P>(Observed::AfterToolCall(after_event(e)))
+    }
+
+    fn tool_result(e: th::AfterToolCallEvent) -> th::ToolResultOutcome {
+        match with::<P, _>(|s| s.plugin.tool_result(after_event(e))) {
+            ResultDecision::Keep => th::ToolResultOutcome::Keep,
+            ResultDecision::Replace(r) => th::ToolResultOutcome::Replace(r.map(|v| v.to_string())),
         }
+    }
+}
+
+fn after_event(e: th::AfterToolCallEvent) -> AfterToolCall {
+    AfterToolCall {
+        tool: e.tool,
+        call_id: e.call_id,
+        params: Json::from_text(e.params),
+        outcome: e.outcome.map(Json::from_text),
+        duration_ms: e.duration_ms,
+        context: e.context,
     }
 }
 

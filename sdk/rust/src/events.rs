@@ -20,8 +20,11 @@ pub use crate::bindings::plugin::exports::openclaw::plugin::transcript_hooks::{
 pub enum Hook {
     /// Before a tool runs; may block it or rewrite its parameters.
     BeforeToolCall,
-    /// After a tool ran; may replace its result.
+    /// After a tool ran, with the result the model will see (observe).
     AfterToolCall,
+    /// Tool-result middleware: may replace the result the model sees
+    /// (delivered only when the operator grants `grants.toolResults`).
+    ToolResult,
     /// Before a turn's prompt is sent; may edit it.
     BeforePromptBuild,
     /// A model request is about to go out (observe).
@@ -66,7 +69,7 @@ pub enum BeforeDecision {
     Rewrite(serde_json::Value),
 }
 
-/// The `after_tool_call` event.
+/// The `after_tool_call` and `tool_result` event.
 #[derive(Debug, Clone)]
 pub struct AfterToolCall {
     /// The tool name.
@@ -83,9 +86,9 @@ pub struct AfterToolCall {
     pub context: CallContext,
 }
 
-/// What an `after_tool_call` handler decides.
+/// What a `tool_result` handler decides.
 #[derive(Debug, Clone, PartialEq)]
-pub enum AfterDecision {
+pub enum ResultDecision {
     /// Keep the result.
     Keep,
     /// Replace the result (or error text) the model sees.
@@ -95,6 +98,8 @@ pub enum AfterDecision {
 /// The observe-only hook events.
 #[derive(Debug, Clone)]
 pub enum Observed {
+    /// A tool ran.
+    AfterToolCall(AfterToolCall),
     /// A session started or resumed.
     SessionStart(SessionStartEvent),
     /// A session ended.

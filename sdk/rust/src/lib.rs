@@ -130,7 +130,7 @@ pub trait Plugin: Default + 'static {
         Vec::new()
     }
 
-    /// The tools whose calls a tool hook (`BeforeToolCall`, `AfterToolCall`)
+    /// The tools whose calls a tool hook (`BeforeToolCall`, `AfterToolCall`, `ToolResult`)
     /// receives: names or globs (`*`, `?`), without regard to ASCII case.
     /// Empty (the default): every call. Called once.
     fn tool_filter(&self, _hook: Hook) -> Vec<String> {
@@ -142,9 +142,9 @@ pub trait Plugin: Default + 'static {
         BeforeDecision::Allow
     }
 
-    /// Handle `after_tool_call`.
-    fn after_tool_call(&self, _event: AfterToolCall) -> AfterDecision {
-        AfterDecision::Keep
+    /// Handle `tool_result`: replace the result the model sees, or keep it.
+    fn tool_result(&self, _event: AfterToolCall) -> ResultDecision {
+        ResultDecision::Keep
     }
 
     /// Handle `before_prompt_build`: `Some` edits the prompt.

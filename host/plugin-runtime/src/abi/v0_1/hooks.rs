@@ -1,8 +1,8 @@
 //! 0.1 hook events and outcomes: one `hook-event` variant, one `hook-outcome`.
 
 use clawhost_hooks::{
-    AfterToolCallOutcome, BeforeToolCallOutcome, CallContext, HookError, HookEvent, HookKind,
-    HookOutcome, PromptEdit,
+    BeforeToolCallOutcome, CallContext, HookError, HookEvent, HookKind, HookOutcome, PromptEdit,
+    ToolResultOutcome,
 };
 
 use super::wit;
@@ -19,7 +19,9 @@ pub(crate) fn context(ctx: &CallContext) -> wit::CallContext {
 pub(crate) fn hook_kind(kind: wit::HookKind) -> HookKind {
     match kind {
         wit::HookKind::BeforeToolCall => HookKind::BeforeToolCall,
-        wit::HookKind::AfterToolCall => HookKind::AfterToolCall,
+        // 0.1's after-tool-call may replace the result: it is the
+        // tool-result middleware now, delivered only with `grants.toolResults`.
+        wit::HookKind::AfterToolCall => HookKind::ToolResult,
         wit::HookKind::SessionStart => HookKind::SessionStart,
         wit::HookKind::SessionEnd => HookKind::SessionEnd,
         wit::HookKind::BeforePromptBuild => HookKind::BeforePromptBuild,
@@ -40,14 +42,16 @@ pub(crate) fn event(event: &HookEvent) -> wit::HookEvent {
             tool_plugin: e.tool_plugin.clone(),
             context: context(&e.context),
         }),
-        HookEvent::AfterToolCall(e) => wit::HookEvent::AfterToolCall(wit::AfterToolCallEvent {
-            tool: e.tool.clone(),
-            call_id: e.call_id.clone(),
-            params: json_text(&e.params),
-            outcome: e.outcome.as_ref().map(json_text).map_err(Clone::clone),
-            duration_ms: e.duration_ms,
-            context: context(&e.context),
-        }),
+        HookEvent::AfterToolCall(e) | HookEvent::ToolResult(e) => {
+            wit::HookEvent::AfterToolCall(wit::AfterToolCallEvent {
+                tool: e.tool.clone(),
+                call_id: e.call_id.clone(),
+                params: json_text(&e.params),
+                outcome: e.outcome.as_ref().map(json_text).map_err(Clone::clone),
+                duration_ms: e.duration_ms,
+                context: context(&e.context),
+            })
+        }
         HookEvent::SessionStart(e) => wit::HookEvent::SessionStart(wit::SessionStartEvent {
             session_id: e.session_id.clone(),
             agent_id: e.agent_id.clone(),
@@ -145,12 +149,12 @@ fn convert_outcome(outcome: wit::HookOutcome) -> Result<HookOutcome, String> {
                 BeforeToolCallOutcome::Rewrite(json(&p, "rewritten parameters")?)
             }
         }),
-        wit::HookOutcome::AfterToolCall(o) => HookOutcome::AfterToolCall(match o {
-            wit::AfterToolCallOutcome::Keep => AfterToolCallOutcome::Keep,
+        wit::HookOutcome::AfterToolCall(o) => HookOutcome::ToolResult(match o {
+            wit::AfterToolCallOutcome::Keep => ToolResultOutcome::Keep,
             wit::AfterToolCallOutcome::Replace(Ok(v)) => {
-                AfterToolCallOutcome::Replace(Ok(json(&v, "replacement result")?))
+                ToolResultOutcome::Replace(Ok(json(&v, "replacement result")?))
             }
-            wit::AfterToolCallOutcome::Replace(Err(e)) => AfterToolCallOutcome::Replace(Err(e)),
+            wit::AfterToolCallOutcome::Replace(Err(e)) => ToolResultOutcome::Replace(Err(e)),
         }),
         wit::HookOutcome::BeforePromptBuild(o) => HookOutcome::BeforePromptBuild(match o {
             wit::BeforePromptBuildOutcome::Keep => None,

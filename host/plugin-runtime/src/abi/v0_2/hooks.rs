@@ -1,10 +1,10 @@
 //! 0.2 hook events and outcomes, family by family.
 
 use clawhost_hooks::{
-    AfterCompactionEvent, AfterToolCallEvent, AfterToolCallOutcome, AgentEndEvent,
-    BeforeCompactionEvent, BeforePromptBuildEvent, BeforeToolCallEvent, BeforeToolCallOutcome,
-    HookError, HookKind, HookOutcome, LlmInputEvent, LlmOutputEvent, PromptEdit, SessionEndEvent,
-    SessionEndReason, SessionStartEvent,
+    AfterCompactionEvent, AfterToolCallEvent, AgentEndEvent, BeforeCompactionEvent,
+    BeforePromptBuildEvent, BeforeToolCallEvent, BeforeToolCallOutcome, HookError, HookKind,
+    HookOutcome, LlmInputEvent, LlmOutputEvent, PromptEdit, SessionEndEvent, SessionEndReason,
+    SessionStartEvent, ToolResultOutcome,
 };
 
 use super::bindings::exports::openclaw::plugin::{
@@ -19,6 +19,7 @@ pub(super) fn tool_hook(h: th::ToolHook) -> HookKind {
     match h {
         th::ToolHook::BeforeToolCall => HookKind::BeforeToolCall,
         th::ToolHook::AfterToolCall => HookKind::AfterToolCall,
+        th::ToolHook::ToolResult => HookKind::ToolResult,
     }
 }
 
@@ -90,24 +91,22 @@ pub(super) fn after_tool_call(e: &AfterToolCallEvent) -> th::AfterToolCallEvent 
     }
 }
 
-pub(super) fn after_tool_call_len(o: &th::AfterToolCallOutcome) -> usize {
+pub(super) fn tool_result_len(o: &th::ToolResultOutcome) -> usize {
     match o {
-        th::AfterToolCallOutcome::Replace(Ok(s) | Err(s)) => s.len(),
-        th::AfterToolCallOutcome::Keep => 0,
+        th::ToolResultOutcome::Replace(Ok(s) | Err(s)) => s.len(),
+        th::ToolResultOutcome::Keep => 0,
     }
 }
 
-pub(super) fn after_tool_call_outcome(
-    o: th::AfterToolCallOutcome,
-) -> Result<HookOutcome, HookError> {
-    Ok(HookOutcome::AfterToolCall(match o {
-        th::AfterToolCallOutcome::Keep => AfterToolCallOutcome::Keep,
-        th::AfterToolCallOutcome::Replace(Ok(v)) => {
-            AfterToolCallOutcome::Replace(Ok(
+pub(super) fn tool_result_outcome(o: th::ToolResultOutcome) -> Result<HookOutcome, HookError> {
+    Ok(HookOutcome::ToolResult(match o {
+        th::ToolResultOutcome::Keep => ToolResultOutcome::Keep,
+        th::ToolResultOutcome::Replace(Ok(v)) => {
+            ToolResultOutcome::Replace(Ok(
                 json(&v, "replacement result").map_err(HookError::Failed)?
             ))
         }
-        th::AfterToolCallOutcome::Replace(Err(e)) => AfterToolCallOutcome::Replace(Err(e)),
+        th::ToolResultOutcome::Replace(Err(e)) => ToolResultOutcome::Replace(Err(e)),
     }))
 }
 

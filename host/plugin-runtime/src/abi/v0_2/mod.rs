@@ -284,11 +284,20 @@ impl Guest {
                     .tool_hooks
                     .as_ref()
                     .ok_or_else(|| missing("tool-hooks"))?;
-                let o = f
-                    .call_after_tool_call(&mut *store, &hooks::after_tool_call(e))
+                f.call_after_tool_call(&mut *store, &hooks::after_tool_call(e))
                     .await?;
-                let size = hooks::after_tool_call_len(&o);
-                Reply::new(Answer::Hook(hooks::after_tool_call_outcome(o)), size)
+                observed()
+            }
+            E::ToolResult(e) => {
+                let f = self
+                    .tool_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("tool-hooks"))?;
+                let o = f
+                    .call_tool_result(&mut *store, &hooks::after_tool_call(e))
+                    .await?;
+                let size = hooks::tool_result_len(&o);
+                Reply::new(Answer::Hook(hooks::tool_result_outcome(o)), size)
             }
             E::BeforePromptBuild(e) => {
                 let f = self
