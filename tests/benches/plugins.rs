@@ -136,7 +136,7 @@ fn hook_round_trip(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
             || (before.clone(), after.clone()),
             |(before, after)| async {
                 let verdict = hooks.before_tool_call(before).await.verdict;
-                let observed = hooks.after_tool_call(after).await;
+                let (_, observed) = hooks.after_tool_call(after).await;
                 (verdict.unwrap(), observed.decisions.len())
             },
             BatchSize::SmallInput,

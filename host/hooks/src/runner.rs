@@ -253,23 +253,27 @@ impl HookRunner {
     /// cannot slip a call past a policy hook.
     pub async fn before_tool_call(&self, event: BeforeToolCallEvent) -> BeforeToolCallResult {
         let mut decisions = Vec::new();
-        let original = event.params.clone();
-        let mut merged = event.params.clone();
-        let tool = event.tool.clone();
-        // Every handler sees the same, original event.
+        // Every handler sees the same, original event; nothing is copied
+        // unless a handler rewrites.
         let asked = HookEvent::BeforeToolCall(event);
-        // Handlers that answered, with the parameters each approved.
-        let mut approved: Vec<(&HookRegistration, Value)> = Vec::new();
+        let HookEvent::BeforeToolCall(original) = &asked else {
+            unreachable!("asked is a before_tool_call event")
+        };
+        let (tool, original) = (&original.tool, &original.params);
+        // Handlers that answered, with what each approved (`None`: the originals).
+        let mut approved: Vec<(&HookRegistration, Option<Value>)> = Vec::new();
+        let mut merged: Option<Value> = None;
         for reg in self
             .handlers(HookKind::BeforeToolCall)
-            .filter(|r| r.receives(&tool))
+            .filter(|r| r.receives(tool))
         {
             let answer = reg.handler.handle(&asked).await;
             match self.before_step(reg, answer, &mut decisions) {
-                Step::Allow => approved.push((reg, original.clone())),
+                Step::Allow => approved.push((reg, None)),
                 Step::Rewrite(patch) => {
-                    approved.push((reg, merge(original.clone(), &patch)));
-                    merged = merge(merged, &patch);
+                    approved.push((reg, Some(merge(original.clone(), &patch))));
+                    let base = merged.take().unwrap_or_else(|| original.clone());
+                    merged = Some(merge(base, &patch));
                 }
                 Step::Skip => {}
                 Step::Block(reason) => {
@@ -280,12 +284,18 @@ impl HookRunner {
                 }
             }
         }
-        if merged == original {
-            return BeforeToolCallResult {
-                verdict: Ok(merged),
-                decisions,
-            };
-        }
+        let merged = match merged {
+            Some(merged) if merged != *original => merged,
+            _ => {
+                let HookEvent::BeforeToolCall(event) = asked else {
+                    unreachable!("asked is a before_tool_call event")
+                };
+                return BeforeToolCallResult {
+                    verdict: Ok(event.params),
+                    decisions,
+                };
+            }
+        };
         let HookEvent::BeforeToolCall(mut event) = asked else {
             unreachable!("asked is a before_tool_call event")
         };
@@ -295,7 +305,7 @@ impl HookRunner {
             unreachable!("recheck is a before_tool_call event")
         };
         for (reg, seen) in approved {
-            if seen == event.params {
+            if seen.as_ref() == Some(&event.params) {
                 continue;
             }
             let answer = reg.handler.handle(&recheck).await;
@@ -428,10 +438,20 @@ impl HookRunner {
 
     /// Run `after_tool_call`: observe-only, handlers of the tool run
     /// concurrently; their answers and failures never change the result.
-    pub async fn after_tool_call(&self, event: AfterToolCallEvent) -> Observed {
-        let tool = event.tool.clone();
-        self.observe_where(HookEvent::AfterToolCall(event), |r| r.receives(&tool))
-            .await
+    /// The event is handed back.
+    pub async fn after_tool_call(
+        &self,
+        event: AfterToolCallEvent,
+    ) -> (AfterToolCallEvent, Observed) {
+        let event = HookEvent::AfterToolCall(event);
+        let HookEvent::AfterToolCall(e) = &event else {
+            unreachable!("event is an after_tool_call event")
+        };
+        let observed = self.observe_where(&event, |r| r.receives(&e.tool)).await;
+        let HookEvent::AfterToolCall(event) = event else {
+            unreachable!("event is an after_tool_call event")
+        };
+        (event, observed)
     }
 }
 
@@ -480,18 +500,17 @@ impl HookRunner {
     /// logged and recorded and changes nothing: an observe-only hook can never
     /// block, whatever its fail policy.
     pub async fn observe(&self, event: HookEvent) -> Observed {
-        self.observe_where(event, |_| true).await
+        self.observe_where(&event, |_| true).await
     }
 
     /// [`HookRunner::observe`], for the handlers `pick` selects.
     async fn observe_where(
         &self,
-        event: HookEvent,
+        event: &HookEvent,
         pick: impl Fn(&HookRegistration) -> bool,
     ) -> Observed {
         let kind = event.kind();
         debug_assert!(kind.observe_only());
-        let event = &event;
         let runs = self.handlers(kind).filter(|r| pick(r)).map(|reg| async move {
             let error = match reg.handler.handle(event).await {
                 Ok(HookOutcome::Observed) => {

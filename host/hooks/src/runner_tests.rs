@@ -238,7 +238,7 @@ async fn tool_result_replacements_chain_and_a_failure_withholds_the_result() {
     // after_tool_call observes: a failure (even with fail policy block)
     // changes nothing and nothing is returned to change.
     let runner = HookRunner::new(vec![failing("o", AfterToolCall, FailPolicy::Block, &seen)]);
-    let observed = runner.after_tool_call(event).await;
+    let (_, observed) = runner.after_tool_call(event).await;
     assert_eq!(
         observed.decisions[0].decision,
         "failed: trapped; observe-only, nothing blocked"

@@ -152,10 +152,9 @@ impl ToolExecutor for ToolDispatcher {
         // see the result as the model will.
         let middleware = self.hooks.tool_result(event).await;
         report_hook_decisions(ctx, &call.id, middleware.decisions);
-        let outcome = middleware.event.outcome.clone();
-        let observed = self.hooks.after_tool_call(middleware.event).await;
+        let (event, observed) = self.hooks.after_tool_call(middleware.event).await;
         report_hook_decisions(ctx, &call.id, observed.decisions);
-        match outcome {
+        match event.outcome {
             Ok(value) => ToolOutput {
                 content: value.to_string(),
                 is_error: false,
