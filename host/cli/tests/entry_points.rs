@@ -1,29 +1,23 @@
 //! `clawhost run` takes the same path as `chat`: the prompt hooks, the
 //! session hooks and `agent_end` fire for it too.
 
-use std::path::PathBuf;
+mod common;
+
 use std::process::Command;
 
+use common::{plugins, write_config};
 use serde_json::json;
-
-fn plugins() -> PathBuf {
-    clawhost::build::build_plugins(None).expect("building the plugins from source")
-}
 
 #[test]
 fn run_fires_the_prompt_session_and_agent_end_hooks() {
     let root = tempfile::tempdir().unwrap();
     let script = root.path().join("script.json");
     std::fs::write(&script, json!([{"answer": "all done"}]).to_string()).unwrap();
-    let repo = clawhost::build::repo_root();
-    let config = root.path().join("clawhost.json");
-    std::fs::write(
-        &config,
+    let config = write_config(
+        root.path(),
         json!({
             "plugins": {
                 "paths": [plugins().join("context-hooks")],
-                "cacheDir": repo.join("target").join("component-cache"),
-                "cacheKeyFile": repo.join("target").join("component-cache.key"),
                 "entries": {"context-hooks": {
                     "config": {"prepend": "[ticket 42]"},
                     "hooks": {"allowConversationAccess": true}
@@ -31,10 +25,8 @@ fn run_fires_the_prompt_session_and_agent_end_hooks() {
             },
             "models": {"providers": {"scripted": {"api": "scripted", "script": script}}},
             "agents": {"defaults": {"model": "scripted/test"}}
-        })
-        .to_string(),
-    )
-    .unwrap();
+        }),
+    );
     let out = Command::new(env!("CARGO_BIN_EXE_clawhost"))
         .args(["run", "-c"])
         .arg(&config)

@@ -2,15 +2,13 @@
 //! blocking host read past its deadline does not keep `clawhost` from
 //! exiting, and what the plugin says reaches the terminal without escapes.
 
-use std::path::PathBuf;
+mod common;
+
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::{plugins, write_config};
 use serde_json::json;
-
-fn plugins() -> PathBuf {
-    clawhost::build::build_plugins(None).expect("building the plugins from source")
-}
 
 #[test]
 fn a_guest_blocked_on_a_fifo_does_not_keep_the_host_from_exiting() {
@@ -36,15 +34,11 @@ fn a_guest_blocked_on_a_fifo_does_not_keep_the_host_from_exiting() {
         .to_string(),
     )
     .unwrap();
-    let repo = clawhost::build::repo_root();
-    let config = root.path().join("clawhost.json");
-    std::fs::write(
-        &config,
+    let config = write_config(
+        root.path(),
         json!({
             "plugins": {
                 "paths": [plugins().join("test-escape")],
-                "cacheDir": repo.join("target").join("component-cache"),
-                "cacheKeyFile": repo.join("target").join("component-cache.key"),
                 "limits": {"callTimeoutMs": 300},
                 "entries": {"escape": {"grants": {"filesystem": [
                     {"guestPath": "/rw", "hostPath": rw, "access": "read-write"},
@@ -53,10 +47,8 @@ fn a_guest_blocked_on_a_fifo_does_not_keep_the_host_from_exiting() {
             },
             "models": {"providers": {"scripted": {"api": "scripted", "script": script}}},
             "agents": {"defaults": {"model": "scripted/test"}}
-        })
-        .to_string(),
-    )
-    .unwrap();
+        }),
+    );
     let started = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_clawhost"))
         .args(["run", "-c"])

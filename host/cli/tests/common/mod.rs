@@ -1,0 +1,31 @@
+//! What the binary tests share: the built plugin packages and a config
+//! writer that points the component cache at the repository's.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+/// The plugin packages, built from source once.
+pub fn plugins() -> PathBuf {
+    clawhost::build::build_plugins(None).expect("building the plugins from source")
+}
+
+/// Write `config` to `dir/clawhost.json`, with the shared compiled-component
+/// cache and key filled into its `plugins` section; returns the path.
+pub fn write_config(dir: &Path, mut config: Value) -> PathBuf {
+    let target = clawhost::build::repo_root().join("target");
+    let plugins = config["plugins"]
+        .as_object_mut()
+        .expect("a plugins section");
+    plugins.insert(
+        "cacheDir".into(),
+        target.join("component-cache").to_string_lossy().into(),
+    );
+    plugins.insert(
+        "cacheKeyFile".into(),
+        target.join("component-cache.key").to_string_lossy().into(),
+    );
+    let path = dir.join("clawhost.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    path
+}
