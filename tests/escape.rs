@@ -366,3 +366,30 @@ async fn the_operator_pins_hook_priorities() {
     let status = host.plugin("policy-guard").unwrap().status();
     assert_eq!(status.hooks, vec![("before_tool_call".to_string(), -7)]);
 }
+
+#[tokio::test]
+async fn an_oversized_registration_is_refused_with_the_bound_it_broke() {
+    let dir = tempfile::tempdir().unwrap();
+    let load = |declare: Value| {
+        let cfg = config(
+            json!({"plugins": {"entries": {"escape": {"config": {"declare": declare}}}}}),
+            dir.path(),
+        );
+        async move { host_with(&cfg, &["test-escape"]).await.err() }
+    };
+    for (declare, says) in [
+        (json!({"filters": 65}), "65 tool patterns; at most 64"),
+        (json!({"filters": 1, "patternChars": 300}), "at most 256"),
+        (json!({"tools": 200}), "declares 208 tools; at most 128"),
+    ] {
+        let err = load(declare.clone())
+            .await
+            .unwrap_or_else(|| panic!("{declare} loaded"));
+        let text = err.to_string();
+        assert!(matches!(err, LoadError::Registration { .. }), "{text}");
+        assert!(text.contains(says) && text.len() < 400, "{declare}: {text}");
+    }
+    // Within the bounds it loads, the hook narrowed to its patterns.
+    let ok = load(json!({"filters": 2, "patternChars": 4})).await;
+    assert!(ok.is_none(), "{ok:?}");
+}

@@ -1,5 +1,6 @@
 //! The check of what a plugin declared at registration, whatever its API version.
 
+use clawhost_agent_core::text::clip;
 use clawhost_agent_core::ToolSpec;
 use clawhost_hooks::{HookKind, ToolMatcher};
 
@@ -32,6 +33,13 @@ impl Registration {
     }
 }
 
+/// Most tools one plugin may declare.
+pub const MAX_TOOLS: usize = 128;
+/// Most tool patterns one hook subscription may carry.
+pub const MAX_TOOL_PATTERNS: usize = 64;
+/// Longest tool pattern, and longest harness id, in bytes.
+pub const MAX_NAME_BYTES: usize = 256;
+
 /// Reserved runtime ids a plugin harness may not take.
 const RESERVED_HARNESS_IDS: &[&str] = &["openclaw", "pi", "auto", "default", "codex-app-server"];
 
@@ -47,8 +55,20 @@ pub(crate) fn check(
             "register() returned id `{id}` but the manifest says `{manifest_id}`"
         ));
     }
+    if d.tools.len() > MAX_TOOLS {
+        return Err(format!(
+            "it declares {} tools; at most {MAX_TOOLS} are allowed",
+            d.tools.len()
+        ));
+    }
     let mut tools = Vec::new();
     for t in d.tools {
+        if t.name.len() > 64 {
+            return Err(format!(
+                "tool name `{}` is longer than 64 characters",
+                clip(&t.name, 64)
+            ));
+        }
         let parameters: serde_json::Value = serde_json::from_str(&t.parameters)
             .map_err(|e| format!("tool `{}`: parameters is not valid JSON: {e}", t.name))?;
         let spec = ToolSpec {
@@ -71,6 +91,20 @@ pub(crate) fn check(
     }
     let mut tool_matchers = Vec::new();
     for (kind, patterns) in d.tool_filters {
+        if patterns.len() > MAX_TOOL_PATTERNS {
+            return Err(format!(
+                "hook `{}` names {} tool patterns; at most {MAX_TOOL_PATTERNS} are allowed",
+                kind.name(),
+                patterns.len()
+            ));
+        }
+        if let Some(p) = patterns.iter().find(|p| p.len() > MAX_NAME_BYTES) {
+            return Err(format!(
+                "hook `{}`: a tool pattern of {} bytes; at most {MAX_NAME_BYTES} are allowed",
+                kind.name(),
+                p.len()
+            ));
+        }
         if let Some(matcher) =
             ToolMatcher::new(&patterns).map_err(|e| format!("hook `{}`: {e}", kind.name()))?
         {
@@ -93,10 +127,14 @@ pub(crate) fn check(
     }
     for h in &d.harnesses {
         let ok = !h.is_empty()
+            && h.len() <= 64
             && h.chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
         if !ok || RESERVED_HARNESS_IDS.contains(&h.as_str()) {
-            return Err(format!("harness id `{h}` is invalid or reserved"));
+            return Err(format!(
+                "harness id `{}` is invalid or reserved",
+                clip(h, 64)
+            ));
         }
     }
     Ok(Registration {

@@ -7,11 +7,12 @@
 //! - `log_flood` `{lines, kb}`: `lines` log lines of `kb` KiB each;
 //! - `hoard` `{path, n}`: open `path` `n` times and keep every handle;
 //! - `block_read` `{path}`: read a file to the end (a FIFO blocks in the host);
-//! - `WORD_COUNT`: text-tools' tool name in other case (a deny-list dodge).
+//! - `WORD_COUNT`: text-tools' tool name in other case (a deny-list dodge);
+//! - with config `declare`: oversized registrations (see `Plugin::hooks` below).
 
 use std::cell::RefCell;
 
-use clawhost_sdk::{export_plugin, log, Level, Plugin, ToolCall, ToolError, Tools};
+use clawhost_sdk::{export_plugin, log, Hook, Level, Plugin, ToolCall, ToolError, Tools};
 use serde_json::{json, Value};
 
 #[derive(Default)]
@@ -47,7 +48,32 @@ fn plant_symlink(target: &str, link: &str) -> Result<(), String> {
 }
 
 impl Plugin for Escape {
+    /// With config `{"declare": {"filters": N, "patternChars": C, "tools": T}}`
+    /// it declares a `before_tool_call` hook narrowed by N patterns of C
+    /// characters, and T extra tools: registration the host must bound.
+    fn hooks(&self) -> Vec<(Hook, i32)> {
+        match clawhost_sdk::config()["declare"]["filters"].as_u64() {
+            Some(_) => vec![(Hook::BeforeToolCall, 0)],
+            None => Vec::new(),
+        }
+    }
+
+    fn tool_filter(&self, _hook: Hook) -> Vec<String> {
+        let declare = &clawhost_sdk::config()["declare"];
+        let n = declare["filters"].as_u64().unwrap_or(0) as usize;
+        let chars = declare["patternChars"].as_u64().unwrap_or(8) as usize;
+        (0..n)
+            .map(|i| format!("{i}{}", "x".repeat(chars)))
+            .collect()
+    }
+
     fn tools(&self, t: &mut Tools<Self>) {
+        let extra = clawhost_sdk::config()["declare"]["tools"]
+            .as_u64()
+            .unwrap_or(0);
+        for i in 0..extra {
+            tool(t, &format!("extra_{i}"), "An extra tool.", json!({}));
+        }
         let path = json!({ "type": "string" });
         let int = json!({ "type": "integer" });
         tool(
