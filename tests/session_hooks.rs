@@ -107,6 +107,12 @@ async fn prompt_compaction_model_and_session_hooks_reach_the_plugin() {
     );
     assert_eq!(session.compactions.len(), 1);
 
+    // before_reset: observed with the messages about to be cleared.
+    let held = session.history.len();
+    assert!(held > 0);
+    runner.reset_session(&mut session).await;
+    assert!(session.history.is_empty());
+
     let logs: Vec<String> = runner
         .plugins()
         .plugin("context-hooks")
@@ -121,6 +127,7 @@ async fn prompt_compaction_model_and_session_hooks_reach_the_plugin() {
         "observed llm_input fake/m messages=",
         "observed llm_output fake/m tool_calls=0 text=all good",
         "observed agent_end success=true iterations=1 text=all good",
+        &format!("observed before_reset s1 messages={held}"),
         "observed session_end s1 reason=quit",
     ] {
         assert!(
@@ -135,6 +142,7 @@ async fn prompt_compaction_model_and_session_hooks_reach_the_plugin() {
         "llm_output",
         "agent_end",
         "session_end",
+        "before_reset",
     ]
     .iter()
     .map(|h| {
@@ -173,6 +181,7 @@ async fn conversation_and_prompt_hooks_are_delivered_only_as_the_operator_allows
             "before_prompt_build",
             "session_start",
             "session_end",
+            "before_reset",
             "before_compaction",
             "after_compaction"
         ]

@@ -19,6 +19,7 @@ pub const HOOK_NAMES: &[&str] = &[
     "before_compaction",
     "after_compaction",
     "agent_end",
+    "before_reset",
 ];
 
 /// What the host does when a hook handler traps, times out or answers wrongly.

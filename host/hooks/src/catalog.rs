@@ -28,11 +28,13 @@ pub enum HookKind {
     AfterCompaction,
     /// A turn ended (observe).
     AgentEnd,
+    /// A session is about to be reset (observe).
+    BeforeReset,
 }
 
 impl HookKind {
     /// Every hook, in catalog order.
-    pub const ALL: [HookKind; 11] = [
+    pub const ALL: [HookKind; 12] = [
         HookKind::BeforeToolCall,
         HookKind::AfterToolCall,
         HookKind::ToolResult,
@@ -44,6 +46,7 @@ impl HookKind {
         HookKind::BeforeCompaction,
         HookKind::AfterCompaction,
         HookKind::AgentEnd,
+        HookKind::BeforeReset,
     ];
 
     /// The hook's catalog name.
@@ -60,6 +63,7 @@ impl HookKind {
             HookKind::BeforeCompaction => "before_compaction",
             HookKind::AfterCompaction => "after_compaction",
             HookKind::AgentEnd => "agent_end",
+            HookKind::BeforeReset => "before_reset",
         }
     }
 
@@ -74,6 +78,17 @@ impl HookKind {
                 | HookKind::BeforeCompaction
         )
     }
+}
+
+/// `before_reset`: a session is about to be reset.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BeforeResetEvent {
+    /// Session id.
+    pub session_id: String,
+    /// Agent id.
+    pub agent_id: String,
+    /// Messages the session holds now.
+    pub message_count: u32,
 }
 
 /// `session_start`.
@@ -307,6 +322,8 @@ pub enum HookEvent {
     AfterCompaction(AfterCompactionEvent),
     /// See [`AgentEndEvent`].
     AgentEnd(AgentEndEvent),
+    /// See [`BeforeResetEvent`].
+    BeforeReset(BeforeResetEvent),
 }
 
 impl HookEvent {
@@ -324,6 +341,7 @@ impl HookEvent {
             HookEvent::BeforeCompaction(_) => HookKind::BeforeCompaction,
             HookEvent::AfterCompaction(_) => HookKind::AfterCompaction,
             HookEvent::AgentEnd(_) => HookKind::AgentEnd,
+            HookEvent::BeforeReset(_) => HookKind::BeforeReset,
         }
     }
 }

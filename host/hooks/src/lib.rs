@@ -26,9 +26,9 @@ mod runner;
 
 pub use catalog::{
     AfterCompactionEvent, AfterToolCallEvent, AgentEndEvent, BeforeCompactionEvent,
-    BeforePromptBuildEvent, BeforeToolCallEvent, BeforeToolCallOutcome, CallContext, HookEvent,
-    HookKind, HookOutcome, LlmInputEvent, LlmOutputEvent, PromptEdit, SessionEndEvent,
-    SessionEndReason, SessionStartEvent, ToolResultOutcome,
+    BeforePromptBuildEvent, BeforeResetEvent, BeforeToolCallEvent, BeforeToolCallOutcome,
+    CallContext, HookEvent, HookKind, HookOutcome, LlmInputEvent, LlmOutputEvent, PromptEdit,
+    SessionEndEvent, SessionEndReason, SessionStartEvent, ToolResultOutcome,
 };
 pub use runner::{
     BeforeToolCallResult, BuiltPrompt, CompactionHookResult, FailPolicy, HookDecisionRecord,

@@ -371,9 +371,16 @@ impl EmbeddedRunner {
             .await;
     }
 
-    /// `/reset`: clear the session, tell its harness, and let the next turn
-    /// select a runtime afresh.
+    /// `/reset`: `before_reset` (observe), then clear the session, tell its
+    /// harness, and let the next turn select a runtime afresh.
     pub async fn reset_session(&self, session: &mut Session) {
+        self.hooks()
+            .observe(HookEvent::BeforeReset(clawhost_hooks::BeforeResetEvent {
+                session_id: session.id.clone(),
+                agent_id: session.agent_id.clone(),
+                message_count: session.history.len() as u32,
+            }))
+            .await;
         if let Some(h) = session
             .runtime
             .as_deref()

@@ -27,6 +27,7 @@ impl Plugin for ContextHooks {
             Hook::AfterCompaction,
             Hook::AgentEnd,
             Hook::AfterToolCall,
+            Hook::BeforeReset,
         ] {
             hooks.push((hook, 0));
         }
@@ -67,6 +68,10 @@ impl Plugin for ContextHooks {
                 e.tool,
                 e.outcome.is_ok(),
                 e.duration_ms
+            ),
+            Observed::BeforeReset(e) => format!(
+                "observed before_reset {} messages={}",
+                e.session_id, e.message_count
             ),
             Observed::SessionStart(e) => format!(
                 "observed session_start {} resumed={}",

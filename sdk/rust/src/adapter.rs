@@ -181,6 +181,7 @@ impl<P: Plugin> sh::Guest for Adapter<P> {
                 Hook::SessionStart => sh::SessionHook::SessionStart,
                 Hook::SessionEnd => sh::SessionHook::SessionEnd,
                 Hook::AgentEnd => sh::SessionHook::AgentEnd,
+                Hook::BeforeReset => sh::SessionHook::BeforeReset,
                 _ => return None,
             };
             Some(sh::Subscription { hook, priority })
@@ -197,6 +198,10 @@ impl<P: Plugin> sh::Guest for Adapter<P> {
 
     fn agent_end(e: sh::AgentEndEvent) {
         observe::<P>(Observed::AgentEnd(e))
+    }
+
+    fn before_reset(e: sh::BeforeResetEvent) {
+        observe::<P>(Observed::BeforeReset(e))
     }
 }
 

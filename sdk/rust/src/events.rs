@@ -9,7 +9,7 @@ pub use crate::bindings::plugin::exports::openclaw::plugin::prompt_hooks::{
     BeforePromptBuildEvent, PromptEdit,
 };
 pub use crate::bindings::plugin::exports::openclaw::plugin::session_hooks::{
-    AgentEndEvent, SessionEndEvent, SessionStartEvent,
+    AgentEndEvent, BeforeResetEvent, SessionEndEvent, SessionStartEvent,
 };
 pub use crate::bindings::plugin::exports::openclaw::plugin::transcript_hooks::{
     AfterCompactionEvent, BeforeCompactionEvent,
@@ -37,6 +37,8 @@ pub enum Hook {
     SessionEnd,
     /// A turn ended (observe).
     AgentEnd,
+    /// A session is about to be reset (observe).
+    BeforeReset,
     /// Older context is about to be summarized; may supply the summary.
     BeforeCompaction,
     /// Older context was summarized (observe).
@@ -112,4 +114,6 @@ pub enum Observed {
     AfterCompaction(AfterCompactionEvent),
     /// A turn ended.
     AgentEnd(AgentEndEvent),
+    /// A session is about to be reset.
+    BeforeReset(BeforeResetEvent),
 }

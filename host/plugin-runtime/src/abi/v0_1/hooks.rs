@@ -33,8 +33,10 @@ pub(crate) fn hook_kind(kind: wit::HookKind) -> HookKind {
     }
 }
 
-pub(crate) fn event(event: &HookEvent) -> wit::HookEvent {
-    match event {
+/// The event in 0.1 terms; `None` for hooks 0.1 does not have (a 0.1
+/// plugin cannot subscribe to them).
+pub(crate) fn event(event: &HookEvent) -> Option<wit::HookEvent> {
+    Some(match event {
         HookEvent::BeforeToolCall(e) => wit::HookEvent::BeforeToolCall(wit::BeforeToolCallEvent {
             tool: e.tool.clone(),
             call_id: e.call_id.clone(),
@@ -107,7 +109,8 @@ pub(crate) fn event(event: &HookEvent) -> wit::HookEvent {
             text: e.text.clone(),
             iterations: e.iterations,
         }),
-    }
+        HookEvent::BeforeReset(_) => return None,
+    })
 }
 
 /// Size of the largest text an outcome carries.

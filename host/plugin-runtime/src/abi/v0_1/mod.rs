@@ -8,6 +8,7 @@ mod turn;
 use std::sync::Arc;
 
 use clawhost_agent_core::{HarnessError, TurnServices};
+use clawhost_hooks::HookError;
 use wasmtime::component::{HasSelf, Instance, InstancePre, Linker};
 use wasmtime::Store;
 
@@ -142,10 +143,11 @@ impl Guest {
             }
             Request::Hook(event, _) => {
                 let kind = event.kind();
-                let outcome = self
-                    .plugin
-                    .call_handle_hook(&mut *store, &hooks::event(event))
-                    .await?;
+                let Some(event) = hooks::event(event) else {
+                    let error = format!("plugin API 0.1 has no `{}` hook", kind.name());
+                    return Ok(Reply::new(Answer::Hook(Err(HookError::Failed(error))), 0));
+                };
+                let outcome = self.plugin.call_handle_hook(&mut *store, &event).await?;
                 let size = hooks::largest_text(&outcome);
                 Reply::new(Answer::Hook(hooks::outcome(outcome, kind)), size)
             }

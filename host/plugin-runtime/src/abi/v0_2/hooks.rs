@@ -2,9 +2,9 @@
 
 use clawhost_hooks::{
     AfterCompactionEvent, AfterToolCallEvent, AgentEndEvent, BeforeCompactionEvent,
-    BeforePromptBuildEvent, BeforeToolCallEvent, BeforeToolCallOutcome, HookError, HookKind,
-    HookOutcome, LlmInputEvent, LlmOutputEvent, PromptEdit, SessionEndEvent, SessionEndReason,
-    SessionStartEvent, ToolResultOutcome,
+    BeforePromptBuildEvent, BeforeResetEvent, BeforeToolCallEvent, BeforeToolCallOutcome,
+    HookError, HookKind, HookOutcome, LlmInputEvent, LlmOutputEvent, PromptEdit, SessionEndEvent,
+    SessionEndReason, SessionStartEvent, ToolResultOutcome,
 };
 
 use super::bindings::exports::openclaw::plugin::{
@@ -41,6 +41,7 @@ pub(super) fn session_hook(h: sh::SessionHook) -> HookKind {
         sh::SessionHook::SessionStart => HookKind::SessionStart,
         sh::SessionHook::SessionEnd => HookKind::SessionEnd,
         sh::SessionHook::AgentEnd => HookKind::AgentEnd,
+        sh::SessionHook::BeforeReset => HookKind::BeforeReset,
     }
 }
 
@@ -191,6 +192,14 @@ pub(super) fn agent_end(e: &AgentEndEvent) -> sh::AgentEndEvent {
         success: e.success,
         text: e.text.clone(),
         iterations: e.iterations,
+    }
+}
+
+pub(super) fn before_reset(e: &BeforeResetEvent) -> sh::BeforeResetEvent {
+    sh::BeforeResetEvent {
+        session_id: e.session_id.clone(),
+        agent_id: e.agent_id.clone(),
+        message_count: e.message_count,
     }
 }
 

@@ -348,6 +348,15 @@ impl Guest {
                     .await?;
                 observed()
             }
+            E::BeforeReset(e) => {
+                let f = self
+                    .session_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("session-hooks"))?;
+                f.call_before_reset(&mut *store, &hooks::before_reset(e))
+                    .await?;
+                observed()
+            }
             E::AgentEnd(e) => {
                 let f = self
                     .session_hooks
