@@ -37,8 +37,11 @@ impl Registration {
 pub const MAX_TOOLS: usize = 128;
 /// Most tool patterns one hook subscription may carry.
 pub const MAX_TOOL_PATTERNS: usize = 64;
-/// Longest tool pattern, and longest harness id, in bytes.
+/// Longest tool pattern, in bytes.
 pub const MAX_NAME_BYTES: usize = 256;
+/// Longest tool name and harness id, and the most of a plugin's text an
+/// error quotes, in characters.
+pub const MAX_ID_CHARS: usize = 64;
 
 /// Reserved runtime ids a plugin harness may not take.
 const RESERVED_HARNESS_IDS: &[&str] = &["openclaw", "pi", "auto", "default", "codex-app-server"];
@@ -52,7 +55,8 @@ pub(crate) fn check(
 ) -> Result<Registration, String> {
     if let Some(id) = d.id.as_deref().filter(|id| *id != manifest_id) {
         return Err(format!(
-            "register() returned id `{id}` but the manifest says `{manifest_id}`"
+            "register() returned id `{}` but the manifest says `{manifest_id}`",
+            clip(id, MAX_ID_CHARS)
         ));
     }
     if d.tools.len() > MAX_TOOLS {
@@ -63,10 +67,10 @@ pub(crate) fn check(
     }
     let mut tools = Vec::new();
     for t in d.tools {
-        if t.name.len() > 64 {
+        if t.name.chars().count() > MAX_ID_CHARS {
             return Err(format!(
-                "tool name `{}` is longer than 64 characters",
-                clip(&t.name, 64)
+                "tool name `{}` is longer than {MAX_ID_CHARS} characters",
+                clip(&t.name, MAX_ID_CHARS)
             ));
         }
         let parameters: serde_json::Value = serde_json::from_str(&t.parameters)
@@ -127,13 +131,13 @@ pub(crate) fn check(
     }
     for h in &d.harnesses {
         let ok = !h.is_empty()
-            && h.len() <= 64
+            && h.len() <= MAX_ID_CHARS
             && h.chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
         if !ok || RESERVED_HARNESS_IDS.contains(&h.as_str()) {
             return Err(format!(
                 "harness id `{}` is invalid or reserved",
-                clip(h, 64)
+                clip(h, MAX_ID_CHARS)
             ));
         }
     }
