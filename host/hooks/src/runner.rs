@@ -24,6 +24,20 @@ pub enum HookError {
     },
 }
 
+impl HookError {
+    /// Why `answer` to a `asked` event is unusable: its own error, or the
+    /// outcome of another hook. Call it only for answers that did not fit.
+    fn unusable(asked: HookKind, answer: Result<HookOutcome, HookError>) -> Self {
+        match answer {
+            Err(e) => e,
+            Ok(o) => HookError::WrongOutcome {
+                asked: asked.name(),
+                answered: o.name(),
+            },
+        }
+    }
+}
+
 /// Something that handles hook events: a plugin, or a host-side handler.
 #[async_trait]
 pub trait HookHandler: Send + Sync {
@@ -365,13 +379,7 @@ impl HookRunner {
                 Step::Block(reason)
             }
             other => {
-                let error = match other {
-                    Err(e) => e,
-                    Ok(o) => HookError::WrongOutcome {
-                        asked: "before_tool_call",
-                        answered: o.name(),
-                    },
-                };
+                let error = HookError::unusable(HookKind::BeforeToolCall, other);
                 record(failed(&error, reg.fail_policy));
                 match reg.blocks(&error) {
                     Some(reason) => Step::Block(reason),
@@ -415,13 +423,7 @@ impl HookRunner {
                     event.outcome = outcome;
                 }
                 other => {
-                    let error = match other {
-                        Err(e) => e,
-                        Ok(o) => HookError::WrongOutcome {
-                            asked: "tool_result",
-                            answered: o.name(),
-                        },
-                    };
+                    let error = HookError::unusable(HookKind::ToolResult, other);
                     decisions.push(record(failed(&error, reg.fail_policy)));
                     if let Some(reason) = reg.blocks(&error) {
                         event.outcome = Err(format!("result withheld: {reason}"));
@@ -516,11 +518,7 @@ impl HookRunner {
                 Ok(HookOutcome::Observed) => {
                     return Self::record(kind, &reg.plugin_id, "observed".into())
                 }
-                Ok(o) => HookError::WrongOutcome {
-                    asked: kind.name(),
-                    answered: o.name(),
-                },
-                Err(e) => e,
+                other => HookError::unusable(kind, other),
             };
             let decision = format!("failed: {error}; observe-only, nothing blocked");
             tracing::warn!(hook = kind.name(), plugin = %reg.plugin_id, %decision, "observe-only hook failed");
@@ -555,11 +553,7 @@ impl HookRunner {
                     edits.extend(edit);
                     continue;
                 }
-                Ok(o) => HookError::WrongOutcome {
-                    asked: "before_prompt_build",
-                    answered: o.name(),
-                },
-                Err(e) => e,
+                other => HookError::unusable(HookKind::BeforePromptBuild, other),
             };
             decisions.push(Self::record(
                 HookKind::BeforePromptBuild,
@@ -627,11 +621,7 @@ impl HookRunner {
                     result.decisions.push(record);
                     continue;
                 }
-                Ok(o) => HookError::WrongOutcome {
-                    asked: "before_compaction",
-                    answered: o.name(),
-                },
-                Err(e) => e,
+                other => HookError::unusable(HookKind::BeforeCompaction, other),
             };
             let record = Self::record(kind, &reg.plugin_id, failed(&error, reg.fail_policy));
             result.decisions.push(record);
