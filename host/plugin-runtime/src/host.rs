@@ -40,6 +40,8 @@ pub struct PluginHost {
     base_dir: PathBuf,
     plugins: Vec<Arc<LoadedPlugin>>,
     protected: ProtectedPaths,
+    /// `plugins.paths` then `plugins.load.paths`, resolved against the config file.
+    package_paths: Vec<PathBuf>,
 }
 
 impl PluginHost {
@@ -73,11 +75,15 @@ impl PluginHost {
                 }
             })?;
         let mut protected = ProtectedPaths::default();
-        let plugin_paths: Vec<(String, PathBuf)> = config
+        let resolved: Vec<(String, PathBuf)> = config
             .plugins
             .package_paths()
             .into_iter()
-            .map(|(key, p)| (key, canonical(&config.resolve(p))))
+            .map(|(key, p)| (key, config.resolve(p)))
+            .collect();
+        let plugin_paths: Vec<(String, PathBuf)> = resolved
+            .iter()
+            .map(|(key, p)| (key.clone(), canonical(p)))
             .collect();
         if let Some(dir) = cache.dir() {
             let grants = config.plugins.entries.iter().flat_map(|(id, e)| {
@@ -116,6 +122,7 @@ impl PluginHost {
             cache: Arc::new(cache),
             config: config.plugins.clone(),
             base_dir: config.base_dir.clone(),
+            package_paths: resolved.into_iter().map(|(_, p)| p).collect(),
             plugins: Vec::new(),
             protected,
         })
@@ -130,18 +137,7 @@ impl PluginHost {
             tracing::info!("plugins.enabled is false: no plugin is loaded");
             return reports;
         }
-        let paths: Vec<PathBuf> = self
-            .config
-            .package_paths()
-            .into_iter()
-            .map(|(_, p)| p.clone())
-            .collect();
-        for path in paths {
-            let path = if path.is_absolute() {
-                path
-            } else {
-                self.base_dir.join(path)
-            };
+        for path in self.package_paths.clone() {
             let dirs = match discover(&path) {
                 Ok(dirs) => dirs,
                 Err(e) => {

@@ -64,7 +64,8 @@ pub struct PluginStatus {
     /// Hook names with priority (the hooks it is delivered).
     pub hooks: Vec<(String, i32)>,
     /// Hooks it subscribed to but is not delivered, with the setting that
-    /// withholds each (`hooks.allowConversationAccess`, `hooks.allowPromptInjection`).
+    /// withholds each (`hooks.allowConversationAccess`,
+    /// `hooks.allowPromptInjection`, `grants.toolResults`).
     pub withheld: Vec<(String, &'static str)>,
     /// Harness ids.
     pub harnesses: Vec<String>,
@@ -109,6 +110,14 @@ impl LoadedPlugin {
     /// Current status.
     pub fn status(&self) -> PluginStatus {
         let r = &self.registration;
+        let mut hooks = Vec::new();
+        let mut withheld = Vec::new();
+        for (k, p) in &r.hooks {
+            match self.settings.hook_allowed(k.name()) {
+                Ok(()) => hooks.push((k.name().to_string(), self.hook_priority(*k, *p))),
+                Err(setting) => withheld.push((k.name().to_string(), setting)),
+            }
+        }
         PluginStatus {
             id: r.id.clone(),
             version: r.version.clone(),
@@ -120,20 +129,8 @@ impl LoadedPlugin {
                 None => PluginState::Active,
             },
             tools: r.tools.iter().map(|t| t.name.clone()).collect(),
-            hooks: r
-                .hooks
-                .iter()
-                .filter(|(k, _)| self.settings.hook_allowed(k.name()).is_ok())
-                .map(|(k, p)| (k.name().to_string(), self.hook_priority(*k, *p)))
-                .collect(),
-            withheld: r
-                .hooks
-                .iter()
-                .filter_map(|(k, _)| {
-                    let setting = self.settings.hook_allowed(k.name()).err()?;
-                    Some((k.name().to_string(), setting))
-                })
-                .collect(),
+            hooks,
+            withheld,
             harnesses: r.harnesses.clone(),
             grants: self.instance.grants().clone(),
             instantiations: self.instance.instantiations(),
