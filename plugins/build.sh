@@ -49,7 +49,10 @@ for manifest in "$here"/*/openclaw.plugin.json; do
   wasm="$tdir/wasm32-wasip2/release/${crate//-/_}.wasm"
   [ -f "$wasm" ] || { echo "build.sh: $wasm was not built" >&2; exit 1; }
   mkdir -p "$out/$crate"
-  cp "$manifest" "$out/$crate/openclaw.plugin.json"
-  cp "$wasm" "$out/$crate/plugin.wasm.tmp" && mv "$out/$crate/plugin.wasm.tmp" "$out/$crate/plugin.wasm"
+  cp "$manifest" "$out/$crate/openclaw.plugin.json.tmp.$$" \
+    && mv "$out/$crate/openclaw.plugin.json.tmp.$$" "$out/$crate/openclaw.plugin.json"
+  # A temporary name of this process's own: concurrent builds (test binaries
+  # run in parallel) never move each other's half-copied files.
+  cp "$wasm" "$out/$crate/plugin.wasm.tmp.$$" && mv "$out/$crate/plugin.wasm.tmp.$$" "$out/$crate/plugin.wasm"
 done
 echo "$out"

@@ -1,5 +1,6 @@
-//! Plugin API versions: a plugin built against the frozen 0.1 keeps loading
-//! and behaves as its 0.2 build does; the SDK's WIT is the released 0.2.
+//! Plugin API versions: plugins built against the frozen 0.1 and the released
+//! 0.2.0 keep loading and behave as their 0.2.1 (SDK) build does; the SDK's
+//! WIT is the host's 0.2.
 
 use clawhost_plugin_runtime::ApiVersion;
 use clawhost_tests::{config, dispatch, json_of, runner_with};
@@ -59,6 +60,29 @@ async fn a_plugin_built_against_api_0_1_loads_and_behaves_like_its_0_2_build() {
 }
 
 #[tokio::test]
+async fn a_plugin_built_against_api_0_2_0_loads_and_behaves_like_its_0_2_1_build() {
+    let old = policy_outcomes("test-policy-guard-v0-2-0", "policy-guard-v0-2-0").await;
+    let new = policy_outcomes("policy-guard", "policy-guard").await;
+    assert_eq!(old, new);
+    // The fixture really is a 0.2.0 component: its exports say so.
+    let dir = tempfile::tempdir().unwrap();
+    let host = clawhost_tests::host_with(
+        &config(json!({}), dir.path()),
+        &["test-policy-guard-v0-2-0"],
+    )
+    .await
+    .unwrap();
+    let status = host.plugin("policy-guard-v0-2-0").unwrap().status();
+    assert_eq!(status.api, ApiVersion::V0_2);
+    let wasm =
+        std::fs::read(clawhost_tests::plugins_dir().join("test-policy-guard-v0-2-0/plugin.wasm"))
+            .unwrap();
+    let text = String::from_utf8_lossy(&wasm);
+    assert!(text.contains("openclaw:plugin/tool-hooks@0.2.0"));
+    assert!(!text.contains("@0.2.1"));
+}
+
+#[tokio::test]
 async fn the_ten_line_sdk_plugin_derives_its_schema_from_its_parameter_type() {
     let dir = tempfile::tempdir().unwrap();
     let runner = runner_with(config(json!({}), dir.path()), &["hello-tool"]).await;
@@ -100,4 +124,53 @@ fn the_sdk_carries_the_released_0_2_wit_unchanged() {
             name.to_string_lossy()
         );
     }
+}
+
+/// 0.2.1 only adds to the released 0.2.0 (kept unchanged in the 0.2.0
+/// fixture): with its `@since(version = 0.2.1)` items and the package line
+/// taken out, every 0.2.0 file reads the same.
+#[test]
+fn api_0_2_1_only_adds_to_the_released_0_2_0() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let released = root.join("plugins/test-policy-guard-v0-2-0/wit/deps/openclaw-plugin-0.2.0");
+    let current = root.join("wit/v0.2");
+    // The body after the package line, without the items added in 0.2.1.
+    let body = |text: &str| -> String {
+        let after = text.split_once("package openclaw:plugin@").unwrap().1;
+        let after = after.split_once('\n').unwrap().1;
+        let mut out = Vec::new();
+        let mut skip_next = false;
+        for line in after.lines() {
+            if line.trim() == "@since(version = 0.2.1)" {
+                skip_next = true;
+                continue;
+            }
+            if std::mem::take(&mut skip_next) {
+                continue;
+            }
+            out.push(line);
+        }
+        out.join("\n")
+    };
+    for entry in std::fs::read_dir(&released).unwrap() {
+        let name = entry.unwrap().file_name();
+        let old = std::fs::read_to_string(released.join(&name)).unwrap();
+        let new = std::fs::read_to_string(current.join(&name)).unwrap();
+        assert!(old.contains("package openclaw:plugin@0.2.0;"));
+        assert!(new.contains("package openclaw:plugin@0.2.1;"));
+        assert_eq!(
+            body(&old),
+            body(&new),
+            "{} changed beyond additions",
+            name.to_string_lossy()
+        );
+    }
+    // What 0.2.1 adds lives in its own file, every interface marked.
+    let added = std::fs::read_to_string(current.join("policy.wit")).unwrap();
+    let interfaces = added.matches("\ninterface ").count();
+    assert!(interfaces >= 2);
+    assert_eq!(
+        added.matches("@since(version = 0.2.1)\ninterface ").count(),
+        interfaces
+    );
 }

@@ -2,9 +2,11 @@
 
 use std::sync::Arc;
 
+use clawhost::approve::ScriptedOperator;
 use clawhost::demo::{demo_config, DEMO_MESSAGE};
-use clawhost_agent_core::{RunContext, TurnEvent};
-use clawhost_llm::ScriptedModel;
+use clawhost::run::one_turn;
+use clawhost_agent_core::{Approvals, RunContext, TurnEvent};
+use clawhost_llm::ModelRuntimes;
 use clawhost_runner::EmbeddedRunner;
 use clawhost_tests::{cache_dir, plugins_dir};
 
@@ -13,6 +15,8 @@ async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
     let mut config = demo_config(plugins_dir()).unwrap();
     config.plugins.cache_dir = Some(cache_dir());
     config.plugins.cache_key_file = Some(clawhost_tests::cache_key_file());
+    let runtimes = ModelRuntimes::new();
+    runtimes.rebuild(&config).unwrap();
     let (runner, reports) = EmbeddedRunner::start(config).await.unwrap();
     let refused: Vec<_> = reports
         .iter()
@@ -30,14 +34,21 @@ async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
             "hostile",
             "legacy-api",
             "misbehave",
-            "policy-guard-v0-1"
+            "policy-guard-v0-1",
+            "policy-guard-v0-2-0"
         ]
     );
-    let ctx = RunContext::new("main", "scripted/demo");
-    let out = runner
-        .run_turn(Arc::new(ScriptedModel::demo()), &ctx, &[], DEMO_MESSAGE)
-        .await
-        .unwrap();
+    let mut ctx = RunContext::new("main", "scripted/demo");
+    ctx.approvals = Approvals(Arc::new(ScriptedOperator));
+    // The path `clawhost demo` and `clawhost run` take.
+    let out = one_turn(
+        &runner,
+        runtimes.current("main").unwrap(),
+        &ctx,
+        DEMO_MESSAGE,
+    )
+    .await
+    .unwrap();
     let events = ctx.events.snapshot();
     let decisions: Vec<(String, String)> = events
         .iter()
@@ -55,7 +66,7 @@ async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
         ("policy-guard", "rewrite"),
         ("redact-results", "keep"),
         ("policy-guard", "block"),
-        ("policy-guard", "allow"),
+        ("policy-guard", "require approval (warning)"),
         ("redact-results", "replace"),
     ];
     assert_eq!(
@@ -68,4 +79,8 @@ async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
         out.answer
     );
     assert!(!out.answer.contains("hunter2"));
+    // The approval was asked and answered before the note was read.
+    assert!(events.iter().any(|e| matches!(e,
+        TurnEvent::Approval { plugin, tool, decision, .. }
+            if plugin == "policy-guard" && tool == "read_note" && decision == "allow-once")));
 }

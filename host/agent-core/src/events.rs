@@ -37,6 +37,20 @@ pub enum TurnEvent {
         /// What it decided, in words (`allow`, `block: …`, `rewrite: …`, `replace`, `failed: …`).
         decision: String,
     },
+    /// An approval request of a `before_tool_call` hook was answered.
+    Approval {
+        /// Plugin that asked.
+        plugin: String,
+        /// Tool call id.
+        call_id: String,
+        /// Tool name.
+        tool: String,
+        /// What it asked.
+        title: String,
+        /// The answer (`allow-once`, `allow-always`, `deny`, `timeout`,
+        /// `cancelled`; `allow-always (remembered)` when an earlier answer stood).
+        decision: String,
+    },
     /// A tool call finished (or was refused).
     ToolResult {
         /// Tool call id.

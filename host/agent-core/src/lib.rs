@@ -1,6 +1,7 @@
 //! Agent core: messages, the model and tool contracts, run context and events,
 //! and the turn loop that ties them together.
 
+mod approval;
 mod budget;
 mod compaction;
 mod events;
@@ -11,6 +12,10 @@ pub mod text;
 mod tool;
 mod turn;
 
+pub use approval::{
+    ApprovalDecision, ApprovalRequest, Approvals, Approver, FixedApprover, PendingApproval,
+    Severity, TimeoutBehavior,
+};
 pub use budget::{BudgetedTools, TurnBudget};
 pub use compaction::{estimate_tokens, message_tokens, plan_cut, Pruning};
 pub use events::{messages_of_last_turn, EventSink, TurnEvent};

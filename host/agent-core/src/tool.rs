@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use crate::{EventSink, ToolCallRequest};
+use crate::{Approvals, EventSink, ToolCallRequest};
 
 /// A tool as the model sees it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,6 +27,8 @@ pub struct RunContext {
     pub model_ref: String,
     /// Where the run reports what happens.
     pub events: EventSink,
+    /// Who answers the approval requests of `before_tool_call` hooks.
+    pub approvals: Approvals,
 }
 
 impl RunContext {
@@ -37,6 +39,7 @@ impl RunContext {
             session_id: None,
             model_ref: model_ref.into(),
             events: EventSink::default(),
+            approvals: Approvals::default(),
         }
     }
 }

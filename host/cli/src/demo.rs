@@ -4,9 +4,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
-use clawhost_agent_core::{EventSink, RunContext};
+use clawhost_agent_core::{Approvals, EventSink, RunContext};
 use clawhost_config::Config;
-use clawhost_llm::ScriptedModel;
+use clawhost_llm::ModelRuntimes;
 use clawhost_runner::{EmbeddedRunner, BUILTIN_RUNTIME};
 
 use crate::transcript::{render_event, render_refusal, render_status};
@@ -34,7 +34,17 @@ pub async fn run(plugins_dir: Option<PathBuf>) -> anyhow::Result<()> {
             crate::build::build_plugins(None).context("building the example plugins")?
         }
     };
+    // Relative to where the command runs, not to the demo config's directory.
+    let plugins_dir = std::path::absolute(&plugins_dir)
+        .with_context(|| format!("resolving {}", plugins_dir.display()))?;
     let config = demo_config(&plugins_dir)?;
+    let runtimes = ModelRuntimes::new();
+    runtimes
+        .rebuild(&config)
+        .context("building the model runtime generation")?;
+    let generation = runtimes
+        .current("main")
+        .context("the demo config has agent `main`")?;
     let (runner, reports) = EmbeddedRunner::start(config).await?;
     say!(
         "clawhost demo · runtime {BUILTIN_RUNTIME} · model scripted/demo · plugins from {}",
@@ -49,9 +59,10 @@ pub async fn run(plugins_dir: Option<PathBuf>) -> anyhow::Result<()> {
     say!();
     let mut ctx = RunContext::new("main", "scripted/demo");
     ctx.events = EventSink::with_listener(|event| say!("{}", render_event(event)));
-    let outcome = runner
-        .run_turn(Arc::new(ScriptedModel::demo()), &ctx, &[], DEMO_MESSAGE)
-        .await?;
+    // policy-guard asks before `read_note`; the demo's operator answers.
+    ctx.approvals = Approvals(Arc::new(crate::approve::ScriptedOperator));
+    // The path `run` takes: a one-turn session, every hook.
+    let outcome = crate::run::one_turn(&runner, generation, &ctx, DEMO_MESSAGE).await?;
     say!();
     say!(
         "turn finished: {} model calls · {} input / {} output tokens (estimated by the scripted provider)",

@@ -23,6 +23,7 @@ macro_rules! esay {
 #[doc(hidden)]
 pub use clawhost_agent_core;
 
+pub mod approve;
 pub mod build;
 pub mod demo;
 pub mod run;

@@ -1,13 +1,14 @@
 //! `clawhost run` and `clawhost models`: real turns against configured providers.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{anyhow, Context};
-use clawhost_agent_core::{EventSink, RunContext};
+use clawhost_agent_core::{EventSink, RunContext, TurnOutcome};
 use clawhost_config::{AgentEntry, Config};
 use clawhost_hooks::SessionEndReason;
-use clawhost_llm::ModelRuntimes;
-use clawhost_runner::{EmbeddedRunner, Session};
+use clawhost_llm::{ModelRuntimeGeneration, ModelRuntimes};
+use clawhost_runner::{EmbeddedRunner, RunError, Session};
 
 use crate::transcript::{render_event, render_refusal};
 
@@ -54,19 +55,9 @@ pub async fn run(
     );
     let mut ctx = RunContext::new(agent, generation.model.clone());
     ctx.events = EventSink::with_listener(|event| say!("{}", render_event(event)));
-    // The same path as `chat`: runtime selection, every hook, compaction;
-    // the session lives for this one turn (it is not saved).
-    let session_id = format!("run-{}", std::process::id());
-    let mut session = Session::new(&session_id, agent);
-    runner.start_session(&session_id, agent, false).await;
-    let result = runner
-        .run_session_turn(&mut session, generation, &ctx, message)
-        .await;
-    runner
-        .end_session(&session_id, agent, SessionEndReason::Quit)
-        .await;
-    runner.harnesses().dispose_all().await;
-    let outcome = result?;
+    // Nobody watches: approval requests get the configured answer.
+    ctx.approvals = crate::approve::non_interactive(&runner.config().approvals);
+    let outcome = one_turn(&runner, generation, &ctx, message).await?;
     say!(
         "turn finished: {} model calls · {} input / {} output tokens",
         outcome.iterations,
@@ -74,6 +65,31 @@ pub async fn run(
         outcome.usage.output_tokens
     );
     Ok(())
+}
+
+/// One turn on a session that lives for this turn only (it is not saved):
+/// runtime selection, every hook, compaction — the path `chat` takes, less
+/// the transcript. `run` and `demo` both take it.
+pub async fn one_turn(
+    runner: &EmbeddedRunner,
+    generation: Arc<ModelRuntimeGeneration>,
+    ctx: &RunContext,
+    message: &str,
+) -> Result<TurnOutcome, RunError> {
+    let agent = generation.agent_id.clone();
+    let session_id = format!("run-{}", std::process::id());
+    let mut session = Session::new(&session_id, &agent);
+    let mut ctx = ctx.clone();
+    ctx.session_id = Some(session_id.clone());
+    runner.start_session(&session_id, &agent, false).await;
+    let result = runner
+        .run_session_turn(&mut session, generation, &ctx, message)
+        .await;
+    runner
+        .end_session(&session_id, &agent, SessionEndReason::Quit)
+        .await;
+    runner.harnesses().dispose_all().await;
+    result
 }
 
 /// Print the catalog and auth of the current generation.

@@ -1,17 +1,18 @@
 //! `clawhost chat` (a persistent session on stdin/stdout) and `clawhost sessions`.
 
-use std::io::BufRead;
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{anyhow, Context};
 use clap::Subcommand;
-use clawhost_agent_core::{EventSink, RunContext};
+use clawhost_agent_core::{Approvals, EventSink, RunContext};
 use clawhost_config::Config;
 use clawhost_hooks::SessionEndReason;
 use clawhost_llm::ModelRuntimes;
 use clawhost_runner::EmbeddedRunner;
 use clawhost_sessions::{EntryBody, SessionStore};
 
+use crate::approve::TerminalApprover;
 use crate::transcript::{render_event_with, render_refusal, Theme};
 
 /// `clawhost sessions` actions.
@@ -108,7 +109,7 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
     runtimes
         .rebuild(&config)
         .context("building the model runtime generation")?;
-    let runtimes = std::sync::Arc::new(runtimes);
+    let runtimes = Arc::new(runtimes);
     // Edits to the config file (or credentials appearing) publish a new
     // generation; each turn starts on the generation current at that time.
     let watcher = clawhost_llm::reload::watch(
@@ -133,8 +134,13 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
         .map(|(_, v)| Theme::from_json(v))
         .unwrap_or_default();
     say!("session {id} (type /new, /reset, /status or /quit)");
-    for line in std::io::stdin().lock().lines() {
-        let line = line?;
+    // The approver reads its answers from the same lines, while a turn waits.
+    let lines = crate::approve::stdin_lines();
+    let approvals = Approvals(Arc::new(TerminalApprover::new(lines.clone())));
+    loop {
+        let Some(line) = lines.lock().await.recv().await else {
+            break;
+        };
         let generation = runtimes
             .current(agent)
             .ok_or_else(|| anyhow!("agent `{agent}` is not configured"))?;
@@ -172,9 +178,27 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
                 let text = format!("{}\n{rest}", template.text.trim_end())
                     .trim_end()
                     .to_string();
-                send(&runner, &store, agent, &id, generation, &theme, &text).await;
+                let turn = Turn {
+                    runner: &runner,
+                    store: &store,
+                    agent,
+                    id: &id,
+                    theme: &theme,
+                    approvals: &approvals,
+                };
+                turn.send(generation, &text).await;
             }
-            text => send(&runner, &store, agent, &id, generation, &theme, text).await,
+            text => {
+                let turn = Turn {
+                    runner: &runner,
+                    store: &store,
+                    agent,
+                    id: &id,
+                    theme: &theme,
+                    approvals: &approvals,
+                };
+                turn.send(generation, text).await
+            }
         }
     }
     runner.end_session(&id, agent, SessionEndReason::Quit).await;
@@ -183,24 +207,29 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
     Ok(())
 }
 
-/// Print a failed `session_end` (the session ends either way).
-/// Run one chat turn, printing the transcript as it goes.
-async fn send(
-    runner: &EmbeddedRunner,
-    store: &SessionStore,
-    agent: &str,
-    id: &str,
-    generation: std::sync::Arc<clawhost_llm::ModelRuntimeGeneration>,
-    theme: &Theme,
-    text: &str,
-) {
-    let mut ctx = RunContext::new(agent, generation.model.clone());
-    let theme = theme.clone();
-    ctx.events = EventSink::with_listener(move |e| say!("{}", render_event_with(e, &theme)));
-    if let Err(e) = runner
-        .run_persisted_turn(store, agent, id, generation, &ctx, text)
-        .await
-    {
-        say!("error: {e}");
+/// What a chat turn runs against.
+struct Turn<'a> {
+    runner: &'a EmbeddedRunner,
+    store: &'a SessionStore,
+    agent: &'a str,
+    id: &'a str,
+    theme: &'a Theme,
+    approvals: &'a Approvals,
+}
+
+impl Turn<'_> {
+    /// Run one chat turn, printing the transcript as it goes.
+    async fn send(&self, generation: Arc<clawhost_llm::ModelRuntimeGeneration>, text: &str) {
+        let mut ctx = RunContext::new(self.agent, generation.model.clone());
+        let theme = self.theme.clone();
+        ctx.events = EventSink::with_listener(move |e| say!("{}", render_event_with(e, &theme)));
+        ctx.approvals = self.approvals.clone();
+        if let Err(e) = self
+            .runner
+            .run_persisted_turn(self.store, self.agent, self.id, generation, &ctx, text)
+            .await
+        {
+            say!("error: {e}");
+        }
     }
 }

@@ -82,6 +82,17 @@ pub fn render_event_with(event: &TurnEvent, theme: &Theme) -> String {
                 clip(decision, 160)
             )
         }
+        TurnEvent::Approval {
+            plugin,
+            call_id,
+            tool,
+            title,
+            decision,
+        } => format!(
+            "{} approval [{plugin}] for {tool} ({call_id}): {} → {decision}",
+            l("ask"),
+            clip(title, 120)
+        ),
         TurnEvent::ToolResult {
             call_id,
             tool,

@@ -53,3 +53,125 @@ fn run_fires_the_prompt_session_and_agent_end_hooks() {
         assert!(all.contains(line), "missing `{line}` in:\n{all}");
     }
 }
+
+/// A config where `policy-guard` asks before every `echo`, and a scripted
+/// model that calls `echo` once per turn and then answers.
+fn approval_config(root: &std::path::Path, approvals: serde_json::Value) -> std::path::PathBuf {
+    let script = root.join("script.json");
+    std::fs::write(
+        &script,
+        json!([
+            {"toolCalls": [{"name": "echo", "arguments": {"text": "{{user}}"}}]},
+            {"answer": "done: {{results}}"}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    write_config(
+        root,
+        json!({
+            "plugins": {
+                "paths": [plugins().join("policy-guard")],
+                "entries": {"policy-guard": {"config": {"approveTools": ["echo"]}}}
+            },
+            "approvals": approvals,
+            "models": {"providers": {"scripted": {"api": "scripted", "script": script}}},
+            "agents": {"defaults": {"model": "scripted/test"}}
+        }),
+    )
+}
+
+#[test]
+fn chat_asks_the_operator_and_allow_always_stands_for_the_session() {
+    use std::io::Write;
+    let root = tempfile::tempdir().unwrap();
+    let config = approval_config(root.path(), json!({}));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clawhost"))
+        .args(["chat", "-c"])
+        .arg(&config)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // An answer the host does not know is asked again; then `a`.
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"first\nmaybe\na\nsecond\n/quit\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let all = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{all}");
+    assert_eq!(
+        all.matches("approval needed (warning) · plugin policy-guard · tool echo")
+            .count(),
+        1,
+        "{all}"
+    );
+    assert!(
+        all.contains("answer o (once), a (always for this session) or d (deny)"),
+        "{all}"
+    );
+    assert!(all.contains("→ allow-always\n"), "{all}");
+    assert!(all.contains("→ allow-always (remembered)"), "{all}");
+    assert!(all.contains("echo returned: {\"text\":\"first\"}"), "{all}");
+    assert!(
+        all.contains("echo returned: {\"text\":\"second\"}"),
+        "{all}"
+    );
+}
+
+#[test]
+fn chat_input_ending_while_asked_cancels_the_call() {
+    use std::io::Write;
+    let root = tempfile::tempdir().unwrap();
+    let config = approval_config(root.path(), json!({}));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clawhost"))
+        .args(["chat", "-c"])
+        .arg(&config)
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"first\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("the answer was cancelled"), "{stdout}");
+}
+
+#[test]
+fn run_answers_approvals_by_the_configured_policy_deny_by_default() {
+    for (approvals, expect) in [
+        (json!({}), "the answer was deny"),
+        (
+            json!({"nonInteractive": "allow"}),
+            "echo returned: {\"text\":\"hello\"}",
+        ),
+    ] {
+        let root = tempfile::tempdir().unwrap();
+        let config = approval_config(root.path(), approvals);
+        let out = Command::new(env!("CARGO_BIN_EXE_clawhost"))
+            .args(["run", "-c"])
+            .arg(&config)
+            .arg("hello")
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}");
+        assert!(stdout.contains(expect), "missing `{expect}` in:\n{stdout}");
+        assert!(
+            !stdout.contains("approval needed"),
+            "run asks nobody:\n{stdout}"
+        );
+    }
+}

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::{Config, HOOK_NAMES, MAX_HOOK_TIMEOUT_MS};
+use crate::{Config, HOOK_NAMES, MAX_APPROVAL_TIMEOUT_MS, MAX_HOOK_TIMEOUT_MS};
 
 /// A value that cannot be used, with its key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -129,6 +129,13 @@ impl Config {
             if value == 0 {
                 fail(format!("agents.defaults.{key}"), "must be at least 1")?;
             }
+        }
+        let approval_ms = self.approvals.timeout_ms;
+        if approval_ms == 0 || approval_ms > MAX_APPROVAL_TIMEOUT_MS {
+            fail(
+                "approvals.timeoutMs".into(),
+                format!("must be from 1 to {MAX_APPROVAL_TIMEOUT_MS} (ms)"),
+            )?;
         }
         for (i, path) in self.resources.packages.iter().enumerate() {
             self.dir_exists(format!("resources.packages[{i}]"), path)?;

@@ -20,6 +20,8 @@ pub const HOOK_NAMES: &[&str] = &[
     "after_compaction",
     "agent_end",
     "before_reset",
+    "tool_result_persist",
+    "before_message_write",
 ];
 
 /// What the host does when a hook handler traps, times out or answers wrongly.

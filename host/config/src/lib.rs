@@ -2,6 +2,7 @@
 //! with clear errors. Unknown keys are rejected so typos do not pass silently.
 
 mod agents;
+mod approvals;
 mod check;
 mod hooks;
 mod models;
@@ -17,6 +18,7 @@ use serde::Deserialize;
 pub use agents::{
     AgentDefaults, AgentEntry, AgentSettings, AgentsConfig, CompactionConfig, PruningConfig,
 };
+pub use approvals::{ApprovalsConfig, NonInteractivePolicy, MAX_APPROVAL_TIMEOUT_MS};
 pub use check::CheckError;
 pub use hooks::{
     FailPolicy, HookSettings, PluginHooks, AGENT_END_TIMEOUT_MS, HOOK_NAMES, MAX_HOOK_TIMEOUT_MS,
@@ -100,6 +102,9 @@ pub struct Config {
     /// Resource packages.
     #[serde(default)]
     pub resources: ResourcesConfig,
+    /// How approval requests are answered without an operator, and how long one has.
+    #[serde(default)]
+    pub approvals: ApprovalsConfig,
     /// Directory relative paths in this config resolve against (the file's directory).
     #[serde(skip)]
     pub base_dir: PathBuf,

@@ -227,13 +227,16 @@ impl PluginEntry {
     }
 
     /// Whether `hook` may be delivered to this plugin: the hooks that see the
-    /// conversation need `hooks.allowConversationAccess`, the prompt-mutating
+    /// conversation (OpenClaw's three, and `before_message_write`, which sees
+    /// every stored message) need `hooks.allowConversationAccess`, the prompt-mutating
     /// one must not be turned off by `hooks.allowPromptInjection: false`,
     /// the tool-result middleware needs `grants.toolResults`.
     /// `Err` names the setting that withholds it.
     pub fn hook_allowed(&self, hook: &str) -> Result<(), &'static str> {
         match hook {
-            "llm_input" | "llm_output" | "agent_end" if !self.hooks.allow_conversation_access => {
+            "llm_input" | "llm_output" | "agent_end" | "before_message_write"
+                if !self.hooks.allow_conversation_access =>
+            {
                 Err("hooks.allowConversationAccess")
             }
             "before_prompt_build" if !self.hooks.allow_prompt_injection => {
@@ -248,7 +251,7 @@ impl PluginEntry {
 /// The fail policy of a hook no operator setting covers.
 pub fn default_fail_policy(hook: &str) -> FailPolicy {
     match hook {
-        "before_tool_call" | "tool_result" => FailPolicy::Block,
+        "before_tool_call" | "tool_result" | "tool_result_persist" => FailPolicy::Block,
         _ => FailPolicy::Ignore,
     }
 }

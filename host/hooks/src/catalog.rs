@@ -1,5 +1,6 @@
 //! Typed hook events and outcomes (the host side of the WIT `types` interface).
 
+use clawhost_agent_core::{ApprovalDecision, ApprovalRequest, Message};
 use serde_json::Value;
 
 /// Hooks a plugin can subscribe to.
@@ -30,11 +31,16 @@ pub enum HookKind {
     AgentEnd,
     /// A session is about to be reset (observe).
     BeforeReset,
+    /// A tool result is about to be stored in the transcript (modifying: may
+    /// replace the stored text).
+    ToolResultPersist,
+    /// A message is about to be stored (modifying: may replace it or keep it out).
+    BeforeMessageWrite,
 }
 
 impl HookKind {
     /// Every hook, in catalog order.
-    pub const ALL: [HookKind; 12] = [
+    pub const ALL: [HookKind; 14] = [
         HookKind::BeforeToolCall,
         HookKind::AfterToolCall,
         HookKind::ToolResult,
@@ -47,6 +53,8 @@ impl HookKind {
         HookKind::AfterCompaction,
         HookKind::AgentEnd,
         HookKind::BeforeReset,
+        HookKind::ToolResultPersist,
+        HookKind::BeforeMessageWrite,
     ];
 
     /// The hook's catalog name.
@@ -64,6 +72,8 @@ impl HookKind {
             HookKind::AfterCompaction => "after_compaction",
             HookKind::AgentEnd => "agent_end",
             HookKind::BeforeReset => "before_reset",
+            HookKind::ToolResultPersist => "tool_result_persist",
+            HookKind::BeforeMessageWrite => "before_message_write",
         }
     }
 
@@ -76,6 +86,8 @@ impl HookKind {
                 | HookKind::ToolResult
                 | HookKind::BeforePromptBuild
                 | HookKind::BeforeCompaction
+                | HookKind::ToolResultPersist
+                | HookKind::BeforeMessageWrite
         )
     }
 }
@@ -269,6 +281,58 @@ pub enum BeforeToolCallOutcome {
     Block(String),
     /// Go on with these parameters.
     Rewrite(Value),
+    /// Ask the operator first (API 0.2.1 `tool-gate`).
+    RequireApproval(ApprovalRequest),
+}
+
+/// The answer to an approval request, told to the plugin that asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApprovalResolvedEvent {
+    /// Tool name.
+    pub tool: String,
+    /// Call id.
+    pub call_id: String,
+    /// The answer.
+    pub decision: ApprovalDecision,
+    /// The run.
+    pub context: CallContext,
+}
+
+/// `tool_result_persist`: a tool result is about to be stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResultPersistEvent {
+    /// Tool name.
+    pub tool: String,
+    /// Call id.
+    pub call_id: String,
+    /// The text about to be stored, after earlier handlers.
+    pub content: String,
+    /// Whether the call failed or was blocked.
+    pub is_error: bool,
+    /// The run.
+    pub context: CallContext,
+}
+
+/// `before_message_write`: a message is about to be stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageWriteEvent {
+    /// Session id.
+    pub session_id: String,
+    /// Agent id.
+    pub agent_id: String,
+    /// The message, after earlier handlers.
+    pub message: Message,
+}
+
+/// A `before_message_write` decision.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MessageWriteOutcome {
+    /// Store it as it is.
+    Keep,
+    /// Store this instead.
+    Replace(Message),
+    /// Do not store it, for this reason.
+    Block(String),
 }
 
 /// `after_tool_call` and `tool_result`: a tool ran.
@@ -324,6 +388,13 @@ pub enum HookEvent {
     AgentEnd(AgentEndEvent),
     /// See [`BeforeResetEvent`].
     BeforeReset(BeforeResetEvent),
+    /// The answer to an approval request, for the plugin that asked (part of
+    /// its `before_tool_call` subscription).
+    ApprovalResolved(ApprovalResolvedEvent),
+    /// See [`ToolResultPersistEvent`].
+    ToolResultPersist(ToolResultPersistEvent),
+    /// See [`MessageWriteEvent`].
+    BeforeMessageWrite(MessageWriteEvent),
 }
 
 impl HookEvent {
@@ -342,6 +413,9 @@ impl HookEvent {
             HookEvent::AfterCompaction(_) => HookKind::AfterCompaction,
             HookEvent::AgentEnd(_) => HookKind::AgentEnd,
             HookEvent::BeforeReset(_) => HookKind::BeforeReset,
+            HookEvent::ApprovalResolved(_) => HookKind::BeforeToolCall,
+            HookEvent::ToolResultPersist(_) => HookKind::ToolResultPersist,
+            HookEvent::BeforeMessageWrite(_) => HookKind::BeforeMessageWrite,
         }
     }
 }
@@ -357,7 +431,11 @@ pub enum HookOutcome {
     BeforePromptBuild(Option<PromptEdit>),
     /// Answer to `before_compaction` (`Some`: use this summary).
     BeforeCompaction(Option<String>),
-    /// Answer to an observe-only hook.
+    /// Answer to `tool_result_persist` (`Some`: store this text).
+    ToolResultPersist(Option<String>),
+    /// Answer to `before_message_write`.
+    BeforeMessageWrite(MessageWriteOutcome),
+    /// Answer to an observe-only hook (and to an approval resolution).
     Observed,
 }
 
@@ -369,6 +447,8 @@ impl HookOutcome {
             HookOutcome::ToolResult(_) => "tool_result",
             HookOutcome::BeforePromptBuild(_) => "before_prompt_build",
             HookOutcome::BeforeCompaction(_) => "before_compaction",
+            HookOutcome::ToolResultPersist(_) => "tool_result_persist",
+            HookOutcome::BeforeMessageWrite(_) => "before_message_write",
             HookOutcome::Observed => "observed",
         }
     }
@@ -380,6 +460,8 @@ impl HookOutcome {
             HookOutcome::ToolResult(_) => kind == HookKind::ToolResult,
             HookOutcome::BeforePromptBuild(_) => kind == HookKind::BeforePromptBuild,
             HookOutcome::BeforeCompaction(_) => kind == HookKind::BeforeCompaction,
+            HookOutcome::ToolResultPersist(_) => kind == HookKind::ToolResultPersist,
+            HookOutcome::BeforeMessageWrite(_) => kind == HookKind::BeforeMessageWrite,
             HookOutcome::Observed => kind.observe_only(),
         }
     }

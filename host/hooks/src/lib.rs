@@ -22,14 +22,17 @@
 //! order is deterministic.
 
 mod catalog;
+mod persist;
 mod runner;
 
 pub use catalog::{
-    AfterCompactionEvent, AfterToolCallEvent, AgentEndEvent, BeforeCompactionEvent,
-    BeforePromptBuildEvent, BeforeResetEvent, BeforeToolCallEvent, BeforeToolCallOutcome,
-    CallContext, HookEvent, HookKind, HookOutcome, LlmInputEvent, LlmOutputEvent, PromptEdit,
-    SessionEndEvent, SessionEndReason, SessionStartEvent, ToolResultOutcome,
+    AfterCompactionEvent, AfterToolCallEvent, AgentEndEvent, ApprovalResolvedEvent,
+    BeforeCompactionEvent, BeforePromptBuildEvent, BeforeResetEvent, BeforeToolCallEvent,
+    BeforeToolCallOutcome, CallContext, HookEvent, HookKind, HookOutcome, LlmInputEvent,
+    LlmOutputEvent, MessageWriteEvent, MessageWriteOutcome, PromptEdit, SessionEndEvent,
+    SessionEndReason, SessionStartEvent, ToolResultOutcome, ToolResultPersistEvent,
 };
+pub use persist::PersistRun;
 pub use runner::{
     BeforeToolCallResult, BuiltPrompt, CompactionHookResult, FailPolicy, HookDecisionRecord,
     HookError, HookHandler, HookRegistration, HookRunner, Observed, ToolMatcher, ToolResultRun,

@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use clawhost_agent_core::ApprovalRequest;
 use serde_json::Value;
 
 use crate::catalog::*;
@@ -27,7 +28,7 @@ pub enum HookError {
 impl HookError {
     /// Why `answer` to a `asked` event is unusable: its own error, or the
     /// outcome of another hook. Call it only for answers that did not fit.
-    fn unusable(asked: HookKind, answer: Result<HookOutcome, HookError>) -> Self {
+    pub(crate) fn unusable(asked: HookKind, answer: Result<HookOutcome, HookError>) -> Self {
         match answer {
             Err(e) => e,
             Ok(o) => HookError::WrongOutcome {
@@ -141,7 +142,7 @@ impl HookRegistration {
     }
 
     /// The reason a failure of this handler blocks, if its policy is `block`.
-    fn blocks(&self, error: &dyn std::fmt::Display) -> Option<String> {
+    pub(crate) fn blocks(&self, error: &dyn std::fmt::Display) -> Option<String> {
         (self.fail_policy == FailPolicy::Block).then(|| {
             format!(
                 "{} hook of plugin `{}` failed ({error}); its fail policy is block",
@@ -153,7 +154,7 @@ impl HookRegistration {
 }
 
 /// How a failed handler's decision is recorded.
-fn failed(error: &dyn std::fmt::Display, policy: FailPolicy) -> String {
+pub(crate) fn failed(error: &dyn std::fmt::Display, policy: FailPolicy) -> String {
     match policy {
         FailPolicy::Block => format!("failed: {error}"),
         FailPolicy::Ignore => format!("failed: {error}; ignored"),
@@ -178,6 +179,16 @@ pub struct BeforeToolCallResult {
     pub verdict: Result<Value, String>,
     /// What each handler decided, in order.
     pub decisions: Vec<HookDecisionRecord>,
+    /// `(plugin id, request)`: the call may go on only once the operator
+    /// approves (never set with a block).
+    pub approval: Option<(String, ApprovalRequest)>,
+}
+
+/// Add `why` to the last decision recorded.
+fn note(decisions: &mut [HookDecisionRecord], why: &str) {
+    if let Some(last) = decisions.last_mut() {
+        last.decision = format!("{} ({why})", last.decision);
+    }
 }
 
 /// Result of running the `tool_result` middleware.
@@ -193,6 +204,7 @@ pub struct ToolResultRun {
 enum Step {
     Allow,
     Rewrite(Value),
+    Ask(ApprovalRequest),
     /// Failed with fail policy `ignore`.
     Skip,
     Block(String),
@@ -277,6 +289,8 @@ impl HookRunner {
         // Handlers that answered, with what each approved (`None`: the originals).
         let mut approved: Vec<(&HookRegistration, Option<Value>)> = Vec::new();
         let mut merged: Option<Value> = None;
+        // The first approval request; it freezes the parameters.
+        let mut approval: Option<(String, ApprovalRequest)> = None;
         for reg in self
             .handlers(HookKind::BeforeToolCall)
             .filter(|r| r.receives(tool))
@@ -284,16 +298,32 @@ impl HookRunner {
             let answer = reg.handler.handle(&asked).await;
             match self.before_step(reg, answer, &mut decisions) {
                 Step::Allow => approved.push((reg, None)),
+                Step::Rewrite(_) if approval.is_some() => {
+                    note(
+                        &mut decisions,
+                        "ignored: the parameters are frozen by an approval request",
+                    );
+                    approved.push((reg, None));
+                }
                 Step::Rewrite(patch) => {
                     approved.push((reg, Some(merge(original.clone(), &patch))));
                     let base = merged.take().unwrap_or_else(|| original.clone());
                     merged = Some(merge(base, &patch));
+                }
+                Step::Ask(_) if approval.is_some() => {
+                    note(&mut decisions, "ignored: an earlier handler asked first");
+                    approved.push((reg, None));
+                }
+                Step::Ask(request) => {
+                    approval = Some((reg.plugin_id.clone(), request));
+                    approved.push((reg, None));
                 }
                 Step::Skip => {}
                 Step::Block(reason) => {
                     return BeforeToolCallResult {
                         verdict: Err(reason),
                         decisions,
+                        approval: None,
                     }
                 }
             }
@@ -307,6 +337,7 @@ impl HookRunner {
                 return BeforeToolCallResult {
                     verdict: Ok(event.params),
                     decisions,
+                    approval,
                 };
             }
         };
@@ -324,7 +355,9 @@ impl HookRunner {
             }
             let answer = reg.handler.handle(&recheck).await;
             let verdict = match self.before_step(reg, answer, &mut decisions) {
-                Step::Allow | Step::Skip => continue,
+                // An approval request on the final parameters is the one
+                // already pending (or, from another plugin, one too many).
+                Step::Allow | Step::Skip | Step::Ask(_) => continue,
                 Step::Rewrite(patch) if merge(event.params.clone(), &patch) == event.params => {
                     continue
                 }
@@ -340,6 +373,7 @@ impl HookRunner {
             return BeforeToolCallResult {
                 verdict: Err(verdict),
                 decisions,
+                approval: None,
             };
         }
         let HookEvent::BeforeToolCall(event) = recheck else {
@@ -348,6 +382,22 @@ impl HookRunner {
         BeforeToolCallResult {
             verdict: Ok(event.params),
             decisions,
+            approval,
+        }
+    }
+
+    /// Tell the plugin that asked for an approval how it was answered
+    /// (OpenClaw's `onResolution`). Observe-only: a failure is logged.
+    pub async fn approval_resolved(&self, plugin_id: &str, event: ApprovalResolvedEvent) {
+        let event = HookEvent::ApprovalResolved(event);
+        let Some(reg) = self
+            .handlers(HookKind::BeforeToolCall)
+            .find(|r| r.plugin_id == plugin_id)
+        else {
+            return;
+        };
+        if let Err(error) = reg.handler.handle(&event).await {
+            tracing::warn!(plugin = plugin_id, %error, "approval resolution not delivered");
         }
     }
 
@@ -377,6 +427,14 @@ impl HookRunner {
             Ok(HookOutcome::BeforeToolCall(BeforeToolCallOutcome::Block(reason))) => {
                 record(format!("block: {reason}"));
                 Step::Block(reason)
+            }
+            Ok(HookOutcome::BeforeToolCall(BeforeToolCallOutcome::RequireApproval(request))) => {
+                record(format!(
+                    "require approval ({}): {}",
+                    request.severity.as_str(),
+                    request.title
+                ));
+                Step::Ask(request)
             }
             other => {
                 let error = HookError::unusable(HookKind::BeforeToolCall, other);
@@ -490,7 +548,7 @@ pub struct CompactionHookResult {
 }
 
 impl HookRunner {
-    fn record(kind: HookKind, plugin: &str, decision: String) -> HookDecisionRecord {
+    pub(crate) fn record(kind: HookKind, plugin: &str, decision: String) -> HookDecisionRecord {
         HookDecisionRecord {
             hook: kind,
             plugin_id: plugin.into(),

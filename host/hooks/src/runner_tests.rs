@@ -255,11 +255,11 @@ fn failing(
 }
 
 #[tokio::test]
-async fn defaults_fail_tool_hooks_closed_and_every_other_hook_open() {
+async fn defaults_fail_tool_and_persist_hooks_closed_and_every_other_hook_open() {
     let seen = Arc::default();
     for kind in HookKind::ALL {
         let expected = match kind {
-            BeforeToolCall | ToolResult => FailPolicy::Block,
+            BeforeToolCall | ToolResult | ToolResultPersist => FailPolicy::Block,
             _ => FailPolicy::Ignore,
         };
         let r = reg("p", 0, kind, Ok(O::Observed), &seen);

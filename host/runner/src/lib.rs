@@ -95,11 +95,14 @@ impl EmbeddedRunner {
             }
         }
         let hooks = Arc::new(HookRunner::new(plugins.hook_registrations()));
-        let dispatcher = Arc::new(ToolDispatcher::new(
-            registry,
-            ToolPolicy::from_config(&config.tools),
-            hooks.clone(),
-        ));
+        let dispatcher = Arc::new(
+            ToolDispatcher::new(
+                registry,
+                ToolPolicy::from_config(&config.tools),
+                hooks.clone(),
+            )
+            .with_approvals(config.approvals.clone()),
+        );
         let harnesses = HarnessRegistry::new(plugins.harnesses()).map_err(anyhow::Error::msg)?;
         Ok(Self {
             config,

@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use clawhost_agent_core::{messages_of_last_turn, RunContext, TurnOutcome};
+use clawhost_agent_core::{messages_of_last_turn, Message, RunContext, TurnOutcome};
+use clawhost_hooks::{CallContext, MessageWriteEvent, ToolResultPersistEvent};
 use clawhost_llm::ModelRuntimeGeneration;
 use clawhost_sessions::{EntryBody, SessionError, SessionStore, Transcript};
 
@@ -64,7 +65,9 @@ impl EmbeddedRunner {
                     done.push(clawhost_agent_core::Message::user(user_text));
                 }
                 for message in done {
-                    transcript.append_message(message)?;
+                    if let Some(message) = self.stored_form(&ctx, &session, message).await {
+                        transcript.append_message(message)?;
+                    }
                 }
                 transcript.append(EntryBody::Custom {
                     custom_type: "turn_error".into(),
@@ -90,10 +93,51 @@ impl EmbeddedRunner {
             )?;
         }
         for message in &outcome.new_messages {
-            transcript.append_message(message.clone())?;
+            if let Some(message) = self.stored_form(&ctx, &session, message.clone()).await {
+                transcript.append_message(message)?;
+            }
         }
         store.commit(agent, &mut transcript)?;
         Ok((outcome, session))
+    }
+
+    /// A message as the transcript stores it: a tool result's text after
+    /// `tool_result_persist`, then any message after `before_message_write`
+    /// (`None`: kept out). The decisions are reported as run events.
+    async fn stored_form(
+        &self,
+        ctx: &RunContext,
+        session: &Session,
+        mut message: Message,
+    ) -> Option<Message> {
+        if let Message::ToolResult(result) = &mut message {
+            let run = self
+                .hooks()
+                .tool_result_persist(ToolResultPersistEvent {
+                    tool: result.tool.clone(),
+                    call_id: result.call_id.clone(),
+                    content: std::mem::take(&mut result.content),
+                    is_error: result.is_error,
+                    context: CallContext {
+                        agent_id: ctx.agent_id.clone(),
+                        session_id: Some(session.id.clone()),
+                        model_ref: ctx.model_ref.clone(),
+                    },
+                })
+                .await;
+            clawhost_tools::report_hook_decisions(ctx, &result.call_id, run.decisions);
+            result.content = run.stored.unwrap_or_default();
+        }
+        let run = self
+            .hooks()
+            .before_message_write(MessageWriteEvent {
+                session_id: session.id.clone(),
+                agent_id: session.agent_id.clone(),
+                message,
+            })
+            .await;
+        clawhost_tools::report_hook_decisions(ctx, "", run.decisions);
+        run.stored
     }
 
     /// `/reset` on a stored session: the harness forgets it, and a `reset`

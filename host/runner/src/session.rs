@@ -355,13 +355,15 @@ impl EmbeddedRunner {
     }
 
     /// `session_end`: a session ended. Observe-only: a failing handler is
-    /// logged and cannot keep the session going.
+    /// logged and cannot keep the session going. The session's `allow-always`
+    /// approvals end with it.
     pub async fn end_session(
         &self,
         session_id: &str,
         agent_id: &str,
         reason: clawhost_hooks::SessionEndReason,
     ) {
+        self.dispatcher().forget_approvals(session_id);
         self.hooks()
             .observe(HookEvent::SessionEnd(SessionEndEvent {
                 session_id: session_id.into(),

@@ -8,11 +8,14 @@ use clawhost_agent_core::text::clip;
 use clawhost_agent_core::{
     RunContext, ToolCallRequest, ToolExecutor, ToolOutput, ToolSpec, TurnEvent,
 };
+use clawhost_config::ApprovalsConfig;
 use clawhost_hooks::{
-    AfterToolCallEvent, BeforeToolCallEvent, CallContext, HookDecisionRecord, HookRunner,
+    AfterToolCallEvent, ApprovalResolvedEvent, BeforeToolCallEvent, CallContext,
+    HookDecisionRecord, HookRunner,
 };
 use serde_json::Value;
 
+use crate::approvals::ApprovalMemory;
 use crate::{ToolOrigin, ToolPolicy, ToolRegistry};
 
 /// Runs tool calls: policy → schema validation → `before_tool_call` hooks
@@ -23,6 +26,7 @@ pub struct ToolDispatcher {
     registry: ToolRegistry,
     policy: ToolPolicy,
     hooks: Arc<HookRunner>,
+    approvals: ApprovalMemory,
 }
 
 /// Longest piece of a model's or plugin's input an error repeats.
@@ -73,7 +77,19 @@ impl ToolDispatcher {
             registry,
             policy,
             hooks,
+            approvals: ApprovalMemory::new(ApprovalsConfig::default()),
         }
+    }
+
+    /// The same dispatcher, with these approval settings.
+    pub fn with_approvals(mut self, config: ApprovalsConfig) -> Self {
+        self.approvals = ApprovalMemory::new(config);
+        self
+    }
+
+    /// Forget the `allow-always` answers given in a session (it ended or was reset).
+    pub fn forget_approvals(&self, session_id: &str) {
+        self.approvals.forget(session_id);
     }
 }
 
@@ -129,6 +145,31 @@ impl ToolExecutor for ToolDispatcher {
             Ok(params) => params,
             Err(reason) => return error(format!("tool call blocked: {reason}")),
         };
+        if let Some((plugin_id, request)) = before.approval {
+            let pending = self
+                .approvals
+                .pending(plugin_id, call, &params, ctx, request);
+            let decision = self.approvals.ask(&pending, ctx).await;
+            self.hooks
+                .approval_resolved(
+                    &pending.plugin_id,
+                    ApprovalResolvedEvent {
+                        tool: call.name.clone(),
+                        call_id: call.id.clone(),
+                        decision,
+                        context: context.clone(),
+                    },
+                )
+                .await;
+            if !decision.allows(pending.request.timeout_behavior) {
+                return error(format!(
+                    "tool call blocked: plugin `{}` asked for approval ({}) and the answer was {}",
+                    pending.plugin_id,
+                    clip(&pending.request.title, ERROR_ECHO_CHARS),
+                    decision.as_str()
+                ));
+            }
+        }
         if params != call.arguments {
             if let Some(problem) = validation_error(&entry.validator, &params) {
                 return error(format!(

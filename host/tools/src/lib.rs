@@ -2,6 +2,7 @@
 //! dispatch path (policy → validation → `before_tool_call` → tool →
 //! `after_tool_call`) that every tool call goes through, whatever its origin.
 
+mod approvals;
 mod builtin;
 mod dispatch;
 mod policy;

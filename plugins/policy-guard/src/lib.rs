@@ -2,12 +2,17 @@
 //!
 //! Config (`plugins.entries.policy-guard.config`):
 //! `{ "blockTools": ["name", ...], "blockWords": ["word", ...], "maxTextChars": 200,
-//!    "onlyTools": ["glob", ...] }`.
+//!    "onlyTools": ["glob", ...], "approveTools": ["name", ...],
+//!    "approvalTimeoutMs": 60000, "approvalOnTimeout": "deny" }`.
 //! A call to a listed tool, or whose parameters contain a listed word, is blocked;
-//! a `text` parameter longer than `maxTextChars` is truncated. With `onlyTools`,
+//! a `text` parameter longer than `maxTextChars` is truncated; a call to an
+//! `approveTools` tool waits for the operator's approval. With `onlyTools`,
 //! the hook only receives calls of the tools those names or globs match.
 
-use clawhost_sdk::{export_plugin, BeforeDecision, BeforeToolCall, Hook, Plugin};
+use clawhost_sdk::{
+    export_plugin, ApprovalRequest, ApprovalResolution, BeforeDecision, BeforeToolCall, Hook,
+    Level, Plugin, TimeoutBehavior,
+};
 use serde_json::Value;
 
 #[derive(Default)]
@@ -60,7 +65,30 @@ impl Plugin for PolicyGuard {
                 return BeforeDecision::Rewrite(params);
             }
         }
+        if strings(&config, "approveTools").contains(&event.tool.to_lowercase()) {
+            let mut request = ApprovalRequest::new(
+                format!("Run `{}`", event.tool),
+                format!("{} with {}", event.tool, event.params.value()),
+            );
+            request.timeout_ms = config["approvalTimeoutMs"]
+                .as_u64()
+                .map(|ms| ms.min(u64::from(u32::MAX)) as u32);
+            if config["approvalOnTimeout"] == "allow" {
+                request.timeout_behavior = TimeoutBehavior::Allow;
+            }
+            return BeforeDecision::RequireApproval(request);
+        }
         BeforeDecision::Allow
+    }
+
+    fn approval_resolved(&self, event: ApprovalResolution) {
+        clawhost_sdk::log(
+            Level::Info,
+            &format!(
+                "approval of {} ({}): {:?}",
+                event.tool, event.call_id, event.decision
+            ),
+        );
     }
 }
 

@@ -4,8 +4,18 @@
 //! Every string in a result is scanned for tokens that look like API keys
 //! (`sk-…`, `ghp_…`, `AKIA…`) or e-mail addresses; each is replaced by
 //! `[REDACTED]`, and a `"redactions"` count is added to object results.
+//!
+//! Config: `{ "where": "model" | "transcript" }` (default `model`). With
+//! `transcript` the model sees results unchanged and the redaction applies
+//! to what the session stores instead (`tool_result_persist`, and
+//! `before_message_write` for the user's and the model's text, which needs
+//! `hooks.allowConversationAccess`); `"keepOut": ["word", ...]` keeps messages
+//! containing a word out of the transcript altogether.
 
-use clawhost_sdk::{export_plugin, AfterToolCall, Hook, Plugin, ResultDecision};
+use clawhost_sdk::{
+    export_plugin, AfterToolCall, Hook, Message, MessageWriteEvent, Plugin, ResultDecision,
+    ToolResultPersistEvent, WriteDecision,
+};
 use serde_json::Value;
 
 #[derive(Default)]
@@ -45,9 +55,56 @@ fn redact(value: &mut Value, count: &mut u64) {
     }
 }
 
+fn keep_out(text: &str) -> Option<String> {
+    let config = clawhost_sdk::config();
+    let lower = text.to_lowercase();
+    config["keepOut"]
+        .as_array()?
+        .iter()
+        .filter_map(|w| w.as_str())
+        .find(|w| lower.contains(&w.to_lowercase()))
+        .map(|w| format!("mentions `{w}`"))
+}
+
 impl Plugin for Redact {
     fn hooks(&self) -> Vec<(Hook, i32)> {
-        vec![(Hook::ToolResult, 0)]
+        if clawhost_sdk::config()["where"] == "transcript" {
+            vec![(Hook::ToolResultPersist, 0), (Hook::BeforeMessageWrite, 0)]
+        } else {
+            vec![(Hook::ToolResult, 0)]
+        }
+    }
+
+    fn tool_result_persist(&self, event: ToolResultPersistEvent) -> Option<String> {
+        let mut count = 0;
+        let text = redact_str(&event.content, &mut count);
+        (count > 0).then_some(text)
+    }
+
+    fn before_message_write(&self, event: MessageWriteEvent) -> WriteDecision {
+        let mut count = 0;
+        let text = match &event.message {
+            Message::User(t) => t,
+            Message::Assistant(a) => &a.text,
+            Message::ToolResult(r) => &r.content,
+        };
+        if let Some(why) = keep_out(text) {
+            return WriteDecision::Block(why);
+        }
+        let message = match event.message {
+            Message::User(t) => Message::User(redact_str(&t, &mut count)),
+            Message::Assistant(mut a) => {
+                a.text = redact_str(&a.text, &mut count);
+                Message::Assistant(a)
+            }
+            // Stored tool results are redacted by `tool_result_persist`.
+            m @ Message::ToolResult(_) => m,
+        };
+        if count == 0 {
+            WriteDecision::Keep
+        } else {
+            WriteDecision::Replace(message)
+        }
     }
 
     fn tool_result(&self, event: AfterToolCall) -> ResultDecision {

@@ -4,7 +4,8 @@
 use std::cell::Cell;
 
 use clawhost_sdk::{
-    export_plugin, BeforeDecision, BeforeToolCall, Hook, Plugin, ToolCall, ToolError, Tools,
+    export_plugin, ApprovalRequest, BeforeDecision, BeforeToolCall, Hook, Plugin, ToolCall,
+    ToolError, Tools,
 };
 use serde_json::{json, Value};
 
@@ -60,8 +61,9 @@ impl Plugin for Misbehave {
         vec![(Hook::BeforeToolCall, 1000)]
     }
 
-    /// Misbehaves inside the hook when `hook` says so (`spin`, `crash`, or
-    /// `patch`: set `text` to `patch_text`); allows otherwise.
+    /// Misbehaves inside the hook when `hook` says so (`spin`, `crash`,
+    /// `patch`: set `text` to `patch_text`, `block`, or `approve`: ask the
+    /// operator); allows otherwise.
     fn before_tool_call(&self, event: BeforeToolCall) -> BeforeDecision {
         match event.params["hook"].as_str() {
             Some("spin") => loop {
@@ -70,6 +72,11 @@ impl Plugin for Misbehave {
             Some("crash") => panic!("hook crash requested"),
             // A partial rewrite: only `text` is patched.
             Some("patch") => BeforeDecision::Rewrite(json!({ "text": event.params["patch_text"] })),
+            Some("block") => BeforeDecision::Block("misbehave: asked to block".into()),
+            Some("approve") => BeforeDecision::RequireApproval(ApprovalRequest::new(
+                "misbehave asks",
+                "asked to ask",
+            )),
             _ => BeforeDecision::Allow,
         }
     }

@@ -5,12 +5,12 @@ use std::cell::OnceCell;
 use std::marker::PhantomData;
 
 use crate::bindings::plugin::exports::openclaw::plugin::{
-    model_hooks as mh, prompt_hooks as ph, session_hooks as sh, tool_hooks as th,
-    tool_provider as tp, transcript_hooks as xh,
+    model_hooks as mh, persist_hooks as pe, prompt_hooks as ph, session_hooks as sh,
+    tool_gate as tg, tool_hooks as th, tool_provider as tp, transcript_hooks as xh,
 };
 use crate::{
     AfterToolCall, BeforeDecision, BeforeToolCall, Hook, Json, Observed, Plugin, ResultDecision,
-    ToolCall, ToolError, ToolSpec, Tools,
+    ToolCall, ToolError, ToolSpec, Tools, WriteDecision,
 };
 
 /// Adapts a [`Plugin`] to the exported WIT interfaces; used by [`crate::export_plugin!`].
@@ -78,8 +78,9 @@ impl<P: Plugin> tp::Guest for Adapter<P> {
 impl<P: Plugin> th::Guest for Adapter<P> {
     fn subscriptions() -> Vec<th::Subscription> {
         subscribed::<P, _>(|h, priority| {
+            // `before_tool_call` goes through `tool-gate` (0.2.1), which
+            // carries approval requests.
             let hook = match h {
-                Hook::BeforeToolCall => th::ToolHook::BeforeToolCall,
                 Hook::AfterToolCall => th::ToolHook::AfterToolCall,
                 Hook::ToolResult => th::ToolHook::ToolResult,
                 _ => return None,
@@ -94,17 +95,16 @@ impl<P: Plugin> th::Guest for Adapter<P> {
     }
 
     fn before_tool_call(e: th::BeforeToolCallEvent) -> th::BeforeToolCallOutcome {
-        let event = BeforeToolCall {
-            tool: e.tool,
-            call_id: e.call_id,
-            params: Json::from_text(e.params),
-            tool_plugin: e.tool_plugin,
-            context: e.context,
-        };
-        match with::<P, _>(|s| s.plugin.before_tool_call(event)) {
-            BeforeDecision::Allow => th::BeforeToolCallOutcome::Allow,
-            BeforeDecision::Block(reason) => th::BeforeToolCallOutcome::Block(reason),
-            BeforeDecision::Rewrite(p) => th::BeforeToolCallOutcome::Rewrite(p.to_string()),
+        // Not subscribed here (see `subscriptions`); a host that asks anyway
+        // gets the decision without the approval case, which 0.2.0 lacks.
+        match before_tool_call::<P>(e) {
+            tg::GateOutcome::Allow => th::BeforeToolCallOutcome::Allow,
+            tg::GateOutcome::Block(reason) => th::BeforeToolCallOutcome::Block(reason),
+            tg::GateOutcome::Rewrite(p) => th::BeforeToolCallOutcome::Rewrite(p),
+            tg::GateOutcome::RequireApproval(r) => th::BeforeToolCallOutcome::Block(format!(
+                "needs the operator's approval ({}), which this host cannot ask",
+                r.title
+            )),
         }
     }
 
@@ -116,6 +116,68 @@ impl<P: Plugin> th::Guest for Adapter<P> {
         match with::<P, _>(|s| s.plugin.tool_result(after_event(e))) {
             ResultDecision::Keep => th::ToolResultOutcome::Keep,
             ResultDecision::Replace(r) => th::ToolResultOutcome::Replace(r.map(|v| v.to_string())),
+        }
+    }
+}
+
+fn before_tool_call<P: Plugin>(e: th::BeforeToolCallEvent) -> tg::GateOutcome {
+    let event = BeforeToolCall {
+        tool: e.tool,
+        call_id: e.call_id,
+        params: Json::from_text(e.params),
+        tool_plugin: e.tool_plugin,
+        context: e.context,
+    };
+    match with::<P, _>(|s| s.plugin.before_tool_call(event)) {
+        BeforeDecision::Allow => tg::GateOutcome::Allow,
+        BeforeDecision::Block(reason) => tg::GateOutcome::Block(reason),
+        BeforeDecision::Rewrite(p) => tg::GateOutcome::Rewrite(p.to_string()),
+        BeforeDecision::RequireApproval(r) => tg::GateOutcome::RequireApproval(r),
+    }
+}
+
+impl<P: Plugin> tg::Guest for Adapter<P> {
+    fn subscription() -> Option<tg::GateSubscription> {
+        let (_, priority) = with::<P, _>(|s| s.plugin.hooks())
+            .into_iter()
+            .find(|(h, _)| *h == Hook::BeforeToolCall)?;
+        let tools = with::<P, _>(|s| s.plugin.tool_filter(Hook::BeforeToolCall));
+        Some(tg::GateSubscription { priority, tools })
+    }
+
+    fn before_tool_call(e: th::BeforeToolCallEvent) -> tg::GateOutcome {
+        before_tool_call::<P>(e)
+    }
+
+    fn approval_resolved(e: tg::ApprovalResolution) {
+        with::<P, _>(|s| s.plugin.approval_resolved(e))
+    }
+}
+
+impl<P: Plugin> pe::Guest for Adapter<P> {
+    fn subscriptions() -> Vec<pe::Subscription> {
+        subscribed::<P, _>(|h, priority| {
+            let hook = match h {
+                Hook::ToolResultPersist => pe::PersistHook::ToolResultPersist,
+                Hook::BeforeMessageWrite => pe::PersistHook::BeforeMessageWrite,
+                _ => return None,
+            };
+            Some(pe::Subscription { hook, priority })
+        })
+    }
+
+    fn tool_result_persist(e: pe::ToolResultPersistEvent) -> pe::ToolResultPersistOutcome {
+        match with::<P, _>(|s| s.plugin.tool_result_persist(e)) {
+            Some(text) => pe::ToolResultPersistOutcome::Replace(text),
+            None => pe::ToolResultPersistOutcome::Keep,
+        }
+    }
+
+    fn before_message_write(e: pe::MessageWriteEvent) -> pe::MessageWriteOutcome {
+        match with::<P, _>(|s| s.plugin.before_message_write(e)) {
+            WriteDecision::Keep => pe::MessageWriteOutcome::Keep,
+            WriteDecision::Replace(m) => pe::MessageWriteOutcome::Replace(m),
+            WriteDecision::Block(reason) => pe::MessageWriteOutcome::Block(reason),
         }
     }
 }

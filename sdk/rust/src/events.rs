@@ -5,11 +5,17 @@ use crate::{CallContext, Json};
 pub use crate::bindings::plugin::exports::openclaw::plugin::model_hooks::{
     LlmInputEvent, LlmOutputEvent,
 };
+pub use crate::bindings::plugin::exports::openclaw::plugin::persist_hooks::{
+    MessageWriteEvent, ToolResultPersistEvent,
+};
 pub use crate::bindings::plugin::exports::openclaw::plugin::prompt_hooks::{
     BeforePromptBuildEvent, PromptEdit,
 };
 pub use crate::bindings::plugin::exports::openclaw::plugin::session_hooks::{
     AgentEndEvent, BeforeResetEvent, SessionEndEvent, SessionStartEvent,
+};
+pub use crate::bindings::plugin::exports::openclaw::plugin::tool_gate::{
+    ApprovalDecision, ApprovalRequest, ApprovalResolution, ApprovalSeverity, TimeoutBehavior,
 };
 pub use crate::bindings::plugin::exports::openclaw::plugin::transcript_hooks::{
     AfterCompactionEvent, BeforeCompactionEvent,
@@ -43,6 +49,12 @@ pub enum Hook {
     BeforeCompaction,
     /// Older context was summarized (observe).
     AfterCompaction,
+    /// A tool result is about to be stored in the transcript; may replace the
+    /// stored text (API 0.2.1).
+    ToolResultPersist,
+    /// A message is about to be stored; may replace it or keep it out
+    /// (API 0.2.1; delivered only with `hooks.allowConversationAccess`).
+    BeforeMessageWrite,
 }
 
 /// The `before_tool_call` event.
@@ -67,8 +79,37 @@ pub enum BeforeDecision {
     Allow,
     /// Stop the call with a reason the model sees.
     Block(String),
-    /// Go on with these parameters instead.
+    /// Go on with these parameters instead (shallow-merged over the originals).
     Rewrite(serde_json::Value),
+    /// Ask the operator first (OpenClaw's `requireApproval`). The first
+    /// request wins and freezes the parameters; a lower-priority hook may
+    /// still block. See [`crate::Plugin::approval_resolved`] for the answer.
+    RequireApproval(ApprovalRequest),
+}
+
+impl ApprovalRequest {
+    /// A request with this title and description, severity `warning`, the
+    /// host's default timeout, and denial when nobody answers.
+    pub fn new(title: impl Into<String>, description: impl Into<String>) -> Self {
+        Self {
+            title: title.into(),
+            description: description.into(),
+            severity: ApprovalSeverity::Warning,
+            timeout_ms: None,
+            timeout_behavior: TimeoutBehavior::Deny,
+        }
+    }
+}
+
+/// What a `before_message_write` handler decides.
+#[derive(Debug, Clone)]
+pub enum WriteDecision {
+    /// Store the message as it is.
+    Keep,
+    /// Store this message instead (same kind, same tool call ids).
+    Replace(crate::Message),
+    /// Do not store it; the reason is logged.
+    Block(String),
 }
 
 /// The `after_tool_call` and `tool_result` event.

@@ -1,4 +1,4 @@
-//! Rust SDK for clawhost plugins, plugin API 0.2.
+//! Rust SDK for clawhost plugins, plugin API 0.2 (0.2.1).
 //!
 //! A tool and hook plugin implements [`Plugin`] (every method has a default)
 //! and calls [`export_plugin!`]; an agent runtime implements [`Harness`] and
@@ -30,6 +30,7 @@ pub mod bindings {
         wit_bindgen::generate!({
             world: "plugin",
             path: "wit",
+            additional_derives: [PartialEq],
             pub_export_macro: true,
             export_macro_name: "__export_plugin_world",
             default_bindings_module: "clawhost_sdk::bindings::plugin",
@@ -41,8 +42,8 @@ pub mod bindings {
             world: "harness-plugin",
             path: "wit",
             with: {
-                "openclaw:plugin/types@0.2.0": crate::bindings::plugin::openclaw::plugin::types,
-                "openclaw:plugin/host@0.2.0": crate::bindings::plugin::openclaw::plugin::host,
+                "openclaw:plugin/types@0.2.1": crate::bindings::plugin::openclaw::plugin::types,
+                "openclaw:plugin/host@0.2.1": crate::bindings::plugin::openclaw::plugin::host,
             },
             pub_export_macro: true,
             export_macro_name: "__export_harness_world",
@@ -78,7 +79,7 @@ pub use bindings::plugin::openclaw::plugin::types::{
 };
 
 /// The WIT package version this SDK is built against.
-pub const API_VERSION: &str = "0.2.0";
+pub const API_VERSION: &str = "0.2.1";
 
 /// Log levels for [`log`].
 pub use bindings::plugin::openclaw::plugin::host::Level;
@@ -140,6 +141,21 @@ pub trait Plugin: Default + 'static {
     /// Handle `before_tool_call`.
     fn before_tool_call(&self, _event: BeforeToolCall) -> BeforeDecision {
         BeforeDecision::Allow
+    }
+
+    /// Learn how an approval this plugin asked for was answered (OpenClaw's
+    /// `onResolution`).
+    fn approval_resolved(&self, _event: ApprovalResolution) {}
+
+    /// Handle `tool_result_persist`: `Some` is the text stored for the result
+    /// instead (the model saw the original).
+    fn tool_result_persist(&self, _event: ToolResultPersistEvent) -> Option<String> {
+        None
+    }
+
+    /// Handle `before_message_write`.
+    fn before_message_write(&self, _event: MessageWriteEvent) -> WriteDecision {
+        WriteDecision::Keep
     }
 
     /// Handle `tool_result`: replace the result the model sees, or keep it.

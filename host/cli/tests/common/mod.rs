@@ -5,9 +5,13 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-/// The plugin packages, built from source once.
+/// The plugin packages, built from source once per test binary.
 pub fn plugins() -> PathBuf {
-    clawhost::build::build_plugins(None).expect("building the plugins from source")
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        clawhost::build::build_plugins(None).expect("building the plugins from source")
+    })
+    .clone()
 }
 
 /// Write `config` to `dir/clawhost.json`, with the shared compiled-component

@@ -109,7 +109,10 @@ pub(crate) fn event(event: &HookEvent) -> Option<wit::HookEvent> {
             text: e.text.clone(),
             iterations: e.iterations,
         }),
-        HookEvent::BeforeReset(_) => return None,
+        HookEvent::BeforeReset(_)
+        | HookEvent::ApprovalResolved(_)
+        | HookEvent::ToolResultPersist(_)
+        | HookEvent::BeforeMessageWrite(_) => return None,
     })
 }
 

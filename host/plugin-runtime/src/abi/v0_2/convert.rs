@@ -45,7 +45,7 @@ pub(super) fn from_tool_request(r: wit::ToolRequest) -> ToolCallRequest {
     }
 }
 
-fn message(m: &Message) -> wit::Message {
+pub(super) fn message(m: &Message) -> wit::Message {
     match m {
         Message::User { text } => wit::Message::User(text.clone()),
         Message::Assistant { text, tool_calls } => wit::Message::Assistant(wit::AssistantMessage {

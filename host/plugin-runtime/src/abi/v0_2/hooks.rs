@@ -1,17 +1,19 @@
 //! 0.2 hook events and outcomes, family by family.
 
+use clawhost_agent_core::{ApprovalDecision, ApprovalRequest, Severity, TimeoutBehavior};
 use clawhost_hooks::{
-    AfterCompactionEvent, AfterToolCallEvent, AgentEndEvent, BeforeCompactionEvent,
-    BeforePromptBuildEvent, BeforeResetEvent, BeforeToolCallEvent, BeforeToolCallOutcome,
-    HookError, HookKind, HookOutcome, LlmInputEvent, LlmOutputEvent, PromptEdit, SessionEndEvent,
-    SessionEndReason, SessionStartEvent, ToolResultOutcome,
+    AfterCompactionEvent, AfterToolCallEvent, AgentEndEvent, ApprovalResolvedEvent,
+    BeforeCompactionEvent, BeforePromptBuildEvent, BeforeResetEvent, BeforeToolCallEvent,
+    BeforeToolCallOutcome, HookError, HookKind, HookOutcome, LlmInputEvent, LlmOutputEvent,
+    MessageWriteEvent, MessageWriteOutcome, PromptEdit, SessionEndEvent, SessionEndReason,
+    SessionStartEvent, ToolResultOutcome, ToolResultPersistEvent,
 };
 
 use super::bindings::exports::openclaw::plugin::{
-    model_hooks as mh, prompt_hooks as ph, session_hooks as sh, tool_hooks as th,
-    transcript_hooks as xh,
+    model_hooks as mh, persist_hooks as pe, prompt_hooks as ph, session_hooks as sh,
+    tool_gate as tg, tool_hooks as th, transcript_hooks as xh,
 };
-use super::convert::context;
+use super::convert::{context, from_message, message};
 use super::wit;
 use crate::abi::{json, json_text, total_len};
 
@@ -234,4 +236,136 @@ pub(super) fn after_compaction(e: &AfterCompactionEvent) -> xh::AfterCompactionE
         token_count: e.token_count,
         compacted_count: e.compacted_count,
     }
+}
+
+// Families added in 0.2.1.
+
+pub(super) fn persist_hook(h: pe::PersistHook) -> HookKind {
+    match h {
+        pe::PersistHook::ToolResultPersist => HookKind::ToolResultPersist,
+        pe::PersistHook::BeforeMessageWrite => HookKind::BeforeMessageWrite,
+    }
+}
+
+pub(super) fn gate_outcome_len(o: &tg::GateOutcome) -> usize {
+    match o {
+        tg::GateOutcome::Block(s) | tg::GateOutcome::Rewrite(s) => s.len(),
+        tg::GateOutcome::RequireApproval(r) => r.title.len() + r.description.len(),
+        tg::GateOutcome::Allow => 0,
+    }
+}
+
+/// Longest approval title or description shown to an operator, in characters.
+const MAX_APPROVAL_TEXT_CHARS: usize = 2_000;
+
+pub(super) fn gate_outcome(o: tg::GateOutcome) -> Result<HookOutcome, HookError> {
+    Ok(HookOutcome::BeforeToolCall(match o {
+        tg::GateOutcome::Allow => BeforeToolCallOutcome::Allow,
+        tg::GateOutcome::Block(reason) => BeforeToolCallOutcome::Block(reason),
+        tg::GateOutcome::Rewrite(p) => BeforeToolCallOutcome::Rewrite(
+            json(&p, "rewritten parameters").map_err(HookError::Failed)?,
+        ),
+        tg::GateOutcome::RequireApproval(r) => {
+            if r.title.trim().is_empty() {
+                return Err(HookError::Failed(
+                    "an approval request needs a title".into(),
+                ));
+            }
+            let clip = |t: String| match t.char_indices().nth(MAX_APPROVAL_TEXT_CHARS) {
+                Some((at, _)) => format!("{}…", &t[..at]),
+                None => t,
+            };
+            BeforeToolCallOutcome::RequireApproval(ApprovalRequest {
+                title: clip(r.title),
+                description: clip(r.description),
+                severity: match r.severity {
+                    tg::ApprovalSeverity::Info => Severity::Info,
+                    tg::ApprovalSeverity::Warning => Severity::Warning,
+                    tg::ApprovalSeverity::Critical => Severity::Critical,
+                },
+                timeout_ms: r.timeout_ms,
+                timeout_behavior: match r.timeout_behavior {
+                    tg::TimeoutBehavior::Deny => TimeoutBehavior::Deny,
+                    tg::TimeoutBehavior::Allow => TimeoutBehavior::Allow,
+                },
+            })
+        }
+    }))
+}
+
+pub(super) fn approval_resolution(e: &ApprovalResolvedEvent) -> tg::ApprovalResolution {
+    tg::ApprovalResolution {
+        tool: e.tool.clone(),
+        call_id: e.call_id.clone(),
+        decision: match e.decision {
+            ApprovalDecision::AllowOnce => tg::ApprovalDecision::AllowOnce,
+            ApprovalDecision::AllowAlways => tg::ApprovalDecision::AllowAlways,
+            ApprovalDecision::Deny => tg::ApprovalDecision::Deny,
+            ApprovalDecision::Timeout => tg::ApprovalDecision::Timeout,
+            ApprovalDecision::Cancelled => tg::ApprovalDecision::Cancelled,
+        },
+        context: context(&e.context),
+    }
+}
+
+pub(super) fn tool_result_persist(e: &ToolResultPersistEvent) -> pe::ToolResultPersistEvent {
+    pe::ToolResultPersistEvent {
+        tool: e.tool.clone(),
+        call_id: e.call_id.clone(),
+        content: e.content.clone(),
+        is_error: e.is_error,
+        context: context(&e.context),
+    }
+}
+
+pub(super) fn persist_outcome_len(o: &pe::ToolResultPersistOutcome) -> usize {
+    match o {
+        pe::ToolResultPersistOutcome::Replace(s) => s.len(),
+        pe::ToolResultPersistOutcome::Keep => 0,
+    }
+}
+
+pub(super) fn persist_outcome(o: pe::ToolResultPersistOutcome) -> HookOutcome {
+    HookOutcome::ToolResultPersist(match o {
+        pe::ToolResultPersistOutcome::Keep => None,
+        pe::ToolResultPersistOutcome::Replace(s) => Some(s),
+    })
+}
+
+pub(super) fn message_write(e: &MessageWriteEvent) -> pe::MessageWriteEvent {
+    pe::MessageWriteEvent {
+        session_id: e.session_id.clone(),
+        agent_id: e.agent_id.clone(),
+        message: message(&e.message),
+    }
+}
+
+fn message_len(m: &wit::Message) -> usize {
+    match m {
+        wit::Message::User(t) => t.len(),
+        wit::Message::Assistant(a) => {
+            a.text.len()
+                + a.tool_calls
+                    .iter()
+                    .map(|c| c.id.len() + c.name.len() + c.arguments.len())
+                    .sum::<usize>()
+        }
+        wit::Message::ToolResult(r) => r.call_id.len() + r.tool.len() + r.content.len(),
+    }
+}
+
+pub(super) fn message_write_len(o: &pe::MessageWriteOutcome) -> usize {
+    match o {
+        pe::MessageWriteOutcome::Replace(m) => message_len(m),
+        pe::MessageWriteOutcome::Block(s) => s.len(),
+        pe::MessageWriteOutcome::Keep => 0,
+    }
+}
+
+pub(super) fn message_write_outcome(o: pe::MessageWriteOutcome) -> Result<HookOutcome, HookError> {
+    Ok(HookOutcome::BeforeMessageWrite(match o {
+        pe::MessageWriteOutcome::Keep => MessageWriteOutcome::Keep,
+        pe::MessageWriteOutcome::Replace(m) => MessageWriteOutcome::Replace(from_message(m)),
+        pe::MessageWriteOutcome::Block(reason) => MessageWriteOutcome::Block(reason),
+    }))
 }

@@ -6,7 +6,7 @@ mod convert;
 mod hooks;
 mod turn;
 
-use clawhost_hooks::{HookEvent, HookOutcome};
+use clawhost_hooks::{HookEvent, HookKind, HookOutcome};
 use wasmtime::component::{HasSelf, Instance, InstancePre, Linker, Resource};
 use wasmtime::Store;
 
@@ -45,6 +45,8 @@ pub(crate) struct Indices {
     model_hooks: Option<ex::model_hooks::GuestIndices>,
     session_hooks: Option<ex::session_hooks::GuestIndices>,
     transcript_hooks: Option<ex::transcript_hooks::GuestIndices>,
+    tool_gate: Option<ex::tool_gate::GuestIndices>,
+    persist_hooks: Option<ex::persist_hooks::GuestIndices>,
     harness: Option<ex::harness::GuestIndices>,
 }
 
@@ -56,6 +58,8 @@ pub(crate) struct Guest {
     model_hooks: Option<ex::model_hooks::Guest>,
     session_hooks: Option<ex::session_hooks::Guest>,
     transcript_hooks: Option<ex::transcript_hooks::Guest>,
+    tool_gate: Option<ex::tool_gate::Guest>,
+    persist_hooks: Option<ex::persist_hooks::Guest>,
     harness: Option<ex::harness::Guest>,
 }
 
@@ -69,6 +73,8 @@ macro_rules! each_export {
             model_hooks "model-hooks",
             session_hooks "session-hooks",
             transcript_hooks "transcript-hooks",
+            tool_gate "tool-gate",
+            persist_hooks "persist-hooks",
             harness "harness"
         )
     };
@@ -81,7 +87,9 @@ impl Indices {
         // hook that does not run must not look like one that was not there).
         let exported = |iface: &str| {
             pre.component()
-                .get_export_index(None, format!("openclaw:plugin/{iface}@0.2.0"))
+                // Lookups are semver-compatible: a 0.2.0 component's
+                // `@0.2.0` exports answer the `@0.2.1` names.
+                .get_export_index(None, format!("openclaw:plugin/{iface}@0.2.1"))
                 .is_some()
         };
         macro_rules! lookup {
@@ -209,6 +217,12 @@ impl Guest {
         })
     }
 
+    /// Whether `before-tool-call` goes to `tool-gate` (0.2.1): it does
+    /// whenever the component exports that family.
+    fn gates(&self) -> bool {
+        self.tool_gate.is_some()
+    }
+
     /// Ask every exported interface what it provides.
     async fn declare(&self, store: &mut Store<PluginState>) -> wasmtime::Result<Declared> {
         let mut d = Declared::default();
@@ -253,6 +267,24 @@ impl Guest {
                 d.hooks.push((hooks::transcript_hook(s.hook), s.priority));
             }
         }
+        if let Some(f) = &self.tool_gate {
+            // `tool-gate` is where such a component gets `before-tool-call`:
+            // a subscription through `tool-hooks` too would be a second handler.
+            let before = HookKind::BeforeToolCall;
+            d.hooks.retain(|(k, _)| *k != before);
+            d.tool_filters.retain(|(k, _)| *k != before);
+            if let Some(s) = f.call_subscription(&mut *store).await? {
+                d.hooks.push((before, s.priority));
+                if !s.tools.is_empty() {
+                    d.tool_filters.push((before, s.tools));
+                }
+            }
+        }
+        if let Some(f) = &self.persist_hooks {
+            for s in f.call_subscriptions(&mut *store).await? {
+                d.hooks.push((hooks::persist_hook(s.hook), s.priority));
+            }
+        }
         if let Some(h) = &self.harness {
             d.harnesses.push(h.call_id(&mut *store).await?);
         }
@@ -268,6 +300,50 @@ impl Guest {
         use HookEvent as E;
         let observed = || Reply::new(Answer::Hook(Ok(HookOutcome::Observed)), 0);
         Ok(match event {
+            // A plugin that gates calls through `tool-gate` (0.2.1) gets
+            // `before-tool-call` there, with approvals.
+            E::BeforeToolCall(e) if self.gates() => {
+                let f = self
+                    .tool_gate
+                    .as_ref()
+                    .ok_or_else(|| missing("tool-gate"))?;
+                let o = f
+                    .call_before_tool_call(&mut *store, &hooks::before_tool_call(e))
+                    .await?;
+                let size = hooks::gate_outcome_len(&o);
+                Reply::new(Answer::Hook(hooks::gate_outcome(o)), size)
+            }
+            E::ApprovalResolved(e) => {
+                let f = self
+                    .tool_gate
+                    .as_ref()
+                    .ok_or_else(|| missing("tool-gate"))?;
+                f.call_approval_resolved(&mut *store, &hooks::approval_resolution(e))
+                    .await?;
+                observed()
+            }
+            E::ToolResultPersist(e) => {
+                let f = self
+                    .persist_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("persist-hooks"))?;
+                let o = f
+                    .call_tool_result_persist(&mut *store, &hooks::tool_result_persist(e))
+                    .await?;
+                let size = hooks::persist_outcome_len(&o);
+                Reply::new(Answer::Hook(Ok(hooks::persist_outcome(o))), size)
+            }
+            E::BeforeMessageWrite(e) => {
+                let f = self
+                    .persist_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("persist-hooks"))?;
+                let o = f
+                    .call_before_message_write(&mut *store, &hooks::message_write(e))
+                    .await?;
+                let size = hooks::message_write_len(&o);
+                Reply::new(Answer::Hook(hooks::message_write_outcome(o)), size)
+            }
             E::BeforeToolCall(e) => {
                 let f = self
                     .tool_hooks

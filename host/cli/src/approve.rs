@@ -1,0 +1,123 @@
+//! Who answers approval requests at each entry point: the operator at the
+//! terminal (`chat`), the configured policy (`run`), a scripted operator
+//! (`demo`).
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use clawhost_agent_core::{
+    ApprovalDecision, Approvals, Approver, FixedApprover, PendingApproval, TimeoutBehavior,
+};
+use clawhost_config::{ApprovalsConfig, NonInteractivePolicy};
+use tokio::sync::{mpsc, Mutex};
+
+/// The lines typed at the terminal, shared by the chat loop and the approver
+/// (which reads while a turn waits for an answer).
+pub type Lines = Arc<Mutex<mpsc::Receiver<String>>>;
+
+/// Read stdin line by line on a thread of its own; the channel closes at end of input.
+pub fn stdin_lines() -> Lines {
+    let (tx, rx) = mpsc::channel(16);
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if tx.blocking_send(line).is_err() {
+                break;
+            }
+        }
+    });
+    Arc::new(Mutex::new(rx))
+}
+
+/// The question put to the operator, in a few lines.
+pub fn describe(p: &PendingApproval) -> String {
+    let on_timeout = match p.request.timeout_behavior {
+        TimeoutBehavior::Deny => "deny",
+        TimeoutBehavior::Allow => "allow",
+    };
+    format!(
+        "approval needed ({}) · plugin {} · tool {} ({})\n  {}\n  {}\n  [o]nce / [a]lways for this session / [d]eny — {} s, then {on_timeout}",
+        p.request.severity.as_str(),
+        p.plugin_id,
+        p.tool,
+        p.call_id,
+        p.request.title,
+        p.request.description,
+        p.timeout.as_secs(),
+    )
+}
+
+/// An answer typed by the operator; `None` if it is not one.
+pub fn parse_answer(line: &str) -> Option<ApprovalDecision> {
+    match line.trim().to_ascii_lowercase().as_str() {
+        "o" | "once" | "y" | "yes" | "allow" => Some(ApprovalDecision::AllowOnce),
+        "a" | "always" => Some(ApprovalDecision::AllowAlways),
+        "d" | "deny" | "n" | "no" => Some(ApprovalDecision::Deny),
+        _ => None,
+    }
+}
+
+/// Asks the operator at the terminal (`chat`).
+pub struct TerminalApprover {
+    lines: Lines,
+}
+
+impl TerminalApprover {
+    /// An approver reading answers from `lines`.
+    pub fn new(lines: Lines) -> Self {
+        Self { lines }
+    }
+}
+
+#[async_trait]
+impl Approver for TerminalApprover {
+    async fn decide(&self, pending: &PendingApproval) -> ApprovalDecision {
+        say!("{}", describe(pending));
+        let mut lines = self.lines.lock().await;
+        loop {
+            let Some(line) = lines.recv().await else {
+                return ApprovalDecision::Cancelled;
+            };
+            match parse_answer(&line) {
+                Some(decision) => return decision,
+                None => say!("answer o (once), a (always for this session) or d (deny)"),
+            }
+        }
+    }
+}
+
+/// The policy of runs nobody watches (`approvals.nonInteractive`).
+pub fn non_interactive(config: &ApprovalsConfig) -> Approvals {
+    let answer = match config.non_interactive {
+        NonInteractivePolicy::Deny => ApprovalDecision::Deny,
+        NonInteractivePolicy::Allow => ApprovalDecision::AllowOnce,
+    };
+    Approvals(Arc::new(FixedApprover(answer)))
+}
+
+/// The demo's operator: shows the question and answers `allow-once`.
+pub struct ScriptedOperator;
+
+#[async_trait]
+impl Approver for ScriptedOperator {
+    async fn decide(&self, pending: &PendingApproval) -> ApprovalDecision {
+        say!("{}", describe(pending));
+        say!("  operator (scripted) › o");
+        ApprovalDecision::AllowOnce
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_parse_and_anything_else_is_asked_again() {
+        assert_eq!(parse_answer(" O "), Some(ApprovalDecision::AllowOnce));
+        assert_eq!(parse_answer("always"), Some(ApprovalDecision::AllowAlways));
+        assert_eq!(parse_answer("d"), Some(ApprovalDecision::Deny));
+        assert_eq!(parse_answer("maybe"), None);
+        assert_eq!(parse_answer(""), None);
+    }
+}
