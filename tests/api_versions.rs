@@ -166,7 +166,7 @@ fn api_0_2_1_only_adds_to_the_released_0_2_0() {
         );
     }
     // What 0.2.1 adds lives in its own file, every interface marked.
-    let added = std::fs::read_to_string(current.join("policy.wit")).unwrap();
+    let added = std::fs::read_to_string(current.join("hooks-0.2.1.wit")).unwrap();
     let interfaces = added.matches("\ninterface ").count();
     assert!(interfaces >= 2);
     assert_eq!(

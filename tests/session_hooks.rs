@@ -42,6 +42,7 @@ async fn prompt_compaction_model_and_session_hooks_reach_the_plugin() {
         json!({
             "plugins": {"entries": {"context-hooks": {
                 "config": {"systemNote": "Operator note: be kind.", "prepend": "[ticket 42]", "summarize": true},
+                "grants": {"compaction": true},
                 "hooks": {"allowConversationAccess": true}
             }}},
             "models": {"providers": {"fake": {"api": "openai-completions", "baseUrl": fake.url(), "models": [{"id": "m", "contextWindow": 400}]}}},
@@ -96,7 +97,7 @@ async fn prompt_compaction_model_and_session_hooks_reach_the_plugin() {
         .find(|m| matches!(m, Message::User { .. }))
         .unwrap();
     assert_eq!(*user_turn, Message::user("status?"));
-    // before_compaction: the plugin's summary replaced the old messages.
+    // The compaction provider (granted): the plugin's summary replaced the old messages.
     assert!(
         messages[1]["content"]
             .as_str()
@@ -124,8 +125,11 @@ async fn prompt_compaction_model_and_session_hooks_reach_the_plugin() {
     for expected in [
         "observed session_start s1 resumed=false",
         "observed after_compaction compacted=",
-        "observed llm_input fake/m messages=",
-        "observed llm_output fake/m tool_calls=0 text=all good",
+        "observed before_compaction compacting=",
+        "observed llm_input fake/m attempt=1 history=",
+        "observed model_call_started run-",
+        "observed model_call_ended run-",
+        "observed llm_output fake/m attempt=1 texts=all good output_tokens=2",
         "observed agent_end success=true iterations=1 text=all good",
         &format!("observed before_reset s1 messages={held}"),
         "observed session_end s1 reason=quit",
@@ -135,11 +139,14 @@ async fn prompt_compaction_model_and_session_hooks_reach_the_plugin() {
             "missing `{expected}` in {logs:#?}"
         );
     }
+    // (`llm_input` and `llm_output` run without being waited for: they are
+    // in the log by the session's end, in no fixed place.)
     let order: Vec<usize> = [
         "session_start",
+        "before_compaction",
         "after_compaction",
-        "llm_input",
-        "llm_output",
+        "model_call_started",
+        "model_call_ended",
         "agent_end",
         "session_end",
         "before_reset",
@@ -183,16 +190,20 @@ async fn conversation_and_prompt_hooks_are_delivered_only_as_the_operator_allows
             "session_end",
             "before_reset",
             "before_compaction",
-            "after_compaction"
+            "after_compaction",
+            "before_model_resolve",
+            "before_agent_start",
+            "model_call_started",
+            "model_call_ended"
         ]
     );
     let conversation = "hooks.allowConversationAccess";
     assert_eq!(
         withheld,
         [
+            ("agent_end".to_string(), conversation),
             ("llm_input".to_string(), conversation),
             ("llm_output".to_string(), conversation),
-            ("agent_end".to_string(), conversation),
         ]
     );
     let cfg = config(

@@ -29,6 +29,8 @@ pub struct RunContext {
     pub events: EventSink,
     /// Who answers the approval requests of `before_tool_call` hooks.
     pub approvals: Approvals,
+    /// This run's id (unique in the process), as hooks see it.
+    pub run_id: String,
 }
 
 impl RunContext {
@@ -40,8 +42,16 @@ impl RunContext {
             model_ref: model_ref.into(),
             events: EventSink::default(),
             approvals: Approvals::default(),
+            run_id: next_run_id(),
         }
     }
+}
+
+/// A run id unique in this process: `run-<n>`.
+fn next_run_id() -> String {
+    static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    format!("run-{n}")
 }
 
 /// The output of one tool call, as the model will see it.

@@ -22,6 +22,11 @@ pub const HOOK_NAMES: &[&str] = &[
     "before_reset",
     "tool_result_persist",
     "before_message_write",
+    "before_model_resolve",
+    "before_agent_start",
+    "model_call_started",
+    "model_call_ended",
+    "compaction_provider",
 ];
 
 /// What the host does when a hook handler traps, times out or answers wrongly.

@@ -230,7 +230,8 @@ impl PluginEntry {
     /// conversation (OpenClaw's three, and `before_message_write`, which sees
     /// every stored message) need `hooks.allowConversationAccess`, the prompt-mutating
     /// one must not be turned off by `hooks.allowPromptInjection: false`,
-    /// the tool-result middleware needs `grants.toolResults`.
+    /// the tool-result middleware needs `grants.toolResults`, the
+    /// compaction-provider seam `grants.compaction`.
     /// `Err` names the setting that withholds it.
     pub fn hook_allowed(&self, hook: &str) -> Result<(), &'static str> {
         match hook {
@@ -243,6 +244,7 @@ impl PluginEntry {
                 Err("hooks.allowPromptInjection")
             }
             "tool_result" if !self.grants.tool_results => Err("grants.toolResults"),
+            "compaction_provider" if !self.grants.compaction => Err("grants.compaction"),
             _ => Ok(()),
         }
     }
@@ -293,6 +295,9 @@ pub struct PluginGrants {
     /// middleware hook).
     #[serde(default)]
     pub tool_results: bool,
+    /// May supply compaction summaries (the compaction-provider seam).
+    #[serde(default)]
+    pub compaction: bool,
 }
 
 /// A host directory mounted into a plugin.

@@ -1,6 +1,10 @@
 //! Typed hook events and outcomes (the host side of the WIT `types` interface).
 
-use clawhost_agent_core::{ApprovalDecision, ApprovalRequest, Message};
+use clawhost_agent_core::{ApprovalDecision, ApprovalRequest, Message, Usage};
+
+pub use crate::run_events::{
+    AgentStartEvent, ModelCall, ModelCallEndedEvent, ModelOverride, ModelResolveEvent,
+};
 use serde_json::Value;
 
 /// Hooks a plugin can subscribe to.
@@ -23,7 +27,7 @@ pub enum HookKind {
     LlmInput,
     /// A model reply arrived (observe).
     LlmOutput,
-    /// Before compaction (modifying: may supply the summary).
+    /// Before compaction (observe; summaries come from the compaction-provider seam).
     BeforeCompaction,
     /// After compaction (observe).
     AfterCompaction,
@@ -36,11 +40,22 @@ pub enum HookKind {
     ToolResultPersist,
     /// A message is about to be stored (modifying: may replace it or keep it out).
     BeforeMessageWrite,
+    /// Before a run's model is resolved (modifying: may override it).
+    BeforeModelResolve,
+    /// Before a run starts (modifying: may stop it).
+    BeforeAgentStart,
+    /// One model call started (observe).
+    ModelCallStarted,
+    /// One model call ended (observe).
+    ModelCallEnded,
+    /// The compaction-provider seam: may supply a summary (modifying; the
+    /// operator must grant it).
+    CompactionProvider,
 }
 
 impl HookKind {
     /// Every hook, in catalog order.
-    pub const ALL: [HookKind; 14] = [
+    pub const ALL: [HookKind; 19] = [
         HookKind::BeforeToolCall,
         HookKind::AfterToolCall,
         HookKind::ToolResult,
@@ -55,6 +70,11 @@ impl HookKind {
         HookKind::BeforeReset,
         HookKind::ToolResultPersist,
         HookKind::BeforeMessageWrite,
+        HookKind::BeforeModelResolve,
+        HookKind::BeforeAgentStart,
+        HookKind::ModelCallStarted,
+        HookKind::ModelCallEnded,
+        HookKind::CompactionProvider,
     ];
 
     /// The hook's catalog name.
@@ -74,6 +94,11 @@ impl HookKind {
             HookKind::BeforeReset => "before_reset",
             HookKind::ToolResultPersist => "tool_result_persist",
             HookKind::BeforeMessageWrite => "before_message_write",
+            HookKind::BeforeModelResolve => "before_model_resolve",
+            HookKind::BeforeAgentStart => "before_agent_start",
+            HookKind::ModelCallStarted => "model_call_started",
+            HookKind::ModelCallEnded => "model_call_ended",
+            HookKind::CompactionProvider => "compaction_provider",
         }
     }
 
@@ -85,9 +110,11 @@ impl HookKind {
             HookKind::BeforeToolCall
                 | HookKind::ToolResult
                 | HookKind::BeforePromptBuild
-                | HookKind::BeforeCompaction
                 | HookKind::ToolResultPersist
                 | HookKind::BeforeMessageWrite
+                | HookKind::BeforeModelResolve
+                | HookKind::BeforeAgentStart
+                | HookKind::CompactionProvider
         )
     }
 }
@@ -175,32 +202,60 @@ pub struct PromptEdit {
     pub append_system_context: Option<String>,
 }
 
-/// `llm_input`.
+/// `llm_input`: a run attempt is about to call the model (once per attempt).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LlmInputEvent {
+    /// The run.
+    pub run_id: String,
+    /// Attempt number within the run (1-based).
+    pub attempt: u32,
+    /// Session id.
+    pub session_id: Option<String>,
+    /// Agent id.
+    pub agent_id: String,
     /// Model reference.
     pub model_ref: String,
-    /// System prompt.
+    /// System prompt sent.
     pub system: Option<String>,
-    /// Messages sent.
-    pub message_count: u32,
-    /// Tools offered.
-    pub tool_count: u32,
+    /// The user's message as sent.
+    pub prompt: String,
+    /// The history sent before it.
+    pub history: Vec<Message>,
+    /// Names of the tools offered.
+    pub tools: Vec<String>,
 }
 
-/// `llm_output`.
+impl LlmInputEvent {
+    /// Messages sent: the history and the user's message (the 0.1 / 0.2.0 summary form).
+    pub fn message_count(&self) -> u32 {
+        u32::try_from(self.history.len() + 1).unwrap_or(u32::MAX)
+    }
+
+    /// Tools offered.
+    pub fn tool_count(&self) -> u32 {
+        u32::try_from(self.tools.len()).unwrap_or(u32::MAX)
+    }
+}
+
+/// `llm_output`: a run attempt finished.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LlmOutputEvent {
+    /// The run.
+    pub run_id: String,
+    /// Attempt number within the run.
+    pub attempt: u32,
+    /// Session id.
+    pub session_id: Option<String>,
+    /// Agent id.
+    pub agent_id: String,
     /// Model reference.
     pub model_ref: String,
-    /// Reply text.
-    pub text: String,
-    /// Tool calls requested.
-    pub tool_call_count: u32,
-    /// Prompt tokens.
-    pub input_tokens: u64,
-    /// Completion tokens.
-    pub output_tokens: u64,
+    /// The model's texts, one per reply.
+    pub texts: Vec<String>,
+    /// Tool calls the model made in the attempt.
+    pub tool_calls: u32,
+    /// Token usage of the attempt.
+    pub usage: Usage,
 }
 
 /// `before_compaction`.
@@ -283,6 +338,18 @@ pub enum BeforeToolCallOutcome {
     Rewrite(Value),
     /// Ask the operator first (API 0.2.1 `tool-gate`).
     RequireApproval(ApprovalRequest),
+}
+
+impl LlmOutputEvent {
+    /// The texts as one, separated by blank lines (the 0.1 / 0.2.0 form).
+    pub fn text(&self) -> String {
+        self.texts
+            .iter()
+            .filter(|t| !t.is_empty())
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    }
 }
 
 /// The answer to an approval request, told to the plugin that asked.
@@ -395,6 +462,16 @@ pub enum HookEvent {
     ToolResultPersist(ToolResultPersistEvent),
     /// See [`MessageWriteEvent`].
     BeforeMessageWrite(MessageWriteEvent),
+    /// See [`ModelResolveEvent`].
+    BeforeModelResolve(ModelResolveEvent),
+    /// See [`AgentStartEvent`].
+    BeforeAgentStart(AgentStartEvent),
+    /// See [`ModelCall`].
+    ModelCallStarted(ModelCall),
+    /// See [`ModelCallEndedEvent`].
+    ModelCallEnded(ModelCallEndedEvent),
+    /// The compaction-provider seam, asked with the `before_compaction` event.
+    CompactionProvider(BeforeCompactionEvent),
 }
 
 impl HookEvent {
@@ -416,6 +493,11 @@ impl HookEvent {
             HookEvent::ApprovalResolved(_) => HookKind::BeforeToolCall,
             HookEvent::ToolResultPersist(_) => HookKind::ToolResultPersist,
             HookEvent::BeforeMessageWrite(_) => HookKind::BeforeMessageWrite,
+            HookEvent::BeforeModelResolve(_) => HookKind::BeforeModelResolve,
+            HookEvent::BeforeAgentStart(_) => HookKind::BeforeAgentStart,
+            HookEvent::ModelCallStarted(_) => HookKind::ModelCallStarted,
+            HookEvent::ModelCallEnded(_) => HookKind::ModelCallEnded,
+            HookEvent::CompactionProvider(_) => HookKind::CompactionProvider,
         }
     }
 }
@@ -429,8 +511,12 @@ pub enum HookOutcome {
     ToolResult(ToolResultOutcome),
     /// Answer to `before_prompt_build` (`None`: no change).
     BeforePromptBuild(Option<PromptEdit>),
-    /// Answer to `before_compaction` (`Some`: use this summary).
-    BeforeCompaction(Option<String>),
+    /// Answer of a compaction provider (`Some`: use this summary).
+    CompactionSummary(Option<String>),
+    /// Answer to `before_model_resolve` (`Some`: use this model instead).
+    BeforeModelResolve(Option<ModelOverride>),
+    /// Answer to `before_agent_start` (`Err`: do not run, for this reason).
+    BeforeAgentStart(Result<(), String>),
     /// Answer to `tool_result_persist` (`Some`: store this text).
     ToolResultPersist(Option<String>),
     /// Answer to `before_message_write`.
@@ -446,7 +532,9 @@ impl HookOutcome {
             HookOutcome::BeforeToolCall(_) => "before_tool_call",
             HookOutcome::ToolResult(_) => "tool_result",
             HookOutcome::BeforePromptBuild(_) => "before_prompt_build",
-            HookOutcome::BeforeCompaction(_) => "before_compaction",
+            HookOutcome::CompactionSummary(_) => "compaction_provider",
+            HookOutcome::BeforeModelResolve(_) => "before_model_resolve",
+            HookOutcome::BeforeAgentStart(_) => "before_agent_start",
             HookOutcome::ToolResultPersist(_) => "tool_result_persist",
             HookOutcome::BeforeMessageWrite(_) => "before_message_write",
             HookOutcome::Observed => "observed",
@@ -459,7 +547,9 @@ impl HookOutcome {
             HookOutcome::BeforeToolCall(_) => kind == HookKind::BeforeToolCall,
             HookOutcome::ToolResult(_) => kind == HookKind::ToolResult,
             HookOutcome::BeforePromptBuild(_) => kind == HookKind::BeforePromptBuild,
-            HookOutcome::BeforeCompaction(_) => kind == HookKind::BeforeCompaction,
+            HookOutcome::CompactionSummary(_) => kind == HookKind::CompactionProvider,
+            HookOutcome::BeforeModelResolve(_) => kind == HookKind::BeforeModelResolve,
+            HookOutcome::BeforeAgentStart(_) => kind == HookKind::BeforeAgentStart,
             HookOutcome::ToolResultPersist(_) => kind == HookKind::ToolResultPersist,
             HookOutcome::BeforeMessageWrite(_) => kind == HookKind::BeforeMessageWrite,
             HookOutcome::Observed => kind.observe_only(),

@@ -23,16 +23,20 @@
 
 mod catalog;
 mod persist;
+mod run_events;
+mod run_hooks;
 mod runner;
 
 pub use catalog::{
-    AfterCompactionEvent, AfterToolCallEvent, AgentEndEvent, ApprovalResolvedEvent,
-    BeforeCompactionEvent, BeforePromptBuildEvent, BeforeResetEvent, BeforeToolCallEvent,
-    BeforeToolCallOutcome, CallContext, HookEvent, HookKind, HookOutcome, LlmInputEvent,
-    LlmOutputEvent, MessageWriteEvent, MessageWriteOutcome, PromptEdit, SessionEndEvent,
+    AfterCompactionEvent, AfterToolCallEvent, AgentEndEvent, AgentStartEvent,
+    ApprovalResolvedEvent, BeforeCompactionEvent, BeforePromptBuildEvent, BeforeResetEvent,
+    BeforeToolCallEvent, BeforeToolCallOutcome, CallContext, HookEvent, HookKind, HookOutcome,
+    LlmInputEvent, LlmOutputEvent, MessageWriteEvent, MessageWriteOutcome, ModelCall,
+    ModelCallEndedEvent, ModelOverride, ModelResolveEvent, PromptEdit, SessionEndEvent,
     SessionEndReason, SessionStartEvent, ToolResultOutcome, ToolResultPersistEvent,
 };
 pub use persist::PersistRun;
+pub use run_hooks::{AgentStartRun, ModelResolveRun};
 pub use runner::{
     BeforeToolCallResult, BuiltPrompt, CompactionHookResult, FailPolicy, HookDecisionRecord,
     HookError, HookHandler, HookRegistration, HookRunner, Observed, ToolMatcher, ToolResultRun,

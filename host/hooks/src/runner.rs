@@ -214,6 +214,8 @@ enum Step {
 #[derive(Clone, Default)]
 pub struct HookRunner {
     registrations: Vec<HookRegistration>,
+    /// Observe-only hooks fired without waiting, still running.
+    pub(crate) detached: Arc<std::sync::Mutex<tokio::task::JoinSet<()>>>,
 }
 
 /// The present, non-empty texts joined with a blank line; `None` if none is.
@@ -257,7 +259,10 @@ impl HookRunner {
     pub fn new(mut registrations: Vec<HookRegistration>) -> Self {
         // A stable sort: ties keep their places.
         registrations.sort_by_key(|r| std::cmp::Reverse(r.priority));
-        Self { registrations }
+        Self {
+            registrations,
+            detached: Arc::default(),
+        }
     }
 
     /// Handlers of one hook, in the order they run.
@@ -536,7 +541,7 @@ pub struct Observed {
     pub decisions: Vec<HookDecisionRecord>,
 }
 
-/// Result of running `before_compaction`.
+/// Result of asking the compaction providers.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CompactionHookResult {
     /// `(plugin id, summary)` of the first handler that supplied one.
@@ -655,40 +660,6 @@ impl HookRunner {
             decisions,
             blocked,
         }
-    }
-
-    /// Run `before_compaction`: the first handler that supplies a summary
-    /// wins. A failing handler is skipped, unless its fail policy is `block`.
-    pub async fn before_compaction(&self, event: BeforeCompactionEvent) -> CompactionHookResult {
-        let mut result = CompactionHookResult::default();
-        let kind = HookKind::BeforeCompaction;
-        for reg in self.handlers(kind) {
-            let error = match reg
-                .handler
-                .handle(&HookEvent::BeforeCompaction(event.clone()))
-                .await
-            {
-                Ok(HookOutcome::BeforeCompaction(Some(summary))) if !summary.trim().is_empty() => {
-                    let record = Self::record(kind, &reg.plugin_id, "summary".into());
-                    result.decisions.push(record);
-                    result.summary = Some((reg.plugin_id.clone(), summary));
-                    return result;
-                }
-                Ok(HookOutcome::BeforeCompaction(_)) => {
-                    let record = Self::record(kind, &reg.plugin_id, "proceed".into());
-                    result.decisions.push(record);
-                    continue;
-                }
-                other => HookError::unusable(HookKind::BeforeCompaction, other),
-            };
-            let record = Self::record(kind, &reg.plugin_id, failed(&error, reg.fail_policy));
-            result.decisions.push(record);
-            if let Some(reason) = reg.blocks(&error) {
-                result.blocked = Some(reason);
-                return result;
-            }
-        }
-        result
     }
 }
 

@@ -324,11 +324,15 @@ async fn block_on_the_modifying_hooks_reports_why_and_observe_only_hooks_never_b
     };
     let runner = HookRunner::new(vec![failing(
         "f",
-        BeforeCompaction,
+        CompactionProvider,
         FailPolicy::Block,
         &seen,
     )]);
-    assert!(runner.before_compaction(compaction).await.blocked.is_some());
+    assert!(runner
+        .compaction_summary(compaction)
+        .await
+        .blocked
+        .is_some());
 
     let end = HookEvent::AgentEnd(AgentEndEvent {
         session_id: None,

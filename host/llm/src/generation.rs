@@ -34,6 +34,21 @@ pub struct ModelRuntimeGeneration {
     pub catalog: Vec<CatalogEntry>,
 }
 
+impl ModelRuntimeGeneration {
+    /// The same snapshot, running `model` (a ref its registry resolves) for
+    /// one run, as a `before_model_resolve` hook asked.
+    pub fn with_model(&self, model: String) -> Self {
+        Self {
+            number: self.number,
+            agent_id: self.agent_id.clone(),
+            model,
+            auth: self.auth.clone(),
+            registry: self.registry.clone(),
+            catalog: self.catalog.clone(),
+        }
+    }
+}
+
 /// Every agent's snapshot of one build.
 #[derive(Debug)]
 pub struct GenerationSet {

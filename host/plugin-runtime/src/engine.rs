@@ -10,7 +10,8 @@ use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConf
 
 use crate::state::PluginState;
 
-/// How often the epoch advances; deadlines are rounded up to this.
+/// How often the epoch advances: a running guest yields and has its deadline
+/// checked this often.
 pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 
 /// Live component instances (and fiber stacks) the pool holds at most.
@@ -91,10 +92,5 @@ impl PluginEngine {
     /// The linker with WASI and the host interface.
     pub fn linker(&self) -> &Linker<PluginState> {
         &self.linker
-    }
-
-    /// Epoch ticks covering `timeout` (at least one, plus one for the partial tick).
-    pub fn ticks_for(timeout: Duration) -> u64 {
-        (timeout.as_nanos() / EPOCH_TICK.as_nanos()) as u64 + 1
     }
 }

@@ -3,11 +3,11 @@
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex as SyncMutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::sync::Mutex;
 use wasmtime::component::InstancePre;
-use wasmtime::{Store, Trap};
+use wasmtime::{Store, Trap, UpdateDeadline};
 
 use crate::abi::{Answer, ApiVersion, Guest, Indices, Request};
 use crate::engine::PluginEngine;
@@ -121,8 +121,22 @@ impl PluginInstance {
         );
         let mut store = Store::new(self.engine.engine(), state);
         store.limiter(|s| &mut s.memory);
-        store.epoch_deadline_trap();
-        store.set_epoch_deadline(PluginEngine::ticks_for(self.limits.timeout));
+        // At every epoch tick the guest runs, it yields to the async runtime
+        // (a spinning guest never holds a host thread), until its call's
+        // deadline passes: then it is stopped with an interrupt trap.
+        // tokio's `yield_now` lets the runtime poll its I/O before the guest
+        // runs again (a plain wake would starve sockets on that thread).
+        store.epoch_deadline_callback(|store| {
+            if Instant::now() >= store.data().deadline {
+                return Ok(UpdateDeadline::Interrupt);
+            }
+            Ok(UpdateDeadline::YieldCustom(
+                1,
+                Box::pin(tokio::task::yield_now()),
+            ))
+        });
+        store.data_mut().deadline = Instant::now() + self.limits.timeout;
+        store.set_epoch_deadline(1);
         let instance = self.pre.instantiate_async(&mut store).await?;
         let guest = self.indices.load(&mut store, &instance)?;
         self.instantiations.fetch_add(1, Ordering::Relaxed);
@@ -172,8 +186,8 @@ impl PluginInstance {
                 *slot = Some(self.instantiate().await?);
             }
             let live = slot.as_mut().expect("instantiated above");
-            live.store
-                .set_epoch_deadline(PluginEngine::ticks_for(timeout));
+            live.store.data_mut().deadline = Instant::now() + timeout;
+            live.store.set_epoch_deadline(1);
             let what = request.what();
             let Live { store, guest } = live;
             Ok::<_, wasmtime::Error>((guest.call(store, request).await?, what))

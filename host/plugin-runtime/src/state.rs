@@ -102,6 +102,8 @@ pub struct PluginState {
     /// API 0.1 only: the turn a harness is running, while `run-attempt` is in
     /// progress (0.2 hands the harness a `turn` resource instead).
     pub(crate) services: Option<Arc<dyn TurnServices>>,
+    /// When the running call is stopped (checked at every epoch tick).
+    pub(crate) deadline: std::time::Instant,
 }
 
 impl PluginState {
@@ -123,6 +125,7 @@ impl PluginState {
             logs,
             config_json,
             services: None,
+            deadline: std::time::Instant::now(),
         }
     }
 }

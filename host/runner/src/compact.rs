@@ -62,10 +62,11 @@ pub struct CompactionHooks<'a> {
     pub session_id: Option<String>,
 }
 
-/// Compact `history` in place, keeping about `keep_recent_tokens`: a
-/// `before_compaction` hook may supply the summary, else a model call writes
-/// it; `after_compaction` observes the result. Returns `Ok(None)` when there
-/// is nothing to summarize.
+/// Compact `history` in place, keeping about `keep_recent_tokens`:
+/// `before_compaction` observes what is about to be summarized; a granted
+/// compaction provider may supply the summary, else a model call writes it;
+/// `after_compaction` observes the result. Returns `Ok(None)` when there is
+/// nothing to summarize.
 pub async fn compact(
     history: &mut Vec<Message>,
     model: &dyn ModelClient,
@@ -79,16 +80,19 @@ pub async fn compact(
     };
     let tokens_before = estimate_tokens(history);
     let transcript = render(&history[..cut]);
-    let hooked = hooks
+    let event = BeforeCompactionEvent {
+        session_id: hooks.session_id.clone(),
+        message_count: history.len() as u32,
+        token_count: tokens_before,
+        compacted_count: cut as u32,
+        transcript: transcript.clone(),
+    };
+    let observed = hooks
         .runner
-        .before_compaction(BeforeCompactionEvent {
-            session_id: hooks.session_id.clone(),
-            message_count: history.len() as u32,
-            token_count: tokens_before,
-            compacted_count: cut as u32,
-            transcript: transcript.clone(),
-        })
+        .observe(HookEvent::BeforeCompaction(event.clone()))
         .await;
+    clawhost_tools::report_hook_decisions(ctx, "", observed.decisions);
+    let hooked = hooks.runner.compaction_summary(event).await;
     clawhost_tools::report_hook_decisions(ctx, "", hooked.decisions);
     if let Some(reason) = hooked.blocked {
         return Err(ModelError::hook_blocked(reason));

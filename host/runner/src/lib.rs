@@ -5,6 +5,7 @@
 mod compact;
 mod observed_model;
 pub mod persist;
+mod run_hooks;
 mod session;
 
 use std::sync::Arc;
@@ -221,11 +222,17 @@ impl EmbeddedRunner {
             .await
     }
 
-    /// The model client of a generation, reporting to the model hooks.
-    pub fn model_client(&self, generation: &ModelRuntimeGeneration) -> Arc<dyn ModelClient> {
+    /// The model client of a generation for one run, reporting each call
+    /// to the model-call hooks.
+    pub fn model_client(
+        &self,
+        generation: &ModelRuntimeGeneration,
+        ctx: &RunContext,
+    ) -> Arc<dyn ModelClient> {
         Arc::new(ObservedModel::new(
             generation.registry.clone(),
             self.hooks.clone(),
+            ctx.run_id.clone(),
         ))
     }
 
@@ -239,7 +246,7 @@ impl EmbeddedRunner {
         (user_text, sent_text): (&str, &str),
         system: Option<String>,
     ) -> Result<TurnOutcome, TurnError> {
-        let mut turn = self.turn_loop(self.model_client(generation));
+        let mut turn = self.turn_loop(self.model_client(generation, ctx));
         if let Some(system) = system {
             turn = turn.with_system(system);
         }

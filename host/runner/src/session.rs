@@ -17,6 +17,7 @@ use clawhost_hooks::{
 };
 
 use crate::compact::{compact, CompactionHooks, CompactionRecord};
+use crate::run_hooks::AttemptInput;
 use crate::EmbeddedRunner;
 
 /// The environment variable that forces the runtime of new or reset sessions.
@@ -194,6 +195,12 @@ impl EmbeddedRunner {
         ctx: &RunContext,
         user_text: &str,
     ) -> Result<TurnOutcome, RunError> {
+        let mut ctx = ctx.clone();
+        let ctx = &mut ctx;
+        let generation = self
+            .resolve_model(session, generation, ctx, user_text)
+            .await?;
+        let ctx = &*ctx;
         let env = std::env::var(RUNTIME_ENV).ok();
         let selection = self
             .select_runtime(session, &generation, env.as_deref())
@@ -213,6 +220,7 @@ impl EmbeddedRunner {
             return Err(RunError::HookBlocked(reason));
         }
         let (system, prompt) = (built.system, built.prompt);
+        self.gate_start(session, ctx, user_text).await?;
         let settings = self.config().agents.defaults.compaction.clone();
         let (_, model) = generation
             .registry
@@ -227,6 +235,16 @@ impl EmbeddedRunner {
         }
         let mut retries = 0;
         let outcome = loop {
+            let attempt_no = retries + 1;
+            self.attempt_input(
+                session,
+                ctx,
+                AttemptInput {
+                    attempt: attempt_no,
+                    system: &system,
+                    prompt: &prompt,
+                },
+            );
             let attempt = self
                 .run_on_runtime(
                     &selection.runtime,
@@ -247,7 +265,11 @@ impl EmbeddedRunner {
                         return Err(e);
                     }
                 }
-                other => break other?,
+                other => {
+                    let outcome = other?;
+                    self.attempt_output(session, ctx, attempt_no, &outcome);
+                    break outcome;
+                }
             }
         };
         session.runtime = Some(selection.runtime.clone());
@@ -264,7 +286,7 @@ impl EmbeddedRunner {
         trigger: &str,
     ) -> Result<bool, RunError> {
         let keep = self.config().agents.defaults.compaction.keep_recent_tokens;
-        let model = self.model_client(generation);
+        let model = self.model_client(generation, ctx);
         let hooks = CompactionHooks {
             runner: self.hooks(),
             session_id: Some(session.id.clone()),
@@ -315,7 +337,7 @@ impl EmbeddedRunner {
             .expect("selection only picks registered harnesses");
         let max_iterations = self.config().agents.defaults.max_iterations;
         let mirror = Arc::new(TurnMirror::new(
-            self.model_client(generation),
+            self.model_client(generation, ctx),
             self.dispatcher().clone(),
             ctx.clone(),
             max_iterations,
@@ -356,7 +378,8 @@ impl EmbeddedRunner {
 
     /// `session_end`: a session ended. Observe-only: a failing handler is
     /// logged and cannot keep the session going. The session's `allow-always`
-    /// approvals end with it.
+    /// approvals end with it, and the hooks it fired without waiting
+    /// (`llm_input`, `llm_output`) are let finish.
     pub async fn end_session(
         &self,
         session_id: &str,
@@ -364,6 +387,7 @@ impl EmbeddedRunner {
         reason: clawhost_hooks::SessionEndReason,
     ) {
         self.dispatcher().forget_approvals(session_id);
+        self.hooks().settle().await;
         self.hooks()
             .observe(HookEvent::SessionEnd(SessionEndEvent {
                 session_id: session_id.into(),

@@ -1,16 +1,20 @@
 //! Example session and model hooks.
 //!
 //! Config (`plugins.entries.context-hooks.config`):
-//! `{ "systemNote": "…", "prepend": "…", "summarize": true }`.
+//! `{ "systemNote": "…", "prepend": "…", "summarize": true, "model": "provider/model",
+//!    "stopWord": "…" }`.
 //! - `before_prompt_build`: appends `systemNote` to the system prompt and puts
 //!   `prepend` before the user's message (context the model sees; the
 //!   transcript keeps what the user typed).
-//! - `before_compaction`: with `summarize`, writes the summary itself (no model call).
+//! - compaction provider: with `summarize` (and the operator's
+//!   `grants.compaction`), writes the summary itself (no model call).
+//! - `before_model_resolve`: with `model`, runs that model instead.
+//! - `before_agent_start`: with `stopWord`, stops runs whose message contains it.
 //! - every observe-only hook (`after_tool_call` too): one log line (`observed <hook> …`), an audit trail.
 
 use clawhost_sdk::{
-    export_plugin, log, BeforeCompactionEvent, BeforePromptBuildEvent, Hook, Level, Observed,
-    Plugin, PromptEdit,
+    export_plugin, log, AgentStartEvent, BeforeCompactionEvent, BeforePromptBuildEvent, Hook,
+    Level, ModelOverride, ModelResolveEvent, Observed, Plugin, PromptEdit,
 };
 
 #[derive(Default)]
@@ -18,8 +22,15 @@ struct ContextHooks;
 
 impl Plugin for ContextHooks {
     fn hooks(&self) -> Vec<(Hook, i32)> {
-        let mut hooks = vec![(Hook::BeforePromptBuild, 10), (Hook::BeforeCompaction, 10)];
+        let mut hooks = vec![
+            (Hook::BeforePromptBuild, 10),
+            (Hook::BeforeModelResolve, 10),
+            (Hook::BeforeAgentStart, 10),
+        ];
         for hook in [
+            Hook::BeforeCompaction,
+            Hook::ModelCallStarted,
+            Hook::ModelCallEnded,
             Hook::SessionStart,
             Hook::SessionEnd,
             Hook::LlmInput,
@@ -50,10 +61,29 @@ impl Plugin for ContextHooks {
         })
     }
 
-    fn before_compaction(&self, event: BeforeCompactionEvent) -> Option<String> {
-        if clawhost_sdk::config()["summarize"].as_bool() != Some(true) {
-            return None;
+    fn before_model_resolve(&self, _event: ModelResolveEvent) -> Option<ModelOverride> {
+        let config = clawhost_sdk::config();
+        let (provider, model) = config["model"].as_str()?.split_once('/')?;
+        Some(ModelOverride {
+            provider: Some(provider.into()),
+            model: Some(model.into()),
+        })
+    }
+
+    fn before_agent_start(&self, event: AgentStartEvent) -> Result<(), String> {
+        match clawhost_sdk::config()["stopWord"].as_str() {
+            Some(word) if event.prompt.contains(word) => {
+                Err(format!("the message contains `{word}`"))
+            }
+            _ => Ok(()),
         }
+    }
+
+    fn compaction_priority(&self) -> Option<i32> {
+        (clawhost_sdk::config()["summarize"].as_bool() == Some(true)).then_some(10)
+    }
+
+    fn summarize(&self, event: BeforeCompactionEvent) -> Option<String> {
         let first_line = event.transcript.lines().next().unwrap_or_default();
         Some(format!(
             "context-hooks summary of {} messages (~{} tokens); it began with: {first_line}",
@@ -83,12 +113,32 @@ impl Plugin for ContextHooks {
                 reason(e.reason)
             ),
             Observed::LlmInput(e) => format!(
-                "observed llm_input {} messages={} tools={}",
-                e.model_ref, e.message_count, e.tool_count
+                "observed llm_input {} attempt={} history={} tools={} prompt={}",
+                e.model_ref,
+                e.attempt,
+                e.history.len(),
+                e.tools.join(","),
+                e.prompt
             ),
             Observed::LlmOutput(e) => format!(
-                "observed llm_output {} tool_calls={} text={}",
-                e.model_ref, e.tool_call_count, e.text
+                "observed llm_output {} attempt={} texts={} output_tokens={}",
+                e.model_ref,
+                e.attempt,
+                e.texts.join("|"),
+                e.usage.output_tokens
+            ),
+            Observed::ModelCallStarted(c) => format!(
+                "observed model_call_started {} {}/{} api={}",
+                c.call_id, c.provider, c.model, c.api
+            ),
+            Observed::ModelCallEnded(e) => format!(
+                "observed model_call_ended {} ok={}",
+                e.call.call_id,
+                e.outcome.is_ok()
+            ),
+            Observed::BeforeCompaction(e) => format!(
+                "observed before_compaction compacting={} of {}",
+                e.compacted_count, e.message_count
             ),
             Observed::AfterCompaction(e) => format!(
                 "observed after_compaction compacted={} of {}",

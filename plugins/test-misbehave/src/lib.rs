@@ -4,8 +4,8 @@
 use std::cell::Cell;
 
 use clawhost_sdk::{
-    export_plugin, ApprovalRequest, BeforeDecision, BeforeToolCall, Hook, Plugin, ToolCall,
-    ToolError, Tools,
+    export_plugin, ApprovalRequest, BeforeDecision, BeforeToolCall, Hook, Observed, Plugin,
+    ToolCall, ToolError, Tools,
 };
 use serde_json::{json, Value};
 
@@ -57,8 +57,22 @@ impl Plugin for Misbehave {
         );
     }
 
+    /// `before_tool_call` always; `llm_input` too when the config says
+    /// `"spinOn": "llm_input"` (its handler then never returns).
     fn hooks(&self) -> Vec<(Hook, i32)> {
-        vec![(Hook::BeforeToolCall, 1000)]
+        let mut hooks = vec![(Hook::BeforeToolCall, 1000)];
+        if clawhost_sdk::config()["spinOn"] == "llm_input" {
+            hooks.push((Hook::LlmInput, 0));
+        }
+        hooks
+    }
+
+    fn observe(&self, event: Observed) {
+        if let Observed::LlmInput(_) = event {
+            loop {
+                std::hint::black_box(());
+            }
+        }
     }
 
     /// Misbehaves inside the hook when `hook` says so (`spin`, `crash`,

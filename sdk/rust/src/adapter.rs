@@ -5,8 +5,9 @@ use std::cell::OnceCell;
 use std::marker::PhantomData;
 
 use crate::bindings::plugin::exports::openclaw::plugin::{
-    model_hooks as mh, persist_hooks as pe, prompt_hooks as ph, session_hooks as sh,
-    tool_gate as tg, tool_hooks as th, tool_provider as tp, transcript_hooks as xh,
+    compaction_provider as cp, model_hooks as mh, persist_hooks as pe, prompt_hooks as ph,
+    run_hooks as rh, session_hooks as sh, tool_gate as tg, tool_hooks as th, tool_provider as tp,
+    transcript_hooks as xh,
 };
 use crate::{
     AfterToolCall, BeforeDecision, BeforeToolCall, Hook, Json, Observed, Plugin, ResultDecision,
@@ -215,24 +216,73 @@ fn observe<P: Plugin>(event: Observed) {
     with::<P, _>(|s| s.plugin.observe(event))
 }
 
+/// The 0.2.0 summary form of the model hooks: the SDK subscribes to
+/// `llm_input` / `llm_output` through `run-hooks` (0.2.1), in full, so the
+/// host never calls these.
 impl<P: Plugin> mh::Guest for Adapter<P> {
     fn subscriptions() -> Vec<mh::Subscription> {
+        Vec::new()
+    }
+
+    fn llm_input(_e: mh::LlmInputEvent) {}
+
+    fn llm_output(_e: mh::LlmOutputEvent) {}
+}
+
+impl<P: Plugin> rh::Guest for Adapter<P> {
+    fn subscriptions() -> Vec<rh::Subscription> {
         subscribed::<P, _>(|h, priority| {
             let hook = match h {
-                Hook::LlmInput => mh::ModelHook::LlmInput,
-                Hook::LlmOutput => mh::ModelHook::LlmOutput,
+                Hook::BeforeModelResolve => rh::RunHook::BeforeModelResolve,
+                Hook::BeforeAgentStart => rh::RunHook::BeforeAgentStart,
+                Hook::LlmInput => rh::RunHook::LlmInput,
+                Hook::LlmOutput => rh::RunHook::LlmOutput,
+                Hook::ModelCallStarted => rh::RunHook::ModelCallStarted,
+                Hook::ModelCallEnded => rh::RunHook::ModelCallEnded,
                 _ => return None,
             };
-            Some(mh::Subscription { hook, priority })
+            Some(rh::Subscription { hook, priority })
         })
     }
 
-    fn llm_input(e: mh::LlmInputEvent) {
+    fn before_model_resolve(e: rh::ModelResolveEvent) -> rh::ModelResolveOutcome {
+        match with::<P, _>(|s| s.plugin.before_model_resolve(e)) {
+            Some(o) => rh::ModelResolveOutcome::Override(o),
+            None => rh::ModelResolveOutcome::Keep,
+        }
+    }
+
+    fn before_agent_start(e: rh::AgentStartEvent) -> rh::AgentStartOutcome {
+        match with::<P, _>(|s| s.plugin.before_agent_start(e)) {
+            Ok(()) => rh::AgentStartOutcome::Allow,
+            Err(reason) => rh::AgentStartOutcome::Block(reason),
+        }
+    }
+
+    fn llm_input(e: rh::LlmInputEvent) {
         observe::<P>(Observed::LlmInput(e))
     }
 
-    fn llm_output(e: mh::LlmOutputEvent) {
+    fn llm_output(e: rh::LlmOutputEvent) {
         observe::<P>(Observed::LlmOutput(e))
+    }
+
+    fn model_call_started(e: rh::ModelCall) {
+        observe::<P>(Observed::ModelCallStarted(e))
+    }
+
+    fn model_call_ended(e: rh::ModelCallEndedEvent) {
+        observe::<P>(Observed::ModelCallEnded(e))
+    }
+}
+
+impl<P: Plugin> cp::Guest for Adapter<P> {
+    fn offer() -> Option<i32> {
+        with::<P, _>(|s| s.plugin.compaction_priority())
+    }
+
+    fn summarize(e: xh::BeforeCompactionEvent) -> Option<String> {
+        with::<P, _>(|s| s.plugin.summarize(e))
     }
 }
 
@@ -280,10 +330,9 @@ impl<P: Plugin> xh::Guest for Adapter<P> {
     }
 
     fn before_compaction(e: xh::BeforeCompactionEvent) -> xh::BeforeCompactionOutcome {
-        match with::<P, _>(|s| s.plugin.before_compaction(e)) {
-            Some(summary) => xh::BeforeCompactionOutcome::Summary(summary),
-            None => xh::BeforeCompactionOutcome::Proceed,
-        }
+        // Observe-only; summaries come through `compaction-provider`.
+        observe::<P>(Observed::BeforeCompaction(e));
+        xh::BeforeCompactionOutcome::Proceed
     }
 
     fn after_compaction(e: xh::AfterCompactionEvent) {

@@ -2,14 +2,15 @@
 
 use crate::{CallContext, Json};
 
-pub use crate::bindings::plugin::exports::openclaw::plugin::model_hooks::{
-    LlmInputEvent, LlmOutputEvent,
-};
 pub use crate::bindings::plugin::exports::openclaw::plugin::persist_hooks::{
     MessageWriteEvent, ToolResultPersistEvent,
 };
 pub use crate::bindings::plugin::exports::openclaw::plugin::prompt_hooks::{
     BeforePromptBuildEvent, PromptEdit,
+};
+pub use crate::bindings::plugin::exports::openclaw::plugin::run_hooks::{
+    AgentStartEvent, LlmInputEvent, LlmOutputEvent, ModelCall, ModelCallEndedEvent,
+    ModelCallFailure, ModelOverride, ModelResolveEvent,
 };
 pub use crate::bindings::plugin::exports::openclaw::plugin::session_hooks::{
     AgentEndEvent, BeforeResetEvent, SessionEndEvent, SessionStartEvent,
@@ -33,10 +34,21 @@ pub enum Hook {
     ToolResult,
     /// Before a turn's prompt is sent; may edit it.
     BeforePromptBuild,
-    /// A model request is about to go out (observe).
+    /// A run attempt is about to call the model, with the prompt, history
+    /// and tools (observe, once per attempt, not awaited; delivered only
+    /// with `hooks.allowConversationAccess`).
     LlmInput,
-    /// A model reply arrived (observe).
+    /// A run attempt finished, with the model's texts and usage (observe,
+    /// not awaited; needs `hooks.allowConversationAccess`).
     LlmOutput,
+    /// Before a run's model is resolved; may override it (API 0.2.1).
+    BeforeModelResolve,
+    /// Before a run starts; may stop it (API 0.2.1).
+    BeforeAgentStart,
+    /// One model call started: metadata only (observe, API 0.2.1).
+    ModelCallStarted,
+    /// One model call ended: duration and usage or failure (observe, API 0.2.1).
+    ModelCallEnded,
     /// A session started or resumed (observe).
     SessionStart,
     /// A session ended (observe).
@@ -45,7 +57,9 @@ pub enum Hook {
     AgentEnd,
     /// A session is about to be reset (observe).
     BeforeReset,
-    /// Older context is about to be summarized; may supply the summary.
+    /// Older context is about to be summarized (observe; to supply the
+    /// summary, implement [`crate::Plugin::compaction_priority`] and
+    /// [`crate::Plugin::summarize`]).
     BeforeCompaction,
     /// Older context was summarized (observe).
     AfterCompaction,
@@ -147,10 +161,16 @@ pub enum Observed {
     SessionStart(SessionStartEvent),
     /// A session ended.
     SessionEnd(SessionEndEvent),
-    /// A model request is about to go out.
+    /// A run attempt is about to call the model.
     LlmInput(LlmInputEvent),
-    /// A model reply arrived.
+    /// A run attempt finished.
     LlmOutput(LlmOutputEvent),
+    /// A model call started.
+    ModelCallStarted(ModelCall),
+    /// A model call ended.
+    ModelCallEnded(ModelCallEndedEvent),
+    /// Older context is about to be summarized.
+    BeforeCompaction(BeforeCompactionEvent),
     /// Older context was summarized.
     AfterCompaction(AfterCompactionEvent),
     /// A turn ended.

@@ -168,8 +168,26 @@ pub trait Plugin: Default + 'static {
         None
     }
 
-    /// Handle `before_compaction`: `Some` supplies the summary.
-    fn before_compaction(&self, _event: BeforeCompactionEvent) -> Option<String> {
+    /// Handle `before_model_resolve`: `Some` runs another provider and/or
+    /// model of the host's catalog.
+    fn before_model_resolve(&self, _event: ModelResolveEvent) -> Option<ModelOverride> {
+        None
+    }
+
+    /// Handle `before_agent_start`: `Err(reason)` stops the run.
+    fn before_agent_start(&self, _event: AgentStartEvent) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// `Some(priority)` to offer compaction summaries (the operator must
+    /// grant `grants.compaction`); called once.
+    fn compaction_priority(&self) -> Option<i32> {
+        None
+    }
+
+    /// Write the summary of older context; `None` leaves it to the next
+    /// provider or the host's model call.
+    fn summarize(&self, _event: BeforeCompactionEvent) -> Option<String> {
         None
     }
 

@@ -75,15 +75,15 @@ pub(crate) fn event(event: &HookEvent) -> Option<wit::HookEvent> {
         HookEvent::LlmInput(e) => wit::HookEvent::LlmInput(wit::LlmInputEvent {
             model_ref: e.model_ref.clone(),
             system: e.system.clone(),
-            message_count: e.message_count,
-            tool_count: e.tool_count,
+            message_count: e.message_count(),
+            tool_count: e.tool_count(),
         }),
         HookEvent::LlmOutput(e) => wit::HookEvent::LlmOutput(wit::LlmOutputEvent {
             model_ref: e.model_ref.clone(),
-            text: e.text.clone(),
-            tool_call_count: e.tool_call_count,
-            input_tokens: e.input_tokens,
-            output_tokens: e.output_tokens,
+            text: e.text(),
+            tool_call_count: e.tool_calls,
+            input_tokens: e.usage.input_tokens,
+            output_tokens: e.usage.output_tokens,
         }),
         HookEvent::BeforeCompaction(e) => {
             wit::HookEvent::BeforeCompaction(wit::BeforeCompactionEvent {
@@ -110,6 +110,11 @@ pub(crate) fn event(event: &HookEvent) -> Option<wit::HookEvent> {
             iterations: e.iterations,
         }),
         HookEvent::BeforeReset(_)
+        | HookEvent::BeforeModelResolve(_)
+        | HookEvent::BeforeAgentStart(_)
+        | HookEvent::ModelCallStarted(_)
+        | HookEvent::ModelCallEnded(_)
+        | HookEvent::CompactionProvider(_)
         | HookEvent::ApprovalResolved(_)
         | HookEvent::ToolResultPersist(_)
         | HookEvent::BeforeMessageWrite(_) => return None,
@@ -171,10 +176,10 @@ fn convert_outcome(outcome: wit::HookOutcome) -> Result<HookOutcome, String> {
                 ..PromptEdit::default()
             }),
         }),
-        wit::HookOutcome::BeforeCompaction(o) => HookOutcome::BeforeCompaction(match o {
-            wit::BeforeCompactionOutcome::Proceed => None,
-            wit::BeforeCompactionOutcome::Summary(s) => Some(s),
-        }),
+        // `before_compaction` is observe-only now: a summary a 0.1 plugin
+        // returns is not used (summaries come from the granted
+        // compaction-provider seam of API 0.2.1).
+        wit::HookOutcome::BeforeCompaction(_) => HookOutcome::Observed,
         wit::HookOutcome::Observed => HookOutcome::Observed,
     })
 }

@@ -2,16 +2,17 @@
 
 use clawhost_agent_core::{ApprovalDecision, ApprovalRequest, Severity, TimeoutBehavior};
 use clawhost_hooks::{
-    AfterCompactionEvent, AfterToolCallEvent, AgentEndEvent, ApprovalResolvedEvent,
-    BeforeCompactionEvent, BeforePromptBuildEvent, BeforeResetEvent, BeforeToolCallEvent,
-    BeforeToolCallOutcome, HookError, HookKind, HookOutcome, LlmInputEvent, LlmOutputEvent,
-    MessageWriteEvent, MessageWriteOutcome, PromptEdit, SessionEndEvent, SessionEndReason,
+    AfterCompactionEvent, AfterToolCallEvent, AgentEndEvent, AgentStartEvent,
+    ApprovalResolvedEvent, BeforeCompactionEvent, BeforePromptBuildEvent, BeforeResetEvent,
+    BeforeToolCallEvent, BeforeToolCallOutcome, HookError, HookKind, HookOutcome, LlmInputEvent,
+    LlmOutputEvent, MessageWriteEvent, MessageWriteOutcome, ModelCall, ModelCallEndedEvent,
+    ModelOverride, ModelResolveEvent, PromptEdit, SessionEndEvent, SessionEndReason,
     SessionStartEvent, ToolResultOutcome, ToolResultPersistEvent,
 };
 
 use super::bindings::exports::openclaw::plugin::{
-    model_hooks as mh, persist_hooks as pe, prompt_hooks as ph, session_hooks as sh,
-    tool_gate as tg, tool_hooks as th, transcript_hooks as xh,
+    model_hooks as mh, persist_hooks as pe, prompt_hooks as ph, run_hooks as rh,
+    session_hooks as sh, tool_gate as tg, tool_hooks as th, transcript_hooks as xh,
 };
 use super::convert::{context, from_message, message};
 use super::wit;
@@ -148,22 +149,24 @@ pub(super) fn before_prompt_build_outcome(o: ph::BeforePromptBuildOutcome) -> Ho
     })
 }
 
+/// `llm-input` in its 0.2.0 (`model-hooks`) summary form.
 pub(super) fn llm_input(e: &LlmInputEvent) -> mh::LlmInputEvent {
     mh::LlmInputEvent {
         model_ref: e.model_ref.clone(),
         system: e.system.clone(),
-        message_count: e.message_count,
-        tool_count: e.tool_count,
+        message_count: e.message_count(),
+        tool_count: e.tool_count(),
     }
 }
 
+/// `llm-output` in its 0.2.0 (`model-hooks`) summary form.
 pub(super) fn llm_output(e: &LlmOutputEvent) -> mh::LlmOutputEvent {
     mh::LlmOutputEvent {
         model_ref: e.model_ref.clone(),
-        text: e.text.clone(),
-        tool_call_count: e.tool_call_count,
-        input_tokens: e.input_tokens,
-        output_tokens: e.output_tokens,
+        text: e.text(),
+        tool_call_count: e.tool_calls,
+        input_tokens: e.usage.input_tokens,
+        output_tokens: e.usage.output_tokens,
     }
 }
 
@@ -220,13 +223,6 @@ pub(super) fn before_compaction_len(o: &xh::BeforeCompactionOutcome) -> usize {
         xh::BeforeCompactionOutcome::Summary(s) => s.len(),
         xh::BeforeCompactionOutcome::Proceed => 0,
     }
-}
-
-pub(super) fn before_compaction_outcome(o: xh::BeforeCompactionOutcome) -> HookOutcome {
-    HookOutcome::BeforeCompaction(match o {
-        xh::BeforeCompactionOutcome::Proceed => None,
-        xh::BeforeCompactionOutcome::Summary(s) => Some(s),
-    })
 }
 
 pub(super) fn after_compaction(e: &AfterCompactionEvent) -> xh::AfterCompactionEvent {
@@ -368,4 +364,130 @@ pub(super) fn message_write_outcome(o: pe::MessageWriteOutcome) -> Result<HookOu
         pe::MessageWriteOutcome::Replace(m) => MessageWriteOutcome::Replace(from_message(m)),
         pe::MessageWriteOutcome::Block(reason) => MessageWriteOutcome::Block(reason),
     }))
+}
+
+pub(super) fn run_hook(h: rh::RunHook) -> HookKind {
+    match h {
+        rh::RunHook::BeforeModelResolve => HookKind::BeforeModelResolve,
+        rh::RunHook::BeforeAgentStart => HookKind::BeforeAgentStart,
+        rh::RunHook::LlmInput => HookKind::LlmInput,
+        rh::RunHook::LlmOutput => HookKind::LlmOutput,
+        rh::RunHook::ModelCallStarted => HookKind::ModelCallStarted,
+        rh::RunHook::ModelCallEnded => HookKind::ModelCallEnded,
+    }
+}
+
+pub(super) fn model_resolve(e: &ModelResolveEvent) -> rh::ModelResolveEvent {
+    rh::ModelResolveEvent {
+        session_id: e.session_id.clone(),
+        agent_id: e.agent_id.clone(),
+        prompt: e.prompt.clone(),
+        provider: e.provider.clone(),
+        model: e.model.clone(),
+    }
+}
+
+pub(super) fn model_resolve_len(o: &rh::ModelResolveOutcome) -> usize {
+    match o {
+        rh::ModelResolveOutcome::Override(o) => total_len(&[&o.provider, &o.model]),
+        rh::ModelResolveOutcome::Keep => 0,
+    }
+}
+
+pub(super) fn model_resolve_outcome(o: rh::ModelResolveOutcome) -> HookOutcome {
+    HookOutcome::BeforeModelResolve(match o {
+        rh::ModelResolveOutcome::Keep => None,
+        rh::ModelResolveOutcome::Override(o) => Some(ModelOverride {
+            provider: o.provider,
+            model: o.model,
+        }),
+    })
+}
+
+pub(super) fn agent_start(e: &AgentStartEvent) -> rh::AgentStartEvent {
+    rh::AgentStartEvent {
+        run_id: e.run_id.clone(),
+        session_id: e.session_id.clone(),
+        agent_id: e.agent_id.clone(),
+        model_ref: e.model_ref.clone(),
+        prompt: e.prompt.clone(),
+    }
+}
+
+pub(super) fn agent_start_len(o: &rh::AgentStartOutcome) -> usize {
+    match o {
+        rh::AgentStartOutcome::Block(s) => s.len(),
+        rh::AgentStartOutcome::Allow => 0,
+    }
+}
+
+pub(super) fn agent_start_outcome(o: rh::AgentStartOutcome) -> HookOutcome {
+    HookOutcome::BeforeAgentStart(match o {
+        rh::AgentStartOutcome::Allow => Ok(()),
+        rh::AgentStartOutcome::Block(reason) => Err(reason),
+    })
+}
+
+/// `llm-input` in full (0.2.1 `run-hooks`).
+pub(super) fn run_llm_input(e: &LlmInputEvent) -> rh::LlmInputEvent {
+    rh::LlmInputEvent {
+        run_id: e.run_id.clone(),
+        attempt: e.attempt,
+        session_id: e.session_id.clone(),
+        agent_id: e.agent_id.clone(),
+        model_ref: e.model_ref.clone(),
+        system: e.system.clone(),
+        prompt: e.prompt.clone(),
+        history: e.history.iter().map(message).collect(),
+        tools: e.tools.clone(),
+    }
+}
+
+/// `llm-output` in full (0.2.1 `run-hooks`).
+pub(super) fn run_llm_output(e: &LlmOutputEvent) -> rh::LlmOutputEvent {
+    rh::LlmOutputEvent {
+        run_id: e.run_id.clone(),
+        attempt: e.attempt,
+        session_id: e.session_id.clone(),
+        agent_id: e.agent_id.clone(),
+        model_ref: e.model_ref.clone(),
+        texts: e.texts.clone(),
+        usage: wit::Usage {
+            input_tokens: e.usage.input_tokens,
+            output_tokens: e.usage.output_tokens,
+        },
+    }
+}
+
+pub(super) fn model_call(e: &ModelCall) -> rh::ModelCall {
+    rh::ModelCall {
+        run_id: e.run_id.clone(),
+        call_id: e.call_id.clone(),
+        provider: e.provider.clone(),
+        model: e.model.clone(),
+        api: e.api.clone(),
+    }
+}
+
+pub(super) fn model_call_ended(e: &ModelCallEndedEvent) -> rh::ModelCallEndedEvent {
+    use clawhost_agent_core::ModelErrorKind as K;
+    rh::ModelCallEndedEvent {
+        call: model_call(&e.call),
+        duration_ms: e.duration_ms,
+        outcome: match &e.outcome {
+            Ok(u) => Ok(wit::Usage {
+                input_tokens: u.input_tokens,
+                output_tokens: u.output_tokens,
+            }),
+            Err(kind) => Err(match kind {
+                K::ContextOverflow => rh::ModelCallFailure::ContextOverflow,
+                K::RateLimited => rh::ModelCallFailure::RateLimited,
+                K::Auth => rh::ModelCallFailure::Auth,
+                K::Timeout => rh::ModelCallFailure::Timeout,
+                K::HookBlocked => rh::ModelCallFailure::Refused,
+                K::Unavailable => rh::ModelCallFailure::Unavailable,
+                _ => rh::ModelCallFailure::Other,
+            }),
+        },
+    }
 }

@@ -47,6 +47,8 @@ pub(crate) struct Indices {
     transcript_hooks: Option<ex::transcript_hooks::GuestIndices>,
     tool_gate: Option<ex::tool_gate::GuestIndices>,
     persist_hooks: Option<ex::persist_hooks::GuestIndices>,
+    run_hooks: Option<ex::run_hooks::GuestIndices>,
+    compaction_provider: Option<ex::compaction_provider::GuestIndices>,
     harness: Option<ex::harness::GuestIndices>,
 }
 
@@ -60,6 +62,8 @@ pub(crate) struct Guest {
     transcript_hooks: Option<ex::transcript_hooks::Guest>,
     tool_gate: Option<ex::tool_gate::Guest>,
     persist_hooks: Option<ex::persist_hooks::Guest>,
+    run_hooks: Option<ex::run_hooks::Guest>,
+    compaction_provider: Option<ex::compaction_provider::Guest>,
     harness: Option<ex::harness::Guest>,
 }
 
@@ -75,6 +79,8 @@ macro_rules! each_export {
             transcript_hooks "transcript-hooks",
             tool_gate "tool-gate",
             persist_hooks "persist-hooks",
+            run_hooks "run-hooks",
+            compaction_provider "compaction-provider",
             harness "harness"
         )
     };
@@ -285,6 +291,23 @@ impl Guest {
                 d.hooks.push((hooks::persist_hook(s.hook), s.priority));
             }
         }
+        if let Some(f) = &self.run_hooks {
+            // `llm-input` / `llm-output` in full: a subscription through the
+            // 0.2.0 `model-hooks` too would be a second handler.
+            let full = [HookKind::LlmInput, HookKind::LlmOutput];
+            let subs = f.call_subscriptions(&mut *store).await?;
+            let kinds: Vec<HookKind> = subs.iter().map(|s| hooks::run_hook(s.hook)).collect();
+            d.hooks
+                .retain(|(k, _)| !(full.contains(k) && kinds.contains(k)));
+            for (s, kind) in subs.into_iter().zip(kinds) {
+                d.hooks.push((kind, s.priority));
+            }
+        }
+        if let Some(f) = &self.compaction_provider {
+            if let Some(priority) = f.call_offer(&mut *store).await? {
+                d.hooks.push((HookKind::CompactionProvider, priority));
+            }
+        }
         if let Some(h) = &self.harness {
             d.harnesses.push(h.call_id(&mut *store).await?);
         }
@@ -389,6 +412,75 @@ impl Guest {
                     size,
                 )
             }
+            E::LlmInput(e) if self.run_hooks.is_some() => {
+                let f = self
+                    .run_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("run-hooks"))?;
+                f.call_llm_input(&mut *store, &hooks::run_llm_input(e))
+                    .await?;
+                observed()
+            }
+            E::LlmOutput(e) if self.run_hooks.is_some() => {
+                let f = self
+                    .run_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("run-hooks"))?;
+                f.call_llm_output(&mut *store, &hooks::run_llm_output(e))
+                    .await?;
+                observed()
+            }
+            E::BeforeModelResolve(e) => {
+                let f = self
+                    .run_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("run-hooks"))?;
+                let o = f
+                    .call_before_model_resolve(&mut *store, &hooks::model_resolve(e))
+                    .await?;
+                let size = hooks::model_resolve_len(&o);
+                Reply::new(Answer::Hook(Ok(hooks::model_resolve_outcome(o))), size)
+            }
+            E::BeforeAgentStart(e) => {
+                let f = self
+                    .run_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("run-hooks"))?;
+                let o = f
+                    .call_before_agent_start(&mut *store, &hooks::agent_start(e))
+                    .await?;
+                let size = hooks::agent_start_len(&o);
+                Reply::new(Answer::Hook(Ok(hooks::agent_start_outcome(o))), size)
+            }
+            E::ModelCallStarted(e) => {
+                let f = self
+                    .run_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("run-hooks"))?;
+                f.call_model_call_started(&mut *store, &hooks::model_call(e))
+                    .await?;
+                observed()
+            }
+            E::ModelCallEnded(e) => {
+                let f = self
+                    .run_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("run-hooks"))?;
+                f.call_model_call_ended(&mut *store, &hooks::model_call_ended(e))
+                    .await?;
+                observed()
+            }
+            E::CompactionProvider(e) => {
+                let f = self
+                    .compaction_provider
+                    .as_ref()
+                    .ok_or_else(|| missing("compaction-provider"))?;
+                let o = f
+                    .call_summarize(&mut *store, &hooks::before_compaction(e))
+                    .await?;
+                let size = o.as_ref().map_or(0, String::len);
+                Reply::new(Answer::Hook(Ok(HookOutcome::CompactionSummary(o))), size)
+            }
             E::LlmInput(e) => {
                 let f = self
                     .model_hooks
@@ -446,11 +538,15 @@ impl Guest {
                     .transcript_hooks
                     .as_ref()
                     .ok_or_else(|| missing("transcript-hooks"))?;
+                // Observe-only now: a summary a 0.2.0 plugin returns here is
+                // not used (summaries come from `compaction-provider`).
                 let o = f
                     .call_before_compaction(&mut *store, &hooks::before_compaction(e))
                     .await?;
-                let size = hooks::before_compaction_len(&o);
-                Reply::new(Answer::Hook(Ok(hooks::before_compaction_outcome(o))), size)
+                Reply::new(
+                    Answer::Hook(Ok(HookOutcome::Observed)),
+                    hooks::before_compaction_len(&o),
+                )
             }
             E::AfterCompaction(e) => {
                 let f = self

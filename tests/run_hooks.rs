@@ -1,0 +1,213 @@
+//! The hooks around a run, through real plugins: `before_model_resolve`,
+//! `before_agent_start`, `llm_input` fired without waiting, the model-call
+//! hooks, and the granted compaction-provider seam.
+
+use std::time::{Duration, Instant};
+
+use clawhost_agent_core::{Message, RunContext, TurnEvent};
+use clawhost_llm::ModelRuntimes;
+use clawhost_runner::{EmbeddedRunner, RunError, Session};
+use clawhost_tests::fake_provider::{FakeProvider, Reply};
+use clawhost_tests::{config, runner_with, wire};
+use serde_json::{json, Value};
+
+struct Setup {
+    fake: FakeProvider,
+    runtimes: ModelRuntimes,
+    runner: EmbeddedRunner,
+    _dir: tempfile::TempDir,
+}
+
+/// A fake provider with models `m` and `big`, the agent on `fake/m`.
+async fn setup(entries: Value, packages: &[&str]) -> Setup {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({
+            "plugins": {"entries": entries},
+            "models": {"providers": {"fake": {"api": "openai-completions", "baseUrl": fake.url(),
+                "retry": {"maxAttempts": 1},
+                "models": [{"id": "m", "contextWindow": 400}, {"id": "big", "contextWindow": 100000}]}}},
+            "agents": {"defaults": {"model": "fake/m", "compaction": {"reserveTokens": 100, "keepRecentTokens": 60}}}
+        }),
+        dir.path(),
+    );
+    let runtimes = ModelRuntimes::new();
+    runtimes.rebuild(&cfg).unwrap();
+    let runner = runner_with(cfg, packages).await;
+    Setup {
+        fake,
+        runtimes,
+        runner,
+        _dir: dir,
+    }
+}
+
+impl Setup {
+    async fn turn(
+        &self,
+        session: &mut Session,
+        text: &str,
+    ) -> (Result<String, RunError>, RunContext) {
+        let ctx = RunContext::new("main", "fake/m");
+        let out = self
+            .runner
+            .run_session_turn(session, self.runtimes.current("main").unwrap(), &ctx, text)
+            .await
+            .map(|o| o.answer);
+        (out, ctx)
+    }
+
+    fn logs(&self, plugin: &str) -> Vec<String> {
+        let p = self.runner.plugins().plugin(plugin).unwrap();
+        p.logs().into_iter().map(|l| l.message).collect()
+    }
+}
+
+#[tokio::test]
+async fn before_model_resolve_moves_the_run_to_another_catalog_model() {
+    let s = setup(
+        json!({"context-hooks": {"config": {"model": "fake/big"}}}),
+        &["context-hooks"],
+    )
+    .await;
+    s.fake
+        .push(Reply::sse(wire::chat_text(&["from big"], 3, 2)));
+    let mut session = Session::new("s1", "main");
+    let (answer, ctx) = s.turn(&mut session, "hi").await;
+    assert_eq!(answer.unwrap(), "from big");
+    assert_eq!(s.fake.requests()[0].body["model"], "big");
+    assert!(ctx.events.snapshot().iter().any(|e| matches!(e,
+        TurnEvent::HookDecision { hook, decision, .. }
+            if hook == "before_model_resolve" && decision == "override: provider fake model big")));
+    // The model-call hooks saw the call's metadata (no content).
+    s.runner
+        .end_session("s1", "main", clawhost_hooks::SessionEndReason::Quit)
+        .await;
+    let logs = s.logs("context-hooks");
+    assert!(
+        logs.iter()
+            .any(|l| l.starts_with("observed model_call_started run-")
+                && l.ends_with("fake/big api=openai-completions")),
+        "{logs:#?}"
+    );
+    assert!(
+        logs.iter()
+            .any(|l| l.starts_with("observed model_call_ended run-") && l.ends_with("ok=true")),
+        "{logs:#?}"
+    );
+}
+
+#[tokio::test]
+async fn an_override_to_a_model_the_catalog_lacks_is_refused_and_the_run_keeps_its_model() {
+    let s = setup(
+        json!({"context-hooks": {"config": {"model": "fake/nope"}}}),
+        &["context-hooks"],
+    )
+    .await;
+    s.fake.push(Reply::sse(wire::chat_text(&["kept"], 3, 2)));
+    let mut session = Session::new("s1", "main");
+    let (answer, ctx) = s.turn(&mut session, "hi").await;
+    assert_eq!(answer.unwrap(), "kept");
+    assert_eq!(s.fake.requests()[0].body["model"], "m");
+    assert!(ctx.events.snapshot().iter().any(|e| matches!(e,
+        TurnEvent::HookDecision { hook, decision, .. }
+            if hook == "before_model_resolve" && decision.starts_with("override refused"))));
+}
+
+#[tokio::test]
+async fn before_agent_start_can_stop_a_run_before_any_model_call() {
+    let s = setup(
+        json!({"context-hooks": {"config": {"stopWord": "forbidden"}}}),
+        &["context-hooks"],
+    )
+    .await;
+    let mut session = Session::new("s1", "main");
+    let (answer, _) = s.turn(&mut session, "do the forbidden thing").await;
+    let err = answer.unwrap_err().to_string();
+    assert!(
+        err.contains("plugin `context-hooks` stopped the run: the message contains `forbidden`"),
+        "{err}"
+    );
+    assert!(s.fake.requests().is_empty(), "no model call was made");
+    // Another message runs.
+    s.fake.push(Reply::sse(wire::chat_text(&["fine"], 3, 2)));
+    let (answer, _) = s.turn(&mut session, "do the usual").await;
+    assert_eq!(answer.unwrap(), "fine");
+}
+
+#[tokio::test]
+async fn llm_input_is_fired_without_waiting_so_a_slow_observer_never_delays_the_run() {
+    // misbehave's llm_input never returns; its deadline is 2.5 s.
+    let s = setup(
+        json!({"misbehave": {"config": {"spinOn": "llm_input"},
+            "hooks": {"allowConversationAccess": true, "timeouts": {"llm_input": 2500}}}}),
+        &["test-misbehave"],
+    )
+    .await;
+    s.fake.push(Reply::sse(wire::chat_text(&["quick"], 3, 2)));
+    let mut session = Session::new("s1", "main");
+    let started = Instant::now();
+    let (answer, _) = s.turn(&mut session, "hi").await;
+    let turn = started.elapsed();
+    assert_eq!(answer.unwrap(), "quick");
+    assert!(
+        turn < Duration::from_millis(2000),
+        "the turn waited: {turn:?}"
+    );
+    // The session's end lets it finish: its deadline stops it.
+    s.runner
+        .end_session("s1", "main", clawhost_hooks::SessionEndReason::Quit)
+        .await;
+    assert!(
+        started.elapsed() >= Duration::from_millis(2500),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+fn long_history() -> Vec<Message> {
+    (0..6)
+        .flat_map(|i| {
+            [
+                Message::user(format!("question {i}: {}", "words ".repeat(30))),
+                Message::assistant(format!("answer {i}")),
+            ]
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn summaries_come_only_from_a_granted_compaction_provider() {
+    for granted in [false, true] {
+        let s = setup(
+            json!({"context-hooks": {"config": {"summarize": true}, "grants": {"compaction": granted}}}),
+            &["context-hooks"],
+        )
+        .await;
+        if !granted {
+            s.fake
+                .push(Reply::sse(wire::chat_text(&["host summary"], 3, 2)));
+        }
+        s.fake.push(Reply::sse(wire::chat_text(&["answer"], 3, 2)));
+        let mut session = Session::new("s1", "main");
+        session.history = long_history();
+        let (answer, _) = s.turn(&mut session, "next?").await;
+        assert_eq!(answer.unwrap(), "answer");
+        let Message::User { text } = &session.history[0] else {
+            panic!("a summary first")
+        };
+        if granted {
+            assert!(text.contains("context-hooks summary of"), "{text}");
+            assert_eq!(s.fake.requests().len(), 1, "no summary model call");
+        } else {
+            assert!(text.contains("host summary"), "{text}");
+            assert_eq!(s.fake.requests().len(), 2);
+            let status = s.runner.plugins().plugin("context-hooks").unwrap().status();
+            assert!(status
+                .withheld
+                .iter()
+                .any(|(h, why)| h == "compaction_provider" && *why == "grants.compaction"));
+        }
+    }
+}
