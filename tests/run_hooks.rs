@@ -211,3 +211,48 @@ async fn summaries_come_only_from_a_granted_compaction_provider() {
         }
     }
 }
+
+#[tokio::test]
+async fn the_context_engine_slot_picks_the_compaction_provider() {
+    // Granted, but the slot gives compaction to the host (`legacy`).
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({
+            "plugins": {
+                "slots": {"contextEngine": "legacy"},
+                "entries": {"context-hooks": {"config": {"summarize": true}, "grants": {"compaction": true}}}
+            },
+            "models": {"providers": {"fake": {"api": "openai-completions", "baseUrl": fake.url(),
+                "retry": {"maxAttempts": 1}, "models": [{"id": "m", "contextWindow": 400}]}}},
+            "agents": {"defaults": {"model": "fake/m", "compaction": {"reserveTokens": 100, "keepRecentTokens": 60}}}
+        }),
+        dir.path(),
+    );
+    let runtimes = ModelRuntimes::new();
+    runtimes.rebuild(&cfg).unwrap();
+    let runner = runner_with(cfg, &["context-hooks"]).await;
+    let status = runner.plugins().plugin("context-hooks").unwrap().status();
+    assert!(status
+        .withheld
+        .iter()
+        .any(|(h, why)| h == "compaction_provider" && *why == "plugins.slots.contextEngine"));
+    fake.push(Reply::sse(wire::chat_text(&["host summary"], 3, 2)));
+    fake.push(Reply::sse(wire::chat_text(&["answer"], 3, 2)));
+    let mut session = Session::new("s1", "main");
+    session.history = long_history();
+    let ctx = RunContext::new("main", "fake/m");
+    runner
+        .run_session_turn(
+            &mut session,
+            runtimes.current("main").unwrap(),
+            &ctx,
+            "next?",
+        )
+        .await
+        .unwrap();
+    let Message::User { text } = &session.history[0] else {
+        panic!("a summary first")
+    };
+    assert!(text.contains("host summary"), "{text}");
+}

@@ -78,6 +78,16 @@ fn unknown_keys_and_wrong_types_are_refused_at_their_key() {
             "tools.deny",
             "invalid type",
         ),
+        (
+            json!({"plugins": {"slots": {"contextEngin": "x"}}}),
+            "plugins.slots.contextEngin",
+            "unknown field `contextEngin`",
+        ),
+        (
+            json!({"approvals": {"nonInteractive": "ask"}}),
+            "approvals.nonInteractive",
+            "unknown variant `ask`",
+        ),
         (json!([1, 2]), "", "must be a JSON object"),
         (json!("text"), "", "invalid type: string"),
     ] {
@@ -130,6 +140,21 @@ fn unusable_values_are_refused_at_their_key() {
             }}}}}),
             "plugins.entries.a.hooks.timeouts.llm_input",
             "keep one",
+        ),
+        (
+            json!({"plugins": {"slots": {"contextEngine": "ghost"}}}),
+            "plugins.slots.contextEngine",
+            "neither `legacy` nor a plugin in plugins.entries",
+        ),
+        (
+            json!({"plugins": {"slots": {"memory": "memory-core"}}}),
+            "plugins.slots.memory",
+            "the only value is `none`",
+        ),
+        (
+            json!({"approvals": {"timeoutMs": 600001}}),
+            "approvals.timeoutMs",
+            "must be from 1 to 600000",
         ),
         (
             json!({"plugins": {"entries": {"a": {"sha256": "abc"}}}}),

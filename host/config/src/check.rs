@@ -115,6 +115,21 @@ impl Config {
                 )?;
             }
         }
+        let slots = &plugins.slots;
+        if let Some(engine) = &slots.context_engine {
+            if engine != "legacy" && !plugins.entries.contains_key(engine) {
+                fail(
+                    "plugins.slots.contextEngine".into(),
+                    format!("`{engine}` is neither `legacy` nor a plugin in plugins.entries"),
+                )?;
+            }
+        }
+        if let Some(memory) = slots.memory.as_deref().filter(|m| *m != "none") {
+            fail(
+                "plugins.slots.memory".into(),
+                format!("`{memory}`: clawhost has no memory plugins yet; the only value is `none`"),
+            )?;
+        }
         let defaults = &self.agents.defaults;
         for (key, value) in [
             (

@@ -26,7 +26,7 @@ pub use hooks::{
 pub use models::{ApiKind, ModelConfig, ModelsConfig, ProviderConfig, RetryConfig};
 pub use plugins::{
     default_fail_policy, Access, EnvGrant, FsGrant, PluginEntry, PluginGrants, PluginLimits,
-    PluginsConfig,
+    PluginSlots, PluginsConfig,
 };
 pub use runtime::{HarnessPolicy, RuntimePolicy};
 pub use tools::ToolsConfig;

@@ -49,9 +49,39 @@ pub struct PluginsConfig {
     /// Per-plugin settings by plugin id.
     #[serde(default)]
     pub entries: BTreeMap<String, PluginEntry>,
+    /// Exclusive slots (OpenClaw's `plugins.slots`).
+    #[serde(default)]
+    pub slots: PluginSlots,
 }
 
-/// `plugins.load`.
+/// `plugins.slots`: which plugin fills each exclusive slot.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PluginSlots {
+    /// The plugin that owns compaction (supplies summaries through the
+    /// compaction-provider seam): a plugin id from `plugins.entries`, or
+    /// `legacy` for the host's own model summary. Unset: every plugin granted
+    /// `grants.compaction`, by priority.
+    #[serde(default)]
+    pub context_engine: Option<String>,
+    /// OpenClaw's memory slot. clawhost has no memory plugins yet, so the
+    /// only value accepted is `none`.
+    #[serde(default)]
+    pub memory: Option<String>,
+}
+
+impl PluginSlots {
+    /// Whether the compaction provider of plugin `id` is the one the
+    /// `contextEngine` slot selects; `Err` names the setting that excludes it.
+    pub fn compaction_allowed(&self, id: &str) -> Result<(), &'static str> {
+        match self.context_engine.as_deref() {
+            Some(engine) if engine != id => Err("plugins.slots.contextEngine"),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// `plugins.load`: OpenClaw's key for where plugin packages are.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PluginsLoad {
@@ -73,6 +103,7 @@ impl Default for PluginsConfig {
             allow_overlapping_grants: false,
             limits: PluginLimits::default(),
             entries: BTreeMap::new(),
+            slots: PluginSlots::default(),
         }
     }
 }

@@ -371,6 +371,7 @@ impl PluginHost {
             instance,
             logs,
             settings: entry,
+            slots: self.config.slots.clone(),
         })
     }
 

@@ -8,7 +8,7 @@ use clawhost_agent_core::{
     Harness, HarnessError, PreparedTurn, Route, RunContext, Support, ToolSpec, TurnServices,
 };
 use clawhost_hooks::{
-    CallContext, HookError, HookEvent, HookHandler, HookOutcome, HookRegistration,
+    CallContext, HookError, HookEvent, HookHandler, HookKind, HookOutcome, HookRegistration,
 };
 use clawhost_tools::{Tool, ToolOrigin};
 use serde_json::Value;
@@ -33,6 +33,8 @@ pub struct LoadedPlugin {
     pub(crate) logs: Arc<PluginLogs>,
     /// The operator's settings for this plugin (fail policies, hook deadlines).
     pub(crate) settings: clawhost_config::PluginEntry,
+    /// `plugins.slots`, which may give an exclusive seam to another plugin.
+    pub(crate) slots: clawhost_config::PluginSlots,
 }
 
 /// Whether a plugin serves calls.
@@ -113,7 +115,7 @@ impl LoadedPlugin {
         let mut hooks = Vec::new();
         let mut withheld = Vec::new();
         for (k, p) in &r.hooks {
-            match self.settings.hook_allowed(k.name()) {
+            match self.hook_allowed(*k) {
                 Ok(()) => hooks.push((k.name().to_string(), self.hook_priority(*k, *p))),
                 Err(setting) => withheld.push((k.name().to_string(), setting)),
             }
@@ -208,13 +210,24 @@ impl LoadedPlugin {
         }))
     }
 
+    /// Whether `kind` may be delivered to this plugin: its entry's grants
+    /// and hook settings allow it, and no slot gives the seam to another
+    /// plugin. `Err` names the setting that withholds it.
+    fn hook_allowed(&self, kind: HookKind) -> Result<(), &'static str> {
+        self.settings.hook_allowed(kind.name())?;
+        match kind {
+            HookKind::CompactionProvider => self.slots.compaction_allowed(self.id()),
+            _ => Ok(()),
+        }
+    }
+
     /// Hook subscriptions of this plugin that it may be delivered (see
-    /// [`clawhost_config::PluginEntry::hook_allowed`]).
+    /// [`Self::hook_allowed`]).
     pub fn hook_registrations(self: &Arc<Self>) -> Vec<HookRegistration> {
         self.registration
             .hooks
             .iter()
-            .filter(|(kind, _)| match self.settings.hook_allowed(kind.name()) {
+            .filter(|(kind, _)| match self.hook_allowed(*kind) {
                 Ok(()) => true,
                 Err(setting) => {
                     tracing::warn!(plugin = %self.id(), hook = kind.name(), "hook withheld: plugins.entries.{}.{setting} does not allow it", self.id());
