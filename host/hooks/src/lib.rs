@@ -1,28 +1,27 @@
 //! The plugin hook catalog and the hook runner.
 //!
-//! | hook | kind | merge rule | default fail policy: on handler failure |
-//! |---|---|---|---|
-//! | `before_tool_call` | modifying | sequential, descending priority; `block` is terminal; `rewrite` feeds the next handler | `block`: the call is blocked |
-//! | `after_tool_call` | modifying | sequential, descending priority; each sees the previous result | `block`: the result is withheld (error result) |
-//! | `before_prompt_build` | modifying | sequential; prepends/appends accumulate in order, the last system replacement wins | `ignore`: logged, the turn goes on |
-//! | `before_compaction` | modifying | sequential; the first handler that supplies a summary wins | `ignore`: logged; the host summarizes |
-//! | `session_start`, `session_end`, `llm_input`, `llm_output`, `after_compaction`, `agent_end` | observe | concurrent; awaited before the host goes on | `ignore`: logged |
+//! The catalog ([`HookKind`], typed events and outcomes) mirrors OpenClaw's
+//! plugin SDK; the runner applies its rules: modifying hooks run one after
+//! another by descending priority (ties keep load order), observe-only hooks
+//! run concurrently and can never block or change anything. Per hook:
+//! `before_tool_call` (original params to every handler, shallow-merged
+//! rewrites with the later handler winning per key, terminal block, first
+//! approval request wins and freezes the params, re-check of approvers),
+//! `tool_result` middleware, `tool_result_persist` and `before_message_write`
+//! ([`persist`](HookRunner::tool_result_persist)), `before_prompt_build`
+//! (OpenClaw's context merge), `before_model_resolve`, `before_agent_start`
+//! and the compaction-provider seam ([`HookRunner::before_model_resolve`]),
+//! and the observe-only ones, some fired without waiting
+//! ([`HookRunner::observe_detached`]). README "Hook catalog" has the table.
 //!
-//! A failure is a trap, a timeout, a disabled plugin or an answer of the wrong
-//! kind. Operators set the policy per plugin (`plugins.entries.<id>.failPolicy`)
-//! and per hook (`plugins.entries.<id>.hooks.<hook>.failPolicy`, which wins):
-//! `ignore` skips the failed handler; `block` stops what the hook guards — a
-//! tool call is blocked, a result withheld, and for the other hooks the turn
-//! (or the session start, the model call, the compaction) ends with an error
-//! naming the hook and plugin.
-//!
-//! Every plugin handler runs under the plugin's call deadline
-//! (`plugins.limits.callTimeoutMs`, or `plugins.entries.<id>.hooks.<hook>.timeoutMs`);
-//! a timeout counts as a failure. Ties in priority break by plugin id, so the
-//! order is deterministic.
+//! A failure is a trap, a timeout, a disabled plugin or an answer of the
+//! wrong kind; the operator's fail policy (`plugins.entries.<id>.failPolicy`,
+//! `plugins.entries.<id>.hooks.<hook>.failPolicy`) decides whether it skips
+//! the handler (`ignore`) or stops what the hook guards (`block`).
 
 mod catalog;
 mod persist;
+mod prompt;
 mod run_events;
 mod run_hooks;
 mod runner;
@@ -36,8 +35,9 @@ pub use catalog::{
     SessionEndReason, SessionStartEvent, ToolResultOutcome, ToolResultPersistEvent,
 };
 pub use persist::PersistRun;
+pub use prompt::BuiltPrompt;
 pub use run_hooks::{AgentStartRun, ModelResolveRun};
 pub use runner::{
-    BeforeToolCallResult, BuiltPrompt, CompactionHookResult, FailPolicy, HookDecisionRecord,
-    HookError, HookHandler, HookRegistration, HookRunner, Observed, ToolMatcher, ToolResultRun,
+    BeforeToolCallResult, CompactionHookResult, FailPolicy, HookDecisionRecord, HookError,
+    HookHandler, HookRegistration, HookRunner, Observed, ToolMatcher, ToolResultRun,
 };

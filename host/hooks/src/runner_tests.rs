@@ -479,3 +479,153 @@ fn tool_matchers_take_names_and_globs_without_regard_to_case() {
     let err = ToolMatcher::new(&["[oops".into()]).unwrap_err();
     assert!(err.contains("`[oops`"), "{err}");
 }
+
+fn write_event(message: clawhost_agent_core::Message) -> MessageWriteEvent {
+    MessageWriteEvent {
+        session_id: "s".into(),
+        agent_id: "a".into(),
+        message,
+    }
+}
+
+#[tokio::test]
+async fn a_message_write_replacement_must_keep_kind_and_call_ids() {
+    use clawhost_agent_core::Message;
+    let seen = Arc::default();
+    let user = Message::user("hi");
+    // Another kind of message: a failure; `ignore` stores the original.
+    let other = O::BeforeMessageWrite(MessageWriteOutcome::Replace(Message::assistant("x")));
+    let runner = HookRunner::new(vec![reg(
+        "p",
+        0,
+        BeforeMessageWrite,
+        Ok(other.clone()),
+        &seen,
+    )
+    .with_fail_policy(FailPolicy::Ignore)]);
+    let run = runner.before_message_write(write_event(user.clone())).await;
+    assert_eq!(run.stored, Some(user.clone()));
+    assert!(
+        run.decisions[0].decision.contains("different kind"),
+        "{:?}",
+        run.decisions
+    );
+    // With `block`, the message is kept out.
+    let runner = HookRunner::new(vec![
+        reg("p", 0, BeforeMessageWrite, Ok(other), &seen).with_fail_policy(FailPolicy::Block)
+    ]);
+    assert_eq!(
+        runner
+            .before_message_write(write_event(user.clone()))
+            .await
+            .stored,
+        None
+    );
+    // Same kind: replaced; a later block is terminal.
+    let same = O::BeforeMessageWrite(MessageWriteOutcome::Replace(Message::user("[redacted]")));
+    let runner = HookRunner::new(vec![reg("p", 5, BeforeMessageWrite, Ok(same), &seen)]);
+    let run = runner.before_message_write(write_event(user.clone())).await;
+    assert_eq!(run.stored, Some(Message::user("[redacted]")));
+    let blocked = O::BeforeMessageWrite(MessageWriteOutcome::Block("no".into()));
+    let runner = HookRunner::new(vec![
+        reg("first", 20, BeforeMessageWrite, Ok(blocked), &seen),
+        failing("never-asked", BeforeMessageWrite, FailPolicy::Block, &seen),
+    ]);
+    let run = runner.before_message_write(write_event(user)).await;
+    assert_eq!((run.stored, run.decisions.len()), (None, 1));
+}
+
+#[tokio::test]
+async fn tool_result_persist_chains_and_a_failure_withholds_the_stored_text() {
+    let seen = Arc::default();
+    let event = ToolResultPersistEvent {
+        tool: "t".into(),
+        call_id: "c".into(),
+        content: "secret".into(),
+        is_error: false,
+        context: ctx(),
+    };
+    let runner = HookRunner::new(vec![
+        reg(
+            "a",
+            2,
+            ToolResultPersist,
+            Ok(O::ToolResultPersist(Some("s***".into()))),
+            &seen,
+        ),
+        reg(
+            "b",
+            1,
+            ToolResultPersist,
+            Ok(O::ToolResultPersist(None)),
+            &seen,
+        ),
+    ]);
+    assert_eq!(
+        runner
+            .tool_result_persist(event.clone())
+            .await
+            .stored
+            .as_deref(),
+        Some("s***")
+    );
+    let runner = HookRunner::new(vec![failing(
+        "f",
+        ToolResultPersist,
+        FailPolicy::Block,
+        &seen,
+    )]);
+    let stored = runner.tool_result_persist(event).await.stored.unwrap();
+    assert!(
+        stored.starts_with("[withheld from the transcript:") && !stored.contains("secret"),
+        "{stored}"
+    );
+}
+
+#[tokio::test]
+async fn the_first_model_override_wins_and_a_start_block_is_terminal() {
+    let seen = Arc::default();
+    let resolve = ModelResolveEvent {
+        session_id: None,
+        agent_id: "a".into(),
+        prompt: "p".into(),
+        provider: "x".into(),
+        model: "m".into(),
+    };
+    let over = |m: &str| {
+        O::BeforeModelResolve(Some(ModelOverride {
+            provider: None,
+            model: Some(m.into()),
+        }))
+    };
+    let runner = HookRunner::new(vec![
+        reg("low", 1, BeforeModelResolve, Ok(over("small")), &seen),
+        reg("high", 9, BeforeModelResolve, Ok(over("big")), &seen),
+    ]);
+    let run = runner.before_model_resolve(resolve).await;
+    assert_eq!(run.chosen.unwrap().0, "high");
+    assert_eq!(run.decisions.len(), 1, "the lower one is not asked");
+    let start = AgentStartEvent {
+        run_id: "r".into(),
+        session_id: None,
+        agent_id: "a".into(),
+        model_ref: "x/m".into(),
+        prompt: "p".into(),
+    };
+    let runner = HookRunner::new(vec![
+        reg(
+            "gate",
+            20,
+            BeforeAgentStart,
+            Ok(O::BeforeAgentStart(Err("closed".into()))),
+            &seen,
+        ),
+        failing("never-asked", BeforeAgentStart, FailPolicy::Ignore, &seen),
+    ]);
+    let run = runner.before_agent_start(start).await;
+    assert_eq!(
+        run.blocked.as_deref(),
+        Some("plugin `gate` stopped the run: closed")
+    );
+    assert_eq!(run.decisions.len(), 1);
+}

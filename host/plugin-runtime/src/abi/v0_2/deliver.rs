@@ -1,0 +1,262 @@
+//! Delivering a hook event to the 0.2 family that handles it.
+
+use clawhost_hooks::{HookEvent, HookOutcome};
+use wasmtime::Store;
+
+use super::{hooks, missing, Guest};
+use crate::abi::{Answer, Reply};
+use crate::state::PluginState;
+
+impl Guest {
+    /// Whether `before-tool-call` goes to `tool-gate` (0.2.1): it does
+    /// whenever the component exports that family.
+    fn gates(&self) -> bool {
+        self.tool_gate.is_some()
+    }
+
+    /// Deliver a hook event to the family that handles it.
+    pub(super) async fn hook(
+        &self,
+        store: &mut Store<PluginState>,
+        event: &HookEvent,
+    ) -> wasmtime::Result<Reply> {
+        use HookEvent as E;
+        let observed = || Reply::new(Answer::Hook(Ok(HookOutcome::Observed)), 0);
+        Ok(match event {
+            // A plugin that gates calls through `tool-gate` (0.2.1) gets
+            // `before-tool-call` there, with approvals.
+            E::BeforeToolCall(e) if self.gates() => {
+                let f = self
+                    .tool_gate
+                    .as_ref()
+                    .ok_or_else(|| missing("tool-gate"))?;
+                let o = f
+                    .call_before_tool_call(&mut *store, &hooks::before_tool_call(e))
+                    .await?;
+                let size = hooks::gate_outcome_len(&o);
+                Reply::new(Answer::Hook(hooks::gate_outcome(o)), size)
+            }
+            E::ApprovalResolved(e) => {
+                let f = self
+                    .tool_gate
+                    .as_ref()
+                    .ok_or_else(|| missing("tool-gate"))?;
+                f.call_approval_resolved(&mut *store, &hooks::approval_resolution(e))
+                    .await?;
+                observed()
+            }
+            E::ToolResultPersist(e) => {
+                let f = self
+                    .persist_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("persist-hooks"))?;
+                let o = f
+                    .call_tool_result_persist(&mut *store, &hooks::tool_result_persist(e))
+                    .await?;
+                let size = hooks::persist_outcome_len(&o);
+                Reply::new(Answer::Hook(Ok(hooks::persist_outcome(o))), size)
+            }
+            E::BeforeMessageWrite(e) => {
+                let f = self
+                    .persist_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("persist-hooks"))?;
+                let o = f
+                    .call_before_message_write(&mut *store, &hooks::message_write(e))
+                    .await?;
+                let size = hooks::message_write_len(&o);
+                Reply::new(Answer::Hook(hooks::message_write_outcome(o)), size)
+            }
+            E::BeforeToolCall(e) => {
+                let f = self
+                    .tool_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("tool-hooks"))?;
+                let o = f
+                    .call_before_tool_call(&mut *store, &hooks::before_tool_call(e))
+                    .await?;
+                let size = hooks::before_tool_call_len(&o);
+                Reply::new(Answer::Hook(hooks::before_tool_call_outcome(o)), size)
+            }
+            E::AfterToolCall(e) => {
+                let f = self
+                    .tool_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("tool-hooks"))?;
+                f.call_after_tool_call(&mut *store, &hooks::after_tool_call(e))
+                    .await?;
+                observed()
+            }
+            E::ToolResult(e) => {
+                let f = self
+                    .tool_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("tool-hooks"))?;
+                let o = f
+                    .call_tool_result(&mut *store, &hooks::after_tool_call(e))
+                    .await?;
+                let size = hooks::tool_result_len(&o);
+                Reply::new(Answer::Hook(hooks::tool_result_outcome(o)), size)
+            }
+            E::BeforePromptBuild(e) => {
+                let f = self
+                    .prompt_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("prompt-hooks"))?;
+                let o = f
+                    .call_before_prompt_build(&mut *store, &hooks::before_prompt_build(e))
+                    .await?;
+                let size = hooks::before_prompt_build_len(&o);
+                Reply::new(
+                    Answer::Hook(Ok(hooks::before_prompt_build_outcome(o))),
+                    size,
+                )
+            }
+            E::LlmInput(e) if self.run_hooks.is_some() => {
+                let f = self
+                    .run_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("run-hooks"))?;
+                f.call_llm_input(&mut *store, &hooks::run_llm_input(e))
+                    .await?;
+                observed()
+            }
+            E::LlmOutput(e) if self.run_hooks.is_some() => {
+                let f = self
+                    .run_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("run-hooks"))?;
+                f.call_llm_output(&mut *store, &hooks::run_llm_output(e))
+                    .await?;
+                observed()
+            }
+            E::BeforeModelResolve(e) => {
+                let f = self
+                    .run_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("run-hooks"))?;
+                let o = f
+                    .call_before_model_resolve(&mut *store, &hooks::model_resolve(e))
+                    .await?;
+                let size = hooks::model_resolve_len(&o);
+                Reply::new(Answer::Hook(Ok(hooks::model_resolve_outcome(o))), size)
+            }
+            E::BeforeAgentStart(e) => {
+                let f = self
+                    .run_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("run-hooks"))?;
+                let o = f
+                    .call_before_agent_start(&mut *store, &hooks::agent_start(e))
+                    .await?;
+                let size = hooks::agent_start_len(&o);
+                Reply::new(Answer::Hook(Ok(hooks::agent_start_outcome(o))), size)
+            }
+            E::ModelCallStarted(e) => {
+                let f = self
+                    .run_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("run-hooks"))?;
+                f.call_model_call_started(&mut *store, &hooks::model_call(e))
+                    .await?;
+                observed()
+            }
+            E::ModelCallEnded(e) => {
+                let f = self
+                    .run_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("run-hooks"))?;
+                f.call_model_call_ended(&mut *store, &hooks::model_call_ended(e))
+                    .await?;
+                observed()
+            }
+            E::CompactionProvider(e) => {
+                let f = self
+                    .compaction_provider
+                    .as_ref()
+                    .ok_or_else(|| missing("compaction-provider"))?;
+                let o = f
+                    .call_summarize(&mut *store, &hooks::before_compaction(e))
+                    .await?;
+                let size = o.as_ref().map_or(0, String::len);
+                Reply::new(Answer::Hook(Ok(HookOutcome::CompactionSummary(o))), size)
+            }
+            E::LlmInput(e) => {
+                let f = self
+                    .model_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("model-hooks"))?;
+                f.call_llm_input(&mut *store, &hooks::llm_input(e)).await?;
+                observed()
+            }
+            E::LlmOutput(e) => {
+                let f = self
+                    .model_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("model-hooks"))?;
+                f.call_llm_output(&mut *store, &hooks::llm_output(e))
+                    .await?;
+                observed()
+            }
+            E::SessionStart(e) => {
+                let f = self
+                    .session_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("session-hooks"))?;
+                f.call_session_start(&mut *store, &hooks::session_start(e))
+                    .await?;
+                observed()
+            }
+            E::SessionEnd(e) => {
+                let f = self
+                    .session_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("session-hooks"))?;
+                f.call_session_end(&mut *store, &hooks::session_end(e))
+                    .await?;
+                observed()
+            }
+            E::BeforeReset(e) => {
+                let f = self
+                    .session_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("session-hooks"))?;
+                f.call_before_reset(&mut *store, &hooks::before_reset(e))
+                    .await?;
+                observed()
+            }
+            E::AgentEnd(e) => {
+                let f = self
+                    .session_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("session-hooks"))?;
+                f.call_agent_end(&mut *store, &hooks::agent_end(e)).await?;
+                observed()
+            }
+            E::BeforeCompaction(e) => {
+                let f = self
+                    .transcript_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("transcript-hooks"))?;
+                // Observe-only now: a summary a 0.2.0 plugin returns here is
+                // not used (summaries come from `compaction-provider`).
+                let o = f
+                    .call_before_compaction(&mut *store, &hooks::before_compaction(e))
+                    .await?;
+                Reply::new(
+                    Answer::Hook(Ok(HookOutcome::Observed)),
+                    hooks::before_compaction_len(&o),
+                )
+            }
+            E::AfterCompaction(e) => {
+                let f = self
+                    .transcript_hooks
+                    .as_ref()
+                    .ok_or_else(|| missing("transcript-hooks"))?;
+                f.call_after_compaction(&mut *store, &hooks::after_compaction(e))
+                    .await?;
+                observed()
+            }
+        })
+    }
+}
