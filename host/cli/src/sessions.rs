@@ -137,6 +137,13 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
     // The approver reads its answers from the same lines, while a turn waits.
     let lines = crate::approve::stdin_lines();
     let approvals = Approvals(Arc::new(TerminalApprover::new(lines.clone())));
+    let turn = Turn {
+        runner: &runner,
+        store: &store,
+        agent,
+        theme: &theme,
+        approvals: &approvals,
+    };
     loop {
         let Some(line) = lines.lock().await.recv().await else {
             break;
@@ -178,27 +185,9 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
                 let text = format!("{}\n{rest}", template.text.trim_end())
                     .trim_end()
                     .to_string();
-                let turn = Turn {
-                    runner: &runner,
-                    store: &store,
-                    agent,
-                    id: &id,
-                    theme: &theme,
-                    approvals: &approvals,
-                };
-                turn.send(generation, &text).await;
+                turn.send(&id, generation, &text).await;
             }
-            text => {
-                let turn = Turn {
-                    runner: &runner,
-                    store: &store,
-                    agent,
-                    id: &id,
-                    theme: &theme,
-                    approvals: &approvals,
-                };
-                turn.send(generation, text).await
-            }
+            text => turn.send(&id, generation, text).await,
         }
     }
     runner.end_session(&id, agent, SessionEndReason::Quit).await;
@@ -212,21 +201,25 @@ struct Turn<'a> {
     runner: &'a EmbeddedRunner,
     store: &'a SessionStore,
     agent: &'a str,
-    id: &'a str,
     theme: &'a Theme,
     approvals: &'a Approvals,
 }
 
 impl Turn<'_> {
     /// Run one chat turn, printing the transcript as it goes.
-    async fn send(&self, generation: Arc<clawhost_llm::ModelRuntimeGeneration>, text: &str) {
+    async fn send(
+        &self,
+        id: &str,
+        generation: Arc<clawhost_llm::ModelRuntimeGeneration>,
+        text: &str,
+    ) {
         let mut ctx = RunContext::new(self.agent, generation.model.clone());
         let theme = self.theme.clone();
         ctx.events = EventSink::with_listener(move |e| say!("{}", render_event_with(e, &theme)));
         ctx.approvals = self.approvals.clone();
         if let Err(e) = self
             .runner
-            .run_persisted_turn(self.store, self.agent, self.id, generation, &ctx, text)
+            .run_persisted_turn(self.store, self.agent, id, generation, &ctx, text)
             .await
         {
             say!("error: {e}");

@@ -5,7 +5,7 @@
 use clawhost_agent_core::Message;
 
 use crate::catalog::*;
-use crate::runner::{failed, HookDecisionRecord, HookError, HookRunner};
+use crate::runner::{HookDecisionRecord, HookError, HookRunner};
 
 /// What the persist hooks made of one message.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,12 +66,7 @@ impl HookRunner {
                 }
                 other => HookError::unusable(kind, other),
             };
-            decisions.push(Self::record(
-                kind,
-                &reg.plugin_id,
-                failed(&error, reg.fail_policy),
-            ));
-            if let Some(reason) = reg.blocks(&error) {
+            if let Some(reason) = reg.failure(&error, &mut decisions) {
                 event.content = format!("[withheld from the transcript: {reason}]");
                 break;
             }
@@ -124,12 +119,7 @@ impl HookRunner {
                 }
                 other => HookError::unusable(kind, other),
             };
-            decisions.push(Self::record(
-                kind,
-                &reg.plugin_id,
-                failed(&error, reg.fail_policy),
-            ));
-            if reg.blocks(&error).is_some() {
+            if reg.failure(&error, &mut decisions).is_some() {
                 return PersistRun {
                     stored: None,
                     decisions,

@@ -1,7 +1,7 @@
 //! `before_prompt_build`, merged as OpenClaw's SDK documents it.
 
 use crate::catalog::*;
-use crate::runner::{failed, HookDecisionRecord, HookError, HookRunner};
+use crate::runner::{HookDecisionRecord, HookError, HookRunner};
 
 /// The prompt after `before_prompt_build`.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,12 +54,7 @@ impl HookRunner {
                 }
                 other => HookError::unusable(HookKind::BeforePromptBuild, other),
             };
-            decisions.push(Self::record(
-                HookKind::BeforePromptBuild,
-                &reg.plugin_id,
-                failed(&error, reg.fail_policy),
-            ));
-            if let Some(reason) = reg.blocks(&error) {
+            if let Some(reason) = reg.failure(&error, &mut decisions) {
                 blocked = Some(reason);
                 break;
             }

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::catalog::*;
-use crate::runner::{failed, CompactionHookResult, HookDecisionRecord, HookError, HookRunner};
+use crate::runner::{CompactionHookResult, HookDecisionRecord, HookError, HookRunner};
 
 /// Result of `before_model_resolve`.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -56,12 +56,7 @@ impl HookRunner {
                 }
                 other => HookError::unusable(kind, other),
             };
-            run.decisions.push(Self::record(
-                kind,
-                &reg.plugin_id,
-                failed(&error, reg.fail_policy),
-            ));
-            if let Some(reason) = reg.blocks(&error) {
+            if let Some(reason) = reg.failure(&error, &mut run.decisions) {
                 run.blocked = Some(reason);
                 return run;
             }
@@ -96,12 +91,7 @@ impl HookRunner {
                 }
                 other => HookError::unusable(kind, other),
             };
-            run.decisions.push(Self::record(
-                kind,
-                &reg.plugin_id,
-                failed(&error, reg.fail_policy),
-            ));
-            if let Some(reason) = reg.blocks(&error) {
+            if let Some(reason) = reg.failure(&error, &mut run.decisions) {
                 run.blocked = Some(reason);
                 return run;
             }
@@ -131,9 +121,7 @@ impl HookRunner {
                 }
                 other => HookError::unusable(kind, other),
             };
-            let record = Self::record(kind, &reg.plugin_id, failed(&error, reg.fail_policy));
-            result.decisions.push(record);
-            if let Some(reason) = reg.blocks(&error) {
+            if let Some(reason) = reg.failure(&error, &mut result.decisions) {
                 result.blocked = Some(reason);
                 return result;
             }

@@ -141,6 +141,21 @@ impl HookRegistration {
         self
     }
 
+    /// Record a failure of this handler in `decisions`; the reason it
+    /// blocks, if its policy is `block`.
+    pub(crate) fn failure(
+        &self,
+        error: &HookError,
+        decisions: &mut Vec<HookDecisionRecord>,
+    ) -> Option<String> {
+        decisions.push(HookRunner::record(
+            self.kind,
+            &self.plugin_id,
+            failed(error, self.fail_policy),
+        ));
+        self.blocks(error)
+    }
+
     /// The reason a failure of this handler blocks, if its policy is `block`.
     pub(crate) fn blocks(&self, error: &dyn std::fmt::Display) -> Option<String> {
         (self.fail_policy == FailPolicy::Block).then(|| {
