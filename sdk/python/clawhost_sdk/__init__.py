@@ -1,0 +1,78 @@
+"""Write clawhost plugins in Python (plugin API 0.2.1).
+
+Register tools and hooks with the decorators below in your module, then build
+it with ``clawhost-py build <package-dir>`` into ``plugin.wasm`` beside your
+``openclaw.plugin.json``. Errors your code raises become error results (a
+tool error the model sees, a blocked call, a kept result); they never trap
+the component.
+
+    from clawhost_sdk import tool, before_tool_call, block, allow
+
+    @tool(description="Shouts the text")
+    def shout(text: str) -> str:
+        return text.upper()
+
+    @before_tool_call(priority=50, tools=["shout"])
+    def no_secrets(event):
+        return block("no secrets") if "secret" in str(event.params) else allow()
+"""
+
+from __future__ import annotations
+
+from ._registry import (
+    REGISTRY,
+    Allow,
+    Block,
+    Decision,
+    Keep,
+    Observed,
+    PromptEdit,
+    PromptEvent,
+    Replace,
+    RequireApproval,
+    Rewrite,
+    ToolCallEvent,
+    ToolError,
+    ToolResultEvent,
+    allow,
+    before_prompt_build,
+    before_tool_call,
+    block,
+    observe,
+    require_approval,
+    rewrite,
+    tool,
+    tool_result,
+)
+from ._host import config, log
+
+API_VERSION = "0.2.1"
+
+__all__ = [
+    "API_VERSION",
+    "REGISTRY",
+    "Allow",
+    "Block",
+    "Decision",
+    "Keep",
+    "Observed",
+    "PromptEdit",
+    "PromptEvent",
+    "Replace",
+    "RequireApproval",
+    "Rewrite",
+    "ToolCallEvent",
+    "ToolError",
+    "ToolResultEvent",
+    "allow",
+    "before_prompt_build",
+    "before_tool_call",
+    "block",
+    "config",
+    "log",
+    "observe",
+    "require_approval",
+    "rewrite",
+    "tool",
+    "tool_result",
+]

@@ -1,0 +1,347 @@
+"""The component's exports: every interface of the ``plugin`` world,
+delegating to what the plugin module registered. Used only inside a
+component (``clawhost-py build`` makes the entry module import this)."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import json
+from typing import Any, List, Optional
+
+from componentize_py_types import Err, Ok
+from wit_world import exports
+from wit_world.exports import (
+    compaction_provider,
+    model_hooks,
+    persist_hooks,
+    prompt_hooks,
+    run_hooks,
+    session_hooks,
+    tool_gate,
+    tool_hooks,
+    tool_provider,
+    transcript_hooks,
+)
+from wit_world.imports import types
+
+from ._host import log
+from ._registry import (
+    REGISTRY,
+    Allow,
+    Block,
+    Handler,
+    Keep,
+    Observed,
+    PromptEdit,
+    PromptEvent,
+    Replace,
+    RequireApproval,
+    Rewrite,
+    ToolCallEvent,
+    ToolError,
+    ToolResultEvent,
+)
+
+
+def _plain(value: Any) -> Any:
+    """Bindings' dataclasses and enums as plain data."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, enum.Enum):
+        return value.name.lower().replace("_", "-")
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _observe(hook: str, event: Any) -> None:
+    handler = REGISTRY.handler(hook)
+    if handler is None:
+        return
+    try:
+        handler.func(Observed(hook, _plain(event)))
+    except Exception as e:  # an observer's error is logged, nothing more
+        log("warn", f"{hook} observer raised {type(e).__name__}: {e}")
+
+
+def _subscribed(hooks: dict[str, Any]) -> List[tuple[Handler, Any]]:
+    return [(h, hooks[h.hook]) for h in REGISTRY.handlers if h.hook in hooks]
+
+
+class ToolProvider(exports.ToolProvider):
+    def tools(self) -> List[types.ToolSpec]:
+        return [
+            types.ToolSpec(t.name, t.description, json.dumps(t.parameters))
+            for t in REGISTRY.tools.values()
+        ]
+
+    def call(self, call: tool_provider.ToolCall) -> str:
+        found = REGISTRY.tools.get(call.tool)
+        if found is None:
+            raise Err(types.ToolError_Failed(f"no tool `{call.tool}` in this plugin"))
+        try:
+            return found.call(call.params)
+        except ToolError as e:
+            if e.invalid:
+                raise Err(types.ToolError_InvalidParams(str(e)))
+            raise Err(types.ToolError_Failed(str(e)))
+
+
+def _call_event(e: tool_hooks.BeforeToolCallEvent) -> ToolCallEvent:
+    c = e.context
+    return ToolCallEvent(
+        e.tool, e.call_id, _json(e.params), e.tool_plugin, c.agent_id, c.session_id, c.model_ref
+    )
+
+
+def _result_event(e: tool_hooks.AfterToolCallEvent) -> ToolResultEvent:
+    c = e.context
+    result: Any = None
+    error: Optional[str] = None
+    if isinstance(e.outcome, Err):
+        error = str(e.outcome.value)
+    else:
+        result = _json(e.outcome.value)
+    return ToolResultEvent(
+        e.tool,
+        e.call_id,
+        _json(e.params),
+        result,
+        error,
+        e.duration_ms,
+        c.agent_id,
+        c.session_id,
+        c.model_ref,
+    )
+
+
+def _gate(e: tool_hooks.BeforeToolCallEvent) -> tool_gate.GateOutcome:
+    handler = REGISTRY.handler("before_tool_call")
+    if handler is None:
+        return tool_gate.GateOutcome_Allow()
+    try:
+        decision = handler.func(_call_event(e))
+    except Exception as err:  # fail closed, without a trap
+        return tool_gate.GateOutcome_Block(
+            f"before_tool_call raised {type(err).__name__}: {err}"
+        )
+    if decision is None or isinstance(decision, Allow):
+        return tool_gate.GateOutcome_Allow()
+    if isinstance(decision, Block):
+        return tool_gate.GateOutcome_Block(decision.reason)
+    if isinstance(decision, Rewrite):
+        return tool_gate.GateOutcome_Rewrite(json.dumps(decision.params))
+    if isinstance(decision, RequireApproval):
+        return tool_gate.GateOutcome_RequireApproval(
+            tool_gate.ApprovalRequest(
+                decision.title,
+                decision.description,
+                tool_gate.ApprovalSeverity[decision.severity.upper()],
+                decision.timeout_ms,
+                tool_gate.TimeoutBehavior[decision.timeout_behavior.upper()],
+            )
+        )
+    return tool_gate.GateOutcome_Block(f"before_tool_call returned {decision!r}, not a decision")
+
+
+class ToolGate(exports.ToolGate):
+    def subscription(self) -> Optional[tool_gate.GateSubscription]:
+        handler = REGISTRY.handler("before_tool_call")
+        if handler is None:
+            return None
+        return tool_gate.GateSubscription(handler.priority, handler.tools)
+
+    def before_tool_call(self, event: tool_hooks.BeforeToolCallEvent) -> tool_gate.GateOutcome:
+        return _gate(event)
+
+    def approval_resolved(self, event: tool_gate.ApprovalResolution) -> None:
+        log("info", f"approval of {event.tool} ({event.call_id}): {_plain(event.decision)}")
+
+
+class ToolHooks(exports.ToolHooks):
+    def subscriptions(self) -> List[tool_hooks.Subscription]:
+        kinds = {
+            "after_tool_call": tool_hooks.ToolHook.AFTER_TOOL_CALL,
+            "tool_result": tool_hooks.ToolHook.TOOL_RESULT,
+        }
+        return [tool_hooks.Subscription(k, h.priority, h.tools) for h, k in _subscribed(kinds)]
+
+    def before_tool_call(
+        self, event: tool_hooks.BeforeToolCallEvent
+    ) -> tool_hooks.BeforeToolCallOutcome:
+        # Not subscribed here: `tool-gate` carries before_tool_call.
+        return tool_hooks.BeforeToolCallOutcome_Allow()
+
+    def after_tool_call(self, event: tool_hooks.AfterToolCallEvent) -> None:
+        handler = REGISTRY.handler("after_tool_call")
+        if handler is None:
+            return
+        try:
+            handler.func(_result_event(event))
+        except Exception as e:
+            log("warn", f"after_tool_call observer raised {type(e).__name__}: {e}")
+
+    def tool_result(self, event: tool_hooks.AfterToolCallEvent) -> tool_hooks.ToolResultOutcome:
+        handler = REGISTRY.handler("tool_result")
+        if handler is None:
+            return tool_hooks.ToolResultOutcome_Keep()
+        try:
+            decision = handler.func(_result_event(event))
+        except Exception as e:  # fail closed: withhold what may need redacting
+            return tool_hooks.ToolResultOutcome_Replace(
+                Err(f"result withheld: tool_result raised {type(e).__name__}: {e}")
+            )
+        if decision is None or isinstance(decision, Keep):
+            return tool_hooks.ToolResultOutcome_Keep()
+        if isinstance(decision, Replace):
+            if decision.error is not None:
+                return tool_hooks.ToolResultOutcome_Replace(Err(decision.error))
+            return tool_hooks.ToolResultOutcome_Replace(Ok(json.dumps(decision.result)))
+        return tool_hooks.ToolResultOutcome_Keep()
+
+
+class PromptHooks(exports.PromptHooks):
+    def subscriptions(self) -> List[prompt_hooks.Subscription]:
+        kinds = {"before_prompt_build": prompt_hooks.PromptHook.BEFORE_PROMPT_BUILD}
+        return [prompt_hooks.Subscription(k, h.priority) for h, k in _subscribed(kinds)]
+
+    def before_prompt_build(
+        self, event: prompt_hooks.BeforePromptBuildEvent
+    ) -> prompt_hooks.BeforePromptBuildOutcome:
+        handler = REGISTRY.handler("before_prompt_build")
+        if handler is None:
+            return prompt_hooks.BeforePromptBuildOutcome_Keep()
+        try:
+            edit = handler.func(
+                PromptEvent(event.session_id, event.agent_id, event.system, event.prompt)
+            )
+        except Exception as e:
+            log("warn", f"before_prompt_build raised {type(e).__name__}: {e}")
+            return prompt_hooks.BeforePromptBuildOutcome_Keep()
+        if not isinstance(edit, PromptEdit):
+            return prompt_hooks.BeforePromptBuildOutcome_Keep()
+        return prompt_hooks.BeforePromptBuildOutcome_Edit(
+            prompt_hooks.PromptEdit(
+                edit.prepend_context,
+                edit.append_context,
+                edit.system_prompt,
+                edit.prepend_system_context,
+                edit.append_system_context,
+            )
+        )
+
+
+class ModelHooks(exports.ModelHooks):
+    """The 0.2.0 summary forms: never subscribed (``run-hooks`` has them in full)."""
+
+    def subscriptions(self) -> List[model_hooks.Subscription]:
+        return []
+
+    def llm_input(self, event: model_hooks.LlmInputEvent) -> None:
+        pass
+
+    def llm_output(self, event: model_hooks.LlmOutputEvent) -> None:
+        pass
+
+
+class SessionHooks(exports.SessionHooks):
+    def subscriptions(self) -> List[session_hooks.Subscription]:
+        kinds = {
+            "session_start": session_hooks.SessionHook.SESSION_START,
+            "session_end": session_hooks.SessionHook.SESSION_END,
+            "agent_end": session_hooks.SessionHook.AGENT_END,
+            "before_reset": session_hooks.SessionHook.BEFORE_RESET,
+        }
+        return [session_hooks.Subscription(k, h.priority) for h, k in _subscribed(kinds)]
+
+    def session_start(self, event: session_hooks.SessionStartEvent) -> None:
+        _observe("session_start", event)
+
+    def session_end(self, event: session_hooks.SessionEndEvent) -> None:
+        _observe("session_end", event)
+
+    def agent_end(self, event: session_hooks.AgentEndEvent) -> None:
+        _observe("agent_end", event)
+
+    def before_reset(self, event: session_hooks.BeforeResetEvent) -> None:
+        _observe("before_reset", event)
+
+
+class TranscriptHooks(exports.TranscriptHooks):
+    def subscriptions(self) -> List[transcript_hooks.Subscription]:
+        kinds = {
+            "before_compaction": transcript_hooks.TranscriptHook.BEFORE_COMPACTION,
+            "after_compaction": transcript_hooks.TranscriptHook.AFTER_COMPACTION,
+        }
+        return [transcript_hooks.Subscription(k, h.priority) for h, k in _subscribed(kinds)]
+
+    def before_compaction(
+        self, event: transcript_hooks.BeforeCompactionEvent
+    ) -> transcript_hooks.BeforeCompactionOutcome:
+        _observe("before_compaction", event)
+        return transcript_hooks.BeforeCompactionOutcome_Proceed()
+
+    def after_compaction(self, event: transcript_hooks.AfterCompactionEvent) -> None:
+        _observe("after_compaction", event)
+
+
+class RunHooks(exports.RunHooks):
+    def subscriptions(self) -> List[run_hooks.Subscription]:
+        kinds = {
+            "llm_input": run_hooks.RunHook.LLM_INPUT,
+            "llm_output": run_hooks.RunHook.LLM_OUTPUT,
+            "model_call_started": run_hooks.RunHook.MODEL_CALL_STARTED,
+            "model_call_ended": run_hooks.RunHook.MODEL_CALL_ENDED,
+        }
+        return [run_hooks.Subscription(k, h.priority) for h, k in _subscribed(kinds)]
+
+    def before_model_resolve(
+        self, event: run_hooks.ModelResolveEvent
+    ) -> run_hooks.ModelResolveOutcome:
+        return run_hooks.ModelResolveOutcome_Keep()
+
+    def before_agent_start(self, event: run_hooks.AgentStartEvent) -> run_hooks.AgentStartOutcome:
+        return run_hooks.AgentStartOutcome_Allow()
+
+    def llm_input(self, event: run_hooks.LlmInputEvent) -> None:
+        _observe("llm_input", event)
+
+    def llm_output(self, event: run_hooks.LlmOutputEvent) -> None:
+        _observe("llm_output", event)
+
+    def model_call_started(self, event: run_hooks.ModelCall) -> None:
+        _observe("model_call_started", event)
+
+    def model_call_ended(self, event: run_hooks.ModelCallEndedEvent) -> None:
+        _observe("model_call_ended", event)
+
+
+class PersistHooks(exports.PersistHooks):
+    def subscriptions(self) -> List[persist_hooks.Subscription]:
+        return []
+
+    def tool_result_persist(
+        self, event: persist_hooks.ToolResultPersistEvent
+    ) -> persist_hooks.ToolResultPersistOutcome:
+        return persist_hooks.ToolResultPersistOutcome_Keep()
+
+    def before_message_write(
+        self, event: persist_hooks.MessageWriteEvent
+    ) -> persist_hooks.MessageWriteOutcome:
+        return persist_hooks.MessageWriteOutcome_Keep()
+
+
+class CompactionProvider(exports.CompactionProvider):
+    def offer(self) -> Optional[int]:
+        return None
+
+    def summarize(self, event: transcript_hooks.BeforeCompactionEvent) -> Optional[str]:
+        return None

@@ -1,0 +1,305 @@
+"""What a plugin registers (tools and hooks), in plain Python terms, and
+the decisions its handlers return. Nothing here imports the component
+bindings, so plugins can be unit-tested with ordinary Python."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal, Optional, TypeVar, Union
+
+from ._schema import schema_of
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ToolError(Exception):
+    """Raise to fail a tool call with this message (the model sees it).
+    ``invalid=True`` says the parameters cannot be used."""
+
+    def __init__(self, message: str, invalid: bool = False) -> None:
+        super().__init__(message)
+        self.invalid = invalid
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    """A tool call about to run (`before_tool_call`)."""
+
+    tool: str
+    call_id: str
+    params: Any
+    tool_plugin: Optional[str]
+    agent_id: str
+    session_id: Optional[str]
+    model_ref: str
+
+
+@dataclass(frozen=True)
+class ToolResultEvent:
+    """A tool call that ran (`after_tool_call`, `tool_result`): ``result``
+    when it succeeded, ``error`` when it failed."""
+
+    tool: str
+    call_id: str
+    params: Any
+    result: Any
+    error: Optional[str]
+    duration_ms: int
+    agent_id: str
+    session_id: Optional[str]
+    model_ref: str
+
+
+@dataclass(frozen=True)
+class PromptEvent:
+    """A turn's prompt before it is sent (`before_prompt_build`)."""
+
+    session_id: Optional[str]
+    agent_id: str
+    system: Optional[str]
+    prompt: str
+
+
+@dataclass(frozen=True)
+class PromptEdit:
+    """Edits to a prompt (OpenClaw's `before_prompt_build` result fields)."""
+
+    prepend_context: Optional[str] = None
+    append_context: Optional[str] = None
+    system_prompt: Optional[str] = None
+    prepend_system_context: Optional[str] = None
+    append_system_context: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Observed:
+    """An observe-only hook's event: its name and fields as plain data."""
+
+    hook: str
+    fields: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Allow:
+    """Let the call go on."""
+
+
+@dataclass(frozen=True)
+class Block:
+    """Stop the call; the model sees the reason."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """Go on with these parameters (shallow-merged over the originals)."""
+
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RequireApproval:
+    """Ask the operator first (OpenClaw's ``requireApproval``)."""
+
+    title: str
+    description: str
+    severity: Literal["info", "warning", "critical"] = "warning"
+    timeout_ms: Optional[int] = None
+    timeout_behavior: Literal["deny", "allow"] = "deny"
+
+
+Decision = Union[Allow, Block, Rewrite, RequireApproval]
+
+
+@dataclass(frozen=True)
+class Keep:
+    """Keep the tool result as it is."""
+
+
+@dataclass(frozen=True)
+class Replace:
+    """Replace the result the model sees (``error`` makes it an error)."""
+
+    result: Any = None
+    error: Optional[str] = None
+
+
+def allow() -> Allow:
+    """Let the call go on."""
+    return Allow()
+
+
+def block(reason: str) -> Block:
+    """Stop the call with ``reason``."""
+    return Block(reason)
+
+
+def rewrite(params: dict[str, Any]) -> Rewrite:
+    """Go on with ``params`` merged over the originals."""
+    return Rewrite(params)
+
+
+def require_approval(
+    title: str,
+    description: str = "",
+    severity: Literal["info", "warning", "critical"] = "warning",
+    timeout_ms: Optional[int] = None,
+    timeout_behavior: Literal["deny", "allow"] = "deny",
+) -> RequireApproval:
+    """Ask the operator to approve the call."""
+    return RequireApproval(title, description, severity, timeout_ms, timeout_behavior)
+
+
+@dataclass
+class Tool:
+    """A registered tool."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    func: Callable[..., Any]
+
+    def call(self, params_json: str) -> str:
+        """Run the tool on JSON parameters; the JSON of its result.
+        Raises ``ToolError`` (never anything else)."""
+        try:
+            params = json.loads(params_json) if params_json else {}
+        except ValueError as e:
+            raise ToolError(f"parameters are not JSON: {e}", invalid=True) from e
+        if not isinstance(params, dict):
+            raise ToolError("parameters must be a JSON object", invalid=True)
+        try:
+            result = self.func(**params)
+        except ToolError:
+            raise
+        except TypeError as e:
+            raise ToolError(f"{self.name}: {e}", invalid=True) from e
+        except Exception as e:  # every error becomes an error result
+            raise ToolError(f"{self.name} failed: {type(e).__name__}: {e}") from e
+        try:
+            return json.dumps(result)
+        except (TypeError, ValueError) as e:
+            raise ToolError(f"{self.name} returned something that is not JSON: {e}") from e
+
+
+@dataclass
+class Handler:
+    """A registered hook handler."""
+
+    hook: str
+    priority: int
+    func: Callable[..., Any]
+    tools: list[str] = field(default_factory=list)
+
+
+#: Hooks ``observe`` accepts.
+OBSERVABLE = (
+    "after_tool_call",
+    "session_start",
+    "session_end",
+    "agent_end",
+    "before_reset",
+    "llm_input",
+    "llm_output",
+    "model_call_started",
+    "model_call_ended",
+    "before_compaction",
+    "after_compaction",
+)
+
+
+@dataclass
+class Registry:
+    """Everything a plugin module registered."""
+
+    tools: dict[str, Tool] = field(default_factory=dict)
+    handlers: list[Handler] = field(default_factory=list)
+
+    def handler(self, hook: str) -> Optional[Handler]:
+        """The handler of ``hook``, if one is registered."""
+        return next((h for h in self.handlers if h.hook == hook), None)
+
+    def add_handler(self, handler: Handler) -> None:
+        """Register ``handler``; one per hook."""
+        if self.handler(handler.hook) is not None:
+            raise ValueError(f"a `{handler.hook}` handler is already registered")
+        self.handlers.append(handler)
+
+
+#: The registry of this component (one plugin per component).
+REGISTRY = Registry()
+
+
+def tool(
+    name: Optional[str] = None, description: Optional[str] = None
+) -> Callable[[F], F]:
+    """Register a tool. Its parameters' JSON Schema comes from the function's
+    type hints; its description from ``description`` or the docstring."""
+
+    def register(func: F) -> F:
+        tool_name = name or func.__name__
+        if tool_name in REGISTRY.tools:
+            raise ValueError(f"tool `{tool_name}` is already registered")
+        REGISTRY.tools[tool_name] = Tool(
+            name=tool_name,
+            description=description or (func.__doc__ or "").strip(),
+            parameters=schema_of(func),
+            func=func,
+        )
+        return func
+
+    return register
+
+
+def before_tool_call(
+    priority: int = 0, tools: Optional[list[str]] = None
+) -> Callable[[F], F]:
+    """Register the ``before_tool_call`` handler: it gets a ``ToolCallEvent``
+    and returns ``allow()``, ``block(..)``, ``rewrite(..)`` or
+    ``require_approval(..)``. ``tools`` narrows it to some tools (names or
+    globs). An exception blocks the call."""
+
+    def register(func: F) -> F:
+        REGISTRY.add_handler(Handler("before_tool_call", priority, func, list(tools or [])))
+        return func
+
+    return register
+
+
+def tool_result(priority: int = 0, tools: Optional[list[str]] = None) -> Callable[[F], F]:
+    """Register the ``tool_result`` middleware (the operator must grant
+    ``grants.toolResults``): it gets a ``ToolResultEvent`` and returns
+    ``Keep()`` or ``Replace(..)``. An exception withholds the result."""
+
+    def register(func: F) -> F:
+        REGISTRY.add_handler(Handler("tool_result", priority, func, list(tools or [])))
+        return func
+
+    return register
+
+
+def before_prompt_build(priority: int = 0) -> Callable[[F], F]:
+    """Register the ``before_prompt_build`` handler: it gets a
+    ``PromptEvent`` and returns a ``PromptEdit`` or ``None``."""
+
+    def register(func: F) -> F:
+        REGISTRY.add_handler(Handler("before_prompt_build", priority, func))
+        return func
+
+    return register
+
+
+def observe(*hooks: str, priority: int = 0) -> Callable[[F], F]:
+    """Register an observer of the named observe-only hooks (see
+    ``OBSERVABLE``); it gets an ``Observed``. What it raises is logged."""
+
+    def register(func: F) -> F:
+        for hook in hooks:
+            if hook not in OBSERVABLE:
+                raise ValueError(f"`{hook}` is not an observe-only hook; known: {OBSERVABLE}")
+            REGISTRY.add_handler(Handler(hook, priority, func))
+        return func
+
+    return register
