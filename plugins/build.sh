@@ -45,6 +45,7 @@ else
 fi
 
 for manifest in "$here"/*/openclaw.plugin.json; do
+  [ -f "$(dirname "$manifest")/Cargo.toml" ] || continue   # not a Rust guest
   crate=$(basename "$(dirname "$manifest")")
   wasm="$tdir/wasm32-wasip2/release/${crate//-/_}.wasm"
   [ -f "$wasm" ] || { echo "build.sh: $wasm was not built" >&2; exit 1; }
@@ -55,4 +56,35 @@ for manifest in "$here"/*/openclaw.plugin.json; do
   # run in parallel) never move each other's half-copied files.
   cp "$wasm" "$out/$crate/plugin.wasm.tmp.$$" && mv "$out/$crate/plugin.wasm.tmp.$$" "$out/$crate/plugin.wasm"
 done
+# Python plugins (plugins/py-*): the Python SDK (sdk/python) with componentize-py.
+# A build is not byte-reproducible, so a package is rebuilt only when its
+# sources, the SDK or componentize-py changed (a new sha256 at every build
+# would also recompile the component in every host cache).
+componentize_py_version=0.25.1
+if ls "$here"/py-*/app.py >/dev/null 2>&1; then
+  if ! componentize-py --version 2>/dev/null | grep -q "$componentize_py_version"; then
+    echo "build.sh: installing componentize-py $componentize_py_version from PyPI" >&2
+    python3 -m pip install --quiet --disable-pip-version-check "componentize-py==$componentize_py_version" >&2
+  fi
+  sdk_py=$repo/sdk/python/clawhost_sdk
+  for app in "$here"/py-*/app.py; do
+    dir=$(dirname "$app")
+    crate=$(basename "$dir")
+    built=$tdir/python/$crate
+    hash=$(cat "$dir"/*.py "$dir/openclaw.plugin.json" "$sdk_py"/*.py "$sdk_py"/wit/*.wit \
+             <(componentize-py --version) | sha256sum | cut -d' ' -f1)
+    if [ ! -f "$built/plugin.wasm" ] || [ "$(cat "$built.srchash" 2>/dev/null)" != "$hash" ]; then
+      echo "build.sh: building $crate (Python)" >&2
+      python3 "$sdk_py/build.py" build "$dir" --out "$built" >&2
+      echo "$hash" > "$built.srchash"
+    fi
+    mkdir -p "$out/$crate"
+    cp "$built/openclaw.plugin.json" "$out/$crate/openclaw.plugin.json.tmp.$$" \
+      && mv "$out/$crate/openclaw.plugin.json.tmp.$$" "$out/$crate/openclaw.plugin.json"
+    if ! cmp -s "$built/plugin.wasm" "$out/$crate/plugin.wasm"; then
+      cp "$built/plugin.wasm" "$out/$crate/plugin.wasm.tmp.$$" \
+        && mv "$out/$crate/plugin.wasm.tmp.$$" "$out/$crate/plugin.wasm"
+    fi
+  done
+fi
 echo "$out"

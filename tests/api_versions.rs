@@ -103,10 +103,9 @@ async fn the_ten_line_sdk_plugin_derives_its_schema_from_its_parameter_type() {
 }
 
 #[test]
-fn the_sdk_carries_the_released_0_2_wit_unchanged() {
+fn every_sdk_carries_the_hosts_0_2_wit_unchanged() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let released = root.join("wit/v0.2");
-    let copy = root.join("sdk/rust/wit");
     let names = |dir: &std::path::Path| {
         let mut names: Vec<_> = std::fs::read_dir(dir)
             .unwrap()
@@ -115,14 +114,17 @@ fn the_sdk_carries_the_released_0_2_wit_unchanged() {
         names.sort();
         names
     };
-    assert_eq!(names(&released), names(&copy));
-    for name in names(&released) {
-        assert_eq!(
-            std::fs::read_to_string(released.join(&name)).unwrap(),
-            std::fs::read_to_string(copy.join(&name)).unwrap(),
-            "sdk/rust/wit/{} differs from wit/v0.2",
-            name.to_string_lossy()
-        );
+    for sdk in ["sdk/rust/wit", "sdk/python/clawhost_sdk/wit"] {
+        let copy = root.join(sdk);
+        assert_eq!(names(&released), names(&copy), "{sdk}");
+        for name in names(&released) {
+            assert_eq!(
+                std::fs::read_to_string(released.join(&name)).unwrap(),
+                std::fs::read_to_string(copy.join(&name)).unwrap(),
+                "{sdk}/{} differs from wit/v0.2",
+                name.to_string_lossy()
+            );
+        }
     }
 }
 

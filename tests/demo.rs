@@ -30,6 +30,7 @@ async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
             "context-hooks",
             "hello-tool",
             "plan-act",
+            "py-word-tools",
             "escape",
             "hostile",
             "legacy-api",

@@ -1,0 +1,67 @@
+"""Example Python plugin: a tool and a hook.
+
+- tool ``py_word_stats``: counts words and distinct words of a text.
+- ``before_tool_call``: blocks calls whose parameters mention a word from
+  the config's ``blockWords``; asks for approval of ``shout``-style tools
+  listed in ``approveTools``.
+- observes ``after_tool_call`` into the log.
+"""
+
+from typing import Any
+
+from clawhost_sdk import (
+    Observed,
+    ToolCallEvent,
+    ToolError,
+    ToolResultEvent,
+    allow,
+    before_tool_call,
+    block,
+    config,
+    log,
+    observe,
+    require_approval,
+    tool,
+)
+
+
+@tool(description="Counts the words and the distinct words of a text.")
+def py_word_stats(text: str, lowercase: bool = True) -> dict[str, Any]:
+    if not text.strip():
+        raise ToolError("text is empty", invalid=True)
+    words = (text.lower() if lowercase else text).split()
+    return {"words": len(words), "distinct": len(set(words))}
+
+
+@tool(description="Divides a by b (fails on b = 0, to show errors as results).")
+def py_divide(a: float, b: float) -> float:
+    return a / b
+
+
+def _strings(key: str) -> list[str]:
+    cfg = config() or {}
+    return [str(w).lower() for w in cfg.get(key, [])]
+
+
+@before_tool_call(priority=40)
+def guard(event: ToolCallEvent) -> Any:
+    text = str(event.params).lower()
+    for word in _strings("blockWords"):
+        if word in text:
+            return block(f"py-word-tools: parameters mention `{word}`")
+    if event.tool.lower() in _strings("approveTools"):
+        return require_approval(f"Run `{event.tool}`", f"{event.tool} with {event.params}")
+    if str(event.params).lower().count("boom"):
+        raise RuntimeError("the hook itself failed")
+    return allow()
+
+
+@observe("after_tool_call")
+def audit(event: ToolResultEvent) -> None:
+    ok = "true" if event.error is None else "false"
+    log("info", f"observed after_tool_call {event.tool} ok={ok}")
+
+
+@observe("session_start")
+def started(event: Observed) -> None:
+    log("info", f"observed session_start {event.fields['session_id']}")

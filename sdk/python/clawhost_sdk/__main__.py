@@ -1,0 +1,5 @@
+"""``python -m clawhost_sdk build <package>``."""
+
+from .build import main
+
+main()
