@@ -87,4 +87,32 @@ if ls "$here"/py-*/app.py >/dev/null 2>&1; then
     fi
   done
 fi
+# JavaScript plugins (plugins/js-*): the JS SDK (sdk/js) with jco's QuickJS
+# backend; rebuilt only when their sources, the SDK or its lockfile changed.
+if ls "$here"/js-*/app.js >/dev/null 2>&1; then
+  sdk_js=$repo/sdk/js
+  if [ ! -d "$sdk_js/node_modules/@bytecodealliance/jco" ]; then
+    echo "build.sh: installing the JS SDK's dependencies (npm ci)" >&2
+    (cd "$sdk_js" && npm ci --silent --no-audit --no-fund) >&2
+  fi
+  for app in "$here"/js-*/app.js; do
+    dir=$(dirname "$app")
+    crate=$(basename "$dir")
+    built=$tdir/js/$crate
+    hash=$(cat "$dir"/*.js "$dir/openclaw.plugin.json" "$sdk_js"/src/*.js "$sdk_js/build.mjs" \
+             "$sdk_js/package-lock.json" "$sdk_js"/wit/*.wit | sha256sum | cut -d' ' -f1)
+    if [ ! -f "$built/plugin.wasm" ] || [ "$(cat "$built.srchash" 2>/dev/null)" != "$hash" ]; then
+      echo "build.sh: building $crate (JavaScript)" >&2
+      node "$sdk_js/build.mjs" build "$dir" --out "$built" >&2
+      echo "$hash" > "$built.srchash"
+    fi
+    mkdir -p "$out/$crate"
+    cp "$built/openclaw.plugin.json" "$out/$crate/openclaw.plugin.json.tmp.$$" \
+      && mv "$out/$crate/openclaw.plugin.json.tmp.$$" "$out/$crate/openclaw.plugin.json"
+    if ! cmp -s "$built/plugin.wasm" "$out/$crate/plugin.wasm"; then
+      cp "$built/plugin.wasm" "$out/$crate/plugin.wasm.tmp.$$" \
+        && mv "$out/$crate/plugin.wasm.tmp.$$" "$out/$crate/plugin.wasm"
+    fi
+  done
+fi
 echo "$out"

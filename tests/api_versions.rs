@@ -114,7 +114,7 @@ fn every_sdk_carries_the_hosts_0_2_wit_unchanged() {
         names.sort();
         names
     };
-    for sdk in ["sdk/rust/wit", "sdk/python/clawhost_sdk/wit"] {
+    for sdk in ["sdk/rust/wit", "sdk/python/clawhost_sdk/wit", "sdk/js/wit"] {
         let copy = root.join(sdk);
         assert_eq!(names(&released), names(&copy), "{sdk}");
         for name in names(&released) {

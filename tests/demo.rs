@@ -29,6 +29,7 @@ async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
             "noop",
             "context-hooks",
             "hello-tool",
+            "js-word-tools",
             "plan-act",
             "py-word-tools",
             "escape",

@@ -1,0 +1,48 @@
+// Example JavaScript plugin: a tool and a hook (clawhost SDK for JS).
+//
+// - tool `js_shout`: upper-cases a text, `times` times joined by spaces.
+// - `beforeToolCall`: blocks calls whose parameters mention a word from the
+//   config's `blockWords`; a parameter `"explode"` makes the hook throw
+//   (the call is blocked, the plugin keeps serving).
+// - observes `afterToolCall` and `sessionStart` into the log.
+
+import { definePlugin, allow, block, config, log, ToolError } from '@clawhost/sdk';
+
+export default definePlugin({
+  tools: {
+    js_shout: {
+      description: 'Upper-cases a text, repeated `times` times.',
+      parameters: {
+        type: 'object',
+        properties: { text: { type: 'string' }, times: { type: 'integer', minimum: 1 } },
+        required: ['text'],
+        additionalProperties: false,
+      },
+      run({ text, times = 1 }) {
+        if (!text.trim()) throw new ToolError('text is empty', { invalid: true });
+        if (text === 'crash') throw new TypeError('asked to crash');
+        return { shout: Array(times).fill(text.toUpperCase()).join(' ') };
+      },
+    },
+  },
+  beforeToolCall: {
+    priority: 30,
+    handle(event) {
+      const text = JSON.stringify(event.params).toLowerCase();
+      /** @type {string[]} */
+      const words = (config()?.blockWords ?? []).map((/** @type {unknown} */ w) => String(w).toLowerCase());
+      const hit = words.find((w) => text.includes(w));
+      if (hit) return block(`js-word-tools: parameters mention \`${hit}\``);
+      if (text.includes('explode')) throw new Error('the hook itself failed');
+      return allow();
+    },
+  },
+  observe: {
+    afterToolCall(event) {
+      log('info', `observed after_tool_call ${event.tool} ok=${event.error === undefined} ms=${typeof event.durationMs}`);
+    },
+    sessionStart(event) {
+      log('info', `observed session_start ${event.sessionId}`);
+    },
+  },
+});

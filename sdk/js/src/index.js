@@ -1,0 +1,268 @@
+// clawhost SDK for JavaScript and TypeScript plugins (plugin API 0.2.1).
+//
+// `export default definePlugin({...})` from your module; `clawhost-js build`
+// turns it into a component. Errors your code throws become error results
+// (a tool error the model sees, a blocked call, a kept result), never traps.
+// 64-bit integers (BigInt in the bindings) reach your code as numbers.
+
+import { log as hostLog, config as hostConfig } from 'openclaw:plugin/host@0.2.1';
+
+/** Let the call go on. */
+export const allow = () => ({ tag: 'allow' });
+/** Stop the call; the model sees the reason. */
+export const block = (reason) => ({ tag: 'block', val: String(reason) });
+/** Go on with these parameters (shallow-merged over the originals). */
+export const rewrite = (params) => ({ tag: 'rewrite', val: JSON.stringify(params) });
+/** Ask the operator first (OpenClaw's requireApproval). */
+export const requireApproval = ({
+  title,
+  description = '',
+  severity = 'warning',
+  timeoutMs,
+  timeoutBehavior = 'deny',
+}) => ({
+  tag: 'require-approval',
+  val: { title, description, severity, timeoutMs, timeoutBehavior },
+});
+/** Keep the tool result. */
+export const keep = () => ({ tag: 'keep' });
+/** Replace the tool result the model sees (`{ error }` makes it an error). */
+export const replace = ({ result, error }) =>
+  error !== undefined
+    ? { tag: 'replace', val: { tag: 'err', val: String(error) } }
+    : { tag: 'replace', val: { tag: 'ok', val: JSON.stringify(result ?? null) } };
+
+/** A tool failure the model sees; `invalid: true` says the parameters cannot be used. */
+export class ToolError extends Error {
+  constructor(message, { invalid = false } = {}) {
+    super(message);
+    this.invalid = invalid;
+  }
+}
+
+/** Write a line to the host's log (`trace`, `debug`, `info`, `warn`, `error`). */
+export function log(level, message) {
+  hostLog(level, String(message));
+}
+
+/** This plugin's configuration as the operator set it (`null` when unset). */
+export function config() {
+  return JSON.parse(hostConfig());
+}
+
+/** Declare a plugin: its tools and hooks. */
+export function definePlugin(plugin) {
+  return plugin;
+}
+
+// BigInt (WIT u64/s64) → number, recursively, so events are JSON-safe.
+function plain(value) {
+  if (typeof value === 'bigint') return Number(value);
+  if (Array.isArray(value)) return value.map(plain);
+  if (value && typeof value === 'object') {
+    const out = {};
+    for (const [k, v] of Object.entries(value)) out[k] = plain(v);
+    return out;
+  }
+  return value;
+}
+
+function parse(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function describe(err) {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+function observer(plugin, hook) {
+  return (event) => {
+    const handler = plugin.observe?.[hook];
+    if (!handler) return;
+    try {
+      handler(plain(event));
+    } catch (err) {
+      log('warn', `${hook} observer threw ${describe(err)}`);
+    }
+  };
+}
+
+function subscribed(plugin, kinds) {
+  const out = [];
+  for (const [hook, kind] of Object.entries(kinds)) {
+    const h = hook in (plugin.observe ?? {}) ? { priority: 0 } : plugin[hook];
+    if (h) out.push({ hook: kind, priority: h.priority ?? 0, tools: h.tools ?? [] });
+  }
+  return out;
+}
+
+function callEvent(e) {
+  return { ...plain(e), params: parse(e.params), ...plain(e.context) };
+}
+
+function resultEvent(e) {
+  const ok = e.outcome.tag === 'ok';
+  return {
+    ...plain(e),
+    params: parse(e.params),
+    result: ok ? parse(e.outcome.val) : undefined,
+    error: ok ? undefined : e.outcome.val,
+    ...plain(e.context),
+  };
+}
+
+/** The component's exports for a plugin (used by the generated entry module). */
+export function exportsOf(plugin) {
+  const tools = plugin.tools ?? {};
+  const gate = plugin.beforeToolCall;
+  const middleware = plugin.toolResult;
+  const prompt = plugin.beforePromptBuild;
+  return {
+    toolProvider: {
+      tools() {
+        return Object.entries(tools).map(([name, t]) => ({
+          name,
+          description: t.description ?? '',
+          parameters: JSON.stringify(t.parameters ?? { type: 'object' }),
+        }));
+      },
+      call(c) {
+        const t = tools[c.tool];
+        const fail = (tag, message) => {
+          const err = new Error(message);
+          err.payload = { tag, val: message };
+          return err;
+        };
+        if (!t) throw fail('failed', `no tool \`${c.tool}\` in this plugin`);
+        let result;
+        try {
+          result = t.run(parse(c.params), plain(c.context));
+        } catch (err) {
+          if (err instanceof ToolError) {
+            throw fail(err.invalid ? 'invalid-params' : 'failed', err.message);
+          }
+          throw fail('failed', `${c.tool} failed: ${describe(err)}`);
+        }
+        return JSON.stringify(plain(result ?? null));
+      },
+    },
+    toolGate: {
+      subscription() {
+        return gate ? { priority: gate.priority ?? 0, tools: gate.tools ?? [] } : undefined;
+      },
+      beforeToolCall(e) {
+        if (!gate) return allow();
+        try {
+          return gate.handle(callEvent(e)) ?? allow();
+        } catch (err) {
+          return block(`before_tool_call threw ${describe(err)}`);
+        }
+      },
+      approvalResolved(e) {
+        log('info', `approval of ${e.tool} (${e.callId}): ${e.decision}`);
+      },
+    },
+    toolHooks: {
+      subscriptions() {
+        return subscribed(plugin, { afterToolCall: 'after-tool-call', toolResult: 'tool-result' });
+      },
+      beforeToolCall() {
+        return allow(); // not subscribed here: `tool-gate` carries it
+      },
+      afterToolCall(e) {
+        const handler = plugin.observe?.afterToolCall;
+        if (!handler) return;
+        try {
+          handler(resultEvent(e));
+        } catch (err) {
+          log('warn', `afterToolCall observer threw ${describe(err)}`);
+        }
+      },
+      toolResult(e) {
+        if (!middleware) return keep();
+        try {
+          return middleware.handle(resultEvent(e)) ?? keep();
+        } catch (err) {
+          return replace({ error: `result withheld: toolResult threw ${describe(err)}` });
+        }
+      },
+    },
+    promptHooks: {
+      subscriptions() {
+        return prompt ? [{ hook: 'before-prompt-build', priority: prompt.priority ?? 0 }] : [];
+      },
+      beforePromptBuild(e) {
+        if (!prompt) return { tag: 'keep' };
+        try {
+          const edit = prompt.handle(plain(e));
+          return edit ? { tag: 'edit', val: { ...edit } } : { tag: 'keep' };
+        } catch (err) {
+          log('warn', `beforePromptBuild threw ${describe(err)}`);
+          return { tag: 'keep' };
+        }
+      },
+    },
+    modelHooks: {
+      // The 0.2.0 summary forms: `runHooks` carries llm-input/llm-output in full.
+      subscriptions: () => [],
+      llmInput() {},
+      llmOutput() {},
+    },
+    sessionHooks: {
+      subscriptions() {
+        return subscribed(plugin, {
+          sessionStart: 'session-start',
+          sessionEnd: 'session-end',
+          agentEnd: 'agent-end',
+          beforeReset: 'before-reset',
+        }).map(({ hook, priority }) => ({ hook, priority }));
+      },
+      sessionStart: observer(plugin, 'sessionStart'),
+      sessionEnd: observer(plugin, 'sessionEnd'),
+      agentEnd: observer(plugin, 'agentEnd'),
+      beforeReset: observer(plugin, 'beforeReset'),
+    },
+    transcriptHooks: {
+      subscriptions() {
+        return subscribed(plugin, {
+          beforeCompaction: 'before-compaction',
+          afterCompaction: 'after-compaction',
+        }).map(({ hook, priority }) => ({ hook, priority }));
+      },
+      beforeCompaction(e) {
+        observer(plugin, 'beforeCompaction')(e);
+        return { tag: 'proceed' };
+      },
+      afterCompaction: observer(plugin, 'afterCompaction'),
+    },
+    runHooks: {
+      subscriptions() {
+        return subscribed(plugin, {
+          llmInput: 'llm-input',
+          llmOutput: 'llm-output',
+          modelCallStarted: 'model-call-started',
+          modelCallEnded: 'model-call-ended',
+        }).map(({ hook, priority }) => ({ hook, priority }));
+      },
+      beforeModelResolve: () => ({ tag: 'keep' }),
+      beforeAgentStart: () => ({ tag: 'allow' }),
+      llmInput: observer(plugin, 'llmInput'),
+      llmOutput: observer(plugin, 'llmOutput'),
+      modelCallStarted: observer(plugin, 'modelCallStarted'),
+      modelCallEnded: observer(plugin, 'modelCallEnded'),
+    },
+    persistHooks: {
+      subscriptions: () => [],
+      toolResultPersist: () => ({ tag: 'keep' }),
+      beforeMessageWrite: () => ({ tag: 'keep' }),
+    },
+    compactionProvider: {
+      offer: () => undefined,
+      summarize: () => undefined,
+    },
+  };
+}
