@@ -68,6 +68,26 @@ async fn unbounded_allocation_is_stopped_by_the_memory_cap() {
 }
 
 #[tokio::test]
+async fn a_plugin_may_have_a_memory_cap_of_its_own() {
+    // 16 MiB by default, 48 MiB for misbehave: its hog stops at 48.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({"plugins": {"limits": limits(10_000, 16, 3),
+            "entries": {"misbehave": {"memoryMb": 48}}}}),
+        dir.path(),
+    );
+    let host = host_with(&cfg, &["test-misbehave"]).await.unwrap();
+    let err = call(&host, "hog", json!({})).await.unwrap_err();
+    assert_eq!(
+        err,
+        CallError::MemoryLimit {
+            id: "misbehave".into(),
+            limit_mb: 48
+        }
+    );
+}
+
+#[tokio::test]
 async fn a_plugin_that_keeps_trapping_is_disabled_with_a_clear_status() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(

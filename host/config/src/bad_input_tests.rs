@@ -152,6 +152,11 @@ fn unusable_values_are_refused_at_their_key() {
             "the only value is `none`",
         ),
         (
+            json!({"plugins": {"entries": {"a": {"memoryMb": 0}}}}),
+            "plugins.entries.a.memoryMb",
+            "must be from 1 to 4096",
+        ),
+        (
             json!({"approvals": {"timeoutMs": 600001}}),
             "approvals.timeoutMs",
             "must be from 1 to 600000",

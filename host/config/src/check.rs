@@ -15,6 +15,9 @@ pub struct CheckError {
     pub reason: String,
 }
 
+/// Largest memory cap of one plugin, in MiB.
+const MAX_MEMORY_MB: u64 = 4096;
+
 fn fail(key: String, reason: impl Into<String>) -> Result<(), CheckError> {
     Err(CheckError {
         key,
@@ -65,6 +68,15 @@ impl Config {
                 if pin.len() != 64 || !pin.bytes().all(|b| b.is_ascii_hexdigit()) {
                     fail(format!("{at}.sha256"), "must be 64 hex digits")?;
                 }
+            }
+            if entry
+                .memory_mb
+                .is_some_and(|mb| mb == 0 || mb > MAX_MEMORY_MB)
+            {
+                fail(
+                    format!("{at}.memoryMb"),
+                    format!("must be from 1 to {MAX_MEMORY_MB} (MiB)"),
+                )?;
             }
             let hooks = &entry.hooks;
             let known = |key: String, hook: &str| {

@@ -109,6 +109,15 @@ impl Default for PluginsConfig {
 }
 
 impl PluginsConfig {
+    /// The largest memory cap any plugin may have, in MiB: the default and
+    /// every per-plugin `memoryMb` (it sizes the engine's memory slots).
+    pub fn max_memory_mb(&self) -> u64 {
+        self.entries
+            .values()
+            .filter_map(|e| e.memory_mb)
+            .fold(self.limits.memory_mb, u64::max)
+    }
+
     /// Every package path with its config key: `plugins.paths[i]`, then
     /// `plugins.load.paths[i]`.
     pub fn package_paths(&self) -> Vec<(String, &PathBuf)> {
@@ -223,6 +232,10 @@ pub struct PluginEntry {
     /// `timeoutMs`, `timeouts`, `allowConversationAccess`, `allowPromptInjection`.
     #[serde(default)]
     pub hooks: PluginHooks,
+    /// Memory cap of this plugin's instance in MiB, instead of
+    /// `plugins.limits.memoryMb` (a Python component needs more than a Rust one).
+    #[serde(default)]
+    pub memory_mb: Option<u64>,
 }
 
 impl PluginEntry {
@@ -302,6 +315,7 @@ impl Default for PluginEntry {
             grants: PluginGrants::default(),
             fail_policy: None,
             hooks: PluginHooks::default(),
+            memory_mb: None,
         }
     }
 }

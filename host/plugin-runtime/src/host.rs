@@ -47,11 +47,12 @@ pub struct PluginHost {
 impl PluginHost {
     /// A host with no plugins yet, configured by `config.plugins`.
     pub fn new(config: &Config) -> Result<Self, LoadError> {
-        let limits = &config.plugins.limits;
-        let engine = PluginEngine::new(limits.memory_mb << 20).map_err(|e| LoadError::Runtime {
-            id: "(host)".into(),
-            stage: "engine setup",
-            reason: format!("{e:#}"),
+        let engine = PluginEngine::new(config.plugins.max_memory_mb() << 20).map_err(|e| {
+            LoadError::Runtime {
+                id: "(host)".into(),
+                stage: "engine setup",
+                reason: format!("{e:#}"),
+            }
         })?;
         let cache_dir = match &config.plugins.cache_dir {
             Some(dir) => Some(config.resolve(dir)),
@@ -327,7 +328,7 @@ impl PluginHost {
             entry.config.to_string().into(),
             logs.clone(),
             CallLimits {
-                memory_bytes: limits.memory_mb << 20,
+                memory_bytes: entry.memory_mb.unwrap_or(limits.memory_mb) << 20,
                 timeout: Duration::from_millis(limits.call_timeout_ms),
                 max_consecutive_traps: limits.max_consecutive_traps.max(1),
                 harness_turn_timeout: Duration::from_millis(limits.harness_turn_timeout_ms),

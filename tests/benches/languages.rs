@@ -1,0 +1,141 @@
+//! The same plugin host work for a plugin written in Rust, Python and
+//! JavaScript, side by side: component size, first compile, start from the
+//! compiled cache, resident memory per extra instance, and the
+//! `before_tool_call` + `after_tool_call` hook round trip.
+//!
+//! Run: `cargo bench -p clawhost-tests --bench languages` (a bench binary:
+//! medians of repeated runs; BENCHMARKS.md records one).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use clawhost_config::Config;
+use clawhost_hooks::{AfterToolCallEvent, BeforeToolCallEvent, CallContext, HookRunner};
+use clawhost_plugin_runtime::PluginHost;
+use clawhost_tests::plugins_dir;
+use serde_json::json;
+
+/// (language, package, plugin id).
+const PLUGINS: [(&str, &str, &str); 3] = [
+    ("Rust", "policy-guard", "policy-guard"),
+    ("Python", "py-word-tools", "py-word-tools"),
+    ("JavaScript", "js-word-tools", "js-word-tools"),
+];
+
+fn config(cache: &Path) -> Config {
+    let mut config = Config::from_json_str(
+        &json!({"plugins": {"limits": {"memoryMb": 256, "callTimeoutMs": 30000}}}).to_string(),
+        cache,
+    )
+    .unwrap();
+    config.plugins.cache_dir = Some(cache.join("cache"));
+    config.plugins.cache_key_file = Some(cache.join("cache.key"));
+    config
+}
+
+fn median(mut xs: Vec<Duration>) -> Duration {
+    xs.sort();
+    xs[xs.len() / 2]
+}
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+fn ctx() -> CallContext {
+    CallContext {
+        agent_id: "main".into(),
+        session_id: Some("s".into()),
+        model_ref: "openai/gpt-5".into(),
+    }
+}
+
+async fn measure(language: &str, package: &str, id: &str) {
+    let dir = plugins_dir().join(package);
+    let size = std::fs::metadata(dir.join("plugin.wasm")).unwrap().len();
+    let scratch = tempfile::tempdir().unwrap();
+    let config = config(scratch.path());
+    // First compile: an empty cache.
+    let started = Instant::now();
+    let mut host = PluginHost::new(&config).unwrap();
+    host.load_package(&dir).await.unwrap();
+    let first = started.elapsed();
+    drop(host);
+    // Start from the compiled cache: a fresh host loading the package.
+    let mut starts = Vec::new();
+    for _ in 0..7 {
+        let mut host = PluginHost::new(&config).unwrap();
+        let t = Instant::now();
+        host.load_package(&dir).await.unwrap();
+        starts.push(t.elapsed());
+    }
+    // Resident memory of 4 more live instances (each called once).
+    let mut host = PluginHost::new(&config).unwrap();
+    host.load_package(&dir).await.unwrap();
+    let plugin = host.plugin(id).unwrap().clone();
+    let before = rss_kib();
+    let mut extra = Vec::new();
+    for _ in 0..4 {
+        let mut h = PluginHost::new(&config).unwrap();
+        h.load_package(&dir).await.unwrap();
+        extra.push(h);
+    }
+    let per_instance = rss_kib().saturating_sub(before) as f64 / 4.0 / 1024.0;
+    // Hook round trip into the first instance.
+    let hooks = HookRunner::new(host.hook_registrations());
+    let params = json!({"text": "a few words to count", "times": 2});
+    let before_event = BeforeToolCallEvent {
+        tool: "word_count".into(),
+        call_id: "c1".into(),
+        params: params.clone(),
+        tool_plugin: None,
+        context: ctx(),
+    };
+    let after_event = AfterToolCallEvent {
+        tool: "word_count".into(),
+        call_id: "c1".into(),
+        params,
+        outcome: Ok(json!({"words": 5})),
+        duration_ms: 1,
+        context: ctx(),
+    };
+    let mut trips = Vec::new();
+    for _ in 0..300 {
+        let (b, a) = (before_event.clone(), after_event.clone());
+        let t = Instant::now();
+        let verdict = hooks.before_tool_call(b).await.verdict;
+        let _ = hooks.after_tool_call(a).await;
+        trips.push(t.elapsed());
+        assert!(verdict.is_ok(), "{verdict:?}");
+    }
+    drop(plugin);
+    println!(
+        "| {language} ({package}) | {:.2} MB | {:.2} s | {:.1} ms | {:.1} MiB | {:.1} µs |",
+        size as f64 / 1e6,
+        first.as_secs_f64(),
+        median(starts).as_secs_f64() * 1e3,
+        per_instance,
+        median(trips).as_secs_f64() * 1e6,
+    );
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list" || a == "--test") {
+        return; // `cargo test --benches` only checks that it builds
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    println!("| plugin | component | first compile | start from cache (median) | RSS per extra instance | hook round trip (median) |");
+    println!("|---|---|---|---|---|---|");
+    for (language, package, id) in PLUGINS {
+        rt.block_on(measure(language, package, id));
+    }
+}
