@@ -410,6 +410,12 @@ async fn compiled_components_are_reused_from_the_cache() {
     assert!(!first.statuses()[0].from_cache);
     let second = host_with(&cfg, &["text-tools"]).await.unwrap();
     assert!(second.statuses()[0].from_cache);
-    let entries = std::fs::read_dir(dir.path().join("cache")).unwrap().count();
-    assert_eq!(entries, 1);
+    // One compiled artifact, and one remembered digest of the component.
+    let cache = dir.path().join("cache");
+    let artifacts = std::fs::read_dir(&cache)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().is_file())
+        .count();
+    assert_eq!(artifacts, 1);
+    assert_eq!(std::fs::read_dir(cache.join("digests")).unwrap().count(), 1);
 }

@@ -277,9 +277,12 @@ impl PluginHost {
         };
         let max = self.config.limits.max_component_mb << 20;
         let reader = package.clone();
+        let digests = self.cache.clone();
         let (bytes, sha256) = tokio::task::spawn_blocking(move || {
-            let bytes = reader.read_component(max)?;
-            let sha256 = admission::sha256_hex(&bytes);
+            let (bytes, stamp) = reader.read_component(max)?;
+            // An unchanged file's digest is remembered (authenticated);
+            // the pin is checked against it all the same.
+            let sha256 = digests.digest(&reader.component_path(), stamp.as_ref(), &bytes);
             Ok::<_, String>((bytes, sha256))
         })
         .await

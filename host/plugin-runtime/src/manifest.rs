@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clawhost_config::Access;
 use serde::Deserialize;
 
-use crate::owned_path::read_bounded;
+use crate::owned_path::{read_bounded, read_stamped, FileStamp};
 use crate::LoadError;
 
 /// The file name of a plugin manifest inside a plugin package directory.
@@ -150,7 +150,8 @@ impl PluginPackage {
     /// Read the component file: it must resolve inside the package (a
     /// symlink out of it is refused), be a regular file and hold at most
     /// `max` bytes. Nothing else is opened, so a FIFO or device never blocks.
-    pub fn read_component(&self, max: u64) -> Result<Vec<u8>, String> {
+    /// The stamp is there when the file did not change while it was read.
+    pub fn read_component(&self, max: u64) -> Result<(Vec<u8>, Option<FileStamp>), String> {
         let path = self.component_path();
         let shown = path.display();
         let real = path.canonicalize().map_err(|e| format!("{shown}: {e}"))?;
@@ -164,7 +165,7 @@ impl PluginPackage {
                 real.display()
             ));
         }
-        read_bounded(&real, max).map_err(|e| format!("{shown}: {e}"))
+        read_stamped(&real, max).map_err(|e| format!("{shown}: {e}"))
     }
 }
 

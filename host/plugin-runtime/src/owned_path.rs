@@ -133,19 +133,45 @@ pub fn open_private_file(path: &Path) -> Result<File, OwnedPathError> {
     Ok(file)
 }
 
-/// Create a new file readable and writable by this user only.
-pub fn create_private_file(path: &Path) -> io::Result<File> {
-    OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-}
-
 /// Read a regular file ([`open_regular`]) of at most `max` bytes; a larger
 /// file is an error, never a truncated read.
 pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    read_stamped(path, max).map(|(bytes, _)| bytes)
+}
+
+/// What identifies one version of a file's content: device, inode, size,
+/// modification and status-change times. The status-change time moves on
+/// every write and cannot be set back without privileges, so an unchanged
+/// stamp means unchanged bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStamp(String);
+
+impl FileStamp {
+    fn of(meta: &std::fs::Metadata) -> Self {
+        use std::os::unix::fs::MetadataExt;
+        Self(format!(
+            "{}:{}:{}:{}.{}:{}.{}",
+            meta.dev(),
+            meta.ino(),
+            meta.size(),
+            meta.mtime(),
+            meta.mtime_nsec(),
+            meta.ctime(),
+            meta.ctime_nsec()
+        ))
+    }
+
+    /// The stamp as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// [`read_bounded`], with the file's stamp when it did not change while it
+/// was read (the same stamp on the open file before and after).
+pub fn read_stamped(path: &Path, max: u64) -> io::Result<(Vec<u8>, Option<FileStamp>)> {
     let file = open_regular(path)?;
+    let before = FileStamp::of(&file.metadata()?);
     let too_large = || {
         io::Error::new(
             io::ErrorKind::InvalidData,
@@ -157,11 +183,12 @@ pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
         return Err(too_large());
     }
     let mut bytes = Vec::with_capacity(len as usize);
-    io::Read::read_to_end(&mut io::Read::take(file, max + 1), &mut bytes)?;
+    io::Read::read_to_end(&mut io::Read::take(&file, max + 1), &mut bytes)?;
     if bytes.len() as u64 > max {
         return Err(too_large());
     }
-    Ok(bytes)
+    let after = FileStamp::of(&file.metadata()?);
+    Ok((bytes, (before == after).then_some(after)))
 }
 
 /// `path` canonicalized, or as given when it does not exist (yet).

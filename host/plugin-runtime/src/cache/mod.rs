@@ -260,16 +260,28 @@ fn load_or_create_key(path: &Path) -> Result<[u8; KEY_LEN], CacheError> {
         Err(OwnedPathError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
             let mut key = [0u8; KEY_LEN];
             getrandom::fill(&mut key).map_err(|e| bad(format!("no randomness: {e}")))?;
-            let mut file = owned_path::create_private_file(path)
+            // Written whole to a private temporary file, then linked into
+            // place without replacing: of several hosts starting at once
+            // (parallel tests, two CLIs), one key wins and every host uses it.
+            let dir = path.parent().unwrap_or(Path::new("."));
+            let mut tmp = tempfile::NamedTempFile::new_in(dir)
                 .map_err(|e| bad(format!("cannot create: {e}")))?;
-            file.write_all(&key)
-                .and_then(|()| file.sync_all())
+            tmp.write_all(&key)
+                .and_then(|()| tmp.as_file().sync_all())
                 .map_err(|e| bad(format!("cannot write: {e}")))?;
-            Ok(key)
+            match tmp.persist_noclobber(path) {
+                Ok(_) => Ok(key),
+                Err(e) if e.error.kind() == std::io::ErrorKind::AlreadyExists => {
+                    load_or_create_key(path)
+                }
+                Err(e) => Err(bad(format!("cannot create: {}", e.error))),
+            }
         }
         Err(e) => Err(e.into()),
     }
 }
+
+mod digests;
 
 #[cfg(test)]
 mod tests;

@@ -119,3 +119,70 @@ fn unsafe_cache_dirs_and_keys_are_refused() {
         .unwrap();
     assert!(err.to_string().contains("regular file"), "{err}");
 }
+
+#[test]
+fn a_remembered_digest_serves_only_the_unchanged_file_and_only_if_it_verifies() {
+    let engine = engine();
+    let root = tempfile::tempdir().unwrap();
+    let cache = ComponentCache::open(
+        &engine,
+        Some(root.path().join("cache")),
+        Some(root.path().join("state").join("key")),
+    )
+    .unwrap();
+    let file = root.path().join("plugin.wasm");
+    std::fs::write(&file, b"first").unwrap();
+    let read = |f: &Path| crate::owned_path::read_stamped(f, 1 << 20).unwrap();
+    let (bytes, stamp) = read(&file);
+    let first = cache.digest(&file, stamp.as_ref(), &bytes);
+    assert_eq!(first, crate::sha256_hex(b"first"));
+    // Unchanged: the record answers (the bytes passed are not even hashed).
+    let (_, stamp) = read(&file);
+    assert_eq!(cache.digest(&file, stamp.as_ref(), b"ignored"), first);
+    // Any write moves the stamp: hashed again.
+    std::thread::sleep(std::time::Duration::from_millis(10));
+    std::fs::write(&file, b"other").unwrap();
+    let (bytes, stamp) = read(&file);
+    assert_eq!(
+        cache.digest(&file, stamp.as_ref(), &bytes),
+        crate::sha256_hex(b"other")
+    );
+    // A forged record (another sha under the current stamp) does not verify.
+    let records = root.path().join("cache").join("digests");
+    let record = std::fs::read_dir(&records)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let text = std::fs::read_to_string(&record).unwrap();
+    let forged = text.replace(&crate::sha256_hex(b"other"), &"00".repeat(32));
+    std::fs::write(&record, forged).unwrap();
+    let (bytes, stamp) = read(&file);
+    assert_eq!(
+        cache.digest(&file, stamp.as_ref(), &bytes),
+        crate::sha256_hex(b"other")
+    );
+    // Without a stamp (the file changed while read) nothing is remembered.
+    assert_eq!(cache.digest(&file, None, b"x"), crate::sha256_hex(b"x"));
+}
+
+#[test]
+fn hosts_starting_together_agree_on_one_cache_key() {
+    // Found by CI: parallel test binaries on a fresh clone raced to create
+    // the key, and the loser failed with "File exists".
+    for _ in 0..20 {
+        let root = tempfile::tempdir().unwrap();
+        let key = root.path().join("state").join("key");
+        let keys: Vec<_> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|_| s.spawn(|| load_or_create_key(&key)))
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let first = keys[0].as_ref().expect("no host fails");
+        for k in &keys {
+            assert_eq!(k.as_ref().expect("no host fails"), first);
+        }
+    }
+}
