@@ -5,6 +5,8 @@
 //   config's `blockWords`; a parameter `"explode"` makes the hook throw
 //   (the call is blocked, the plugin keeps serving).
 // - observes `afterToolCall` and `sessionStart` into the log.
+// - `toolResultPersist`: words in `hideInTranscript` are stored as `[hidden]`.
+// - `beforeAgentStart`: a message containing `stopWord` does not run.
 
 import { definePlugin, allow, block, config, log, ToolError } from '@clawhost/sdk';
 
@@ -35,6 +37,20 @@ export default definePlugin({
       if (hit) return block(`js-word-tools: parameters mention \`${hit}\``);
       if (text.includes('explode')) throw new Error('the hook itself failed');
       return allow();
+    },
+  },
+  toolResultPersist: {
+    handle(event) {
+      /** @type {string[]} */
+      const hide = config()?.hideInTranscript ?? [];
+      const text = hide.reduce((t, w) => t.split(w).join('[hidden]'), event.content);
+      return text === event.content ? undefined : text;
+    },
+  },
+  beforeAgentStart: {
+    handle(event) {
+      const stop = config()?.stopWord;
+      return stop && event.prompt.includes(stop) ? block(`js-word-tools: the message contains \`${stop}\``) : undefined;
     },
   },
   observe: {

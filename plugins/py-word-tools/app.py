@@ -5,16 +5,22 @@
   the config's ``blockWords``; asks for approval of ``shout``-style tools
   listed in ``approveTools``.
 - observes ``after_tool_call`` into the log.
+- ``tool_result_persist``: words in ``hideInTranscript`` are stored as
+  ``[hidden]`` (the model saw them).
+- ``before_agent_start``: a message containing ``stopWord`` does not run.
 """
 
 from typing import Any
 
 from clawhost_sdk import (
     Observed,
+    PersistEvent,
+    StartEvent,
     ToolCallEvent,
     ToolError,
     ToolResultEvent,
     allow,
+    before_agent_start,
     before_tool_call,
     block,
     config,
@@ -22,6 +28,7 @@ from clawhost_sdk import (
     observe,
     require_approval,
     tool,
+    tool_result_persist,
 )
 
 
@@ -65,3 +72,19 @@ def audit(event: ToolResultEvent) -> None:
 @observe("session_start")
 def started(event: Observed) -> None:
     log("info", f"observed session_start {event.fields['session_id']}")
+
+
+@tool_result_persist()
+def hide(event: PersistEvent) -> str | None:
+    text = event.content
+    for word in _strings("hideInTranscript"):
+        text = text.replace(word, "[hidden]")
+    return text if text != event.content else None
+
+
+@before_agent_start()
+def gate(event: StartEvent) -> Any:
+    stop = (config() or {}).get("stopWord")
+    if stop and stop in event.prompt:
+        return block(f"py-word-tools: the message contains `{stop}`")
+    return None

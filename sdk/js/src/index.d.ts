@@ -84,12 +84,63 @@ export interface Observers {
   afterCompaction?(event: any): void;
 }
 
+/** A tool result about to be stored (`toolResultPersist`). */
+export interface PersistEvent extends CallContext {
+  tool: string;
+  callId: string;
+  content: string;
+  isError: boolean;
+}
+
+/** A message about to be stored (`beforeMessageWrite`). */
+export interface MessageEvent {
+  sessionId: string;
+  agentId: string;
+  role: 'user' | 'assistant' | 'tool_result';
+  text: string;
+}
+
+/** A run's model about to be resolved. */
+export interface ModelEvent {
+  sessionId?: string;
+  agentId: string;
+  prompt: string;
+  provider: string;
+  model: string;
+}
+
+/** A run about to start. */
+export interface StartEvent {
+  runId: string;
+  sessionId?: string;
+  agentId: string;
+  modelRef: string;
+  prompt: string;
+}
+
+/** Older context to summarize. */
+export interface CompactionEvent {
+  sessionId?: string;
+  messageCount: number;
+  tokenCount: number;
+  compactedCount: number;
+  transcript: string;
+}
+
 /** A plugin's tools and hooks. */
 export interface PluginDefinition {
   tools?: Record<string, Tool>;
   beforeToolCall?: Hook<ToolCallEvent, GateOutcome | void>;
   toolResult?: Hook<ToolResultEvent, ToolResultOutcome | void>;
   beforePromptBuild?: Hook<PromptEvent, PromptEdit | void>;
+  /** Return the text to store instead (the model saw the original). */
+  toolResultPersist?: Hook<PersistEvent, string | void>;
+  /** Needs `hooks.allowConversationAccess`: a text to store instead, or `keepOut(reason)`. */
+  beforeMessageWrite?: Hook<MessageEvent, string | { keepOut: string } | void>;
+  beforeModelResolve?: Hook<ModelEvent, { provider?: string; model?: string } | void>;
+  beforeAgentStart?: Hook<StartEvent, GateOutcome | void>;
+  /** Needs `grants.compaction`. */
+  compactionProvider?: { priority?: number; summarize(event: CompactionEvent): string | void };
   observe?: Observers;
 }
 
@@ -105,6 +156,7 @@ export declare function requireApproval(request: {
   timeoutBehavior?: 'deny' | 'allow';
 }): GateOutcome;
 export declare function keep(): ToolResultOutcome;
+export declare function keepOut(reason: string): { keepOut: string };
 export declare function replace(r: { result?: Json; error?: string }): ToolResultOutcome;
 export declare class ToolError extends Error {
   constructor(message: string, options?: { invalid?: boolean });

@@ -32,6 +32,9 @@ export const replace = ({ result, error }) =>
     ? { tag: 'replace', val: { tag: 'err', val: String(error) } }
     : { tag: 'replace', val: { tag: 'ok', val: JSON.stringify(result ?? null) } };
 
+/** Do not store the message (`beforeMessageWrite`). */
+export const keepOut = (reason) => ({ keepOut: String(reason) });
+
 /** A tool failure the model sees; `invalid: true` says the parameters cannot be used. */
 export class ToolError extends Error {
   constructor(message, { invalid = false } = {}) {
@@ -242,27 +245,101 @@ export function exportsOf(plugin) {
     runHooks: {
       subscriptions() {
         return subscribed(plugin, {
+          beforeModelResolve: 'before-model-resolve',
+          beforeAgentStart: 'before-agent-start',
           llmInput: 'llm-input',
           llmOutput: 'llm-output',
           modelCallStarted: 'model-call-started',
           modelCallEnded: 'model-call-ended',
         }).map(({ hook, priority }) => ({ hook, priority }));
       },
-      beforeModelResolve: () => ({ tag: 'keep' }),
-      beforeAgentStart: () => ({ tag: 'allow' }),
+      beforeModelResolve(e) {
+        const h = plugin.beforeModelResolve;
+        if (!h) return { tag: 'keep' };
+        try {
+          const choice = h.handle(plain(e));
+          return choice ? { tag: 'override', val: { provider: choice.provider, model: choice.model } } : { tag: 'keep' };
+        } catch (err) {
+          log('warn', `beforeModelResolve threw ${describe(err)}`);
+          return { tag: 'keep' };
+        }
+      },
+      beforeAgentStart(e) {
+        const h = plugin.beforeAgentStart;
+        if (!h) return { tag: 'allow' };
+        try {
+          const decision = h.handle(plain(e));
+          return decision?.tag === 'block' ? { tag: 'block', val: decision.val } : { tag: 'allow' };
+        } catch (err) {
+          log('warn', `beforeAgentStart threw ${describe(err)}`);
+          return { tag: 'allow' };
+        }
+      },
       llmInput: observer(plugin, 'llmInput'),
       llmOutput: observer(plugin, 'llmOutput'),
       modelCallStarted: observer(plugin, 'modelCallStarted'),
       modelCallEnded: observer(plugin, 'modelCallEnded'),
     },
     persistHooks: {
-      subscriptions: () => [],
-      toolResultPersist: () => ({ tag: 'keep' }),
-      beforeMessageWrite: () => ({ tag: 'keep' }),
+      subscriptions() {
+        return subscribed(plugin, {
+          toolResultPersist: 'tool-result-persist',
+          beforeMessageWrite: 'before-message-write',
+        }).map(({ hook, priority }) => ({ hook, priority }));
+      },
+      toolResultPersist(e) {
+        const h = plugin.toolResultPersist;
+        if (!h) return { tag: 'keep' };
+        try {
+          const text = h.handle({ ...plain(e), ...plain(e.context) });
+          return typeof text === 'string' ? { tag: 'replace', val: text } : { tag: 'keep' };
+        } catch (err) {
+          // Fail closed: it may have been a redaction.
+          return { tag: 'replace', val: `[withheld from the transcript: toolResultPersist threw ${describe(err)}]` };
+        }
+      },
+      beforeMessageWrite(e) {
+        const h = plugin.beforeMessageWrite;
+        if (!h) return { tag: 'keep' };
+        const m = e.message;
+        const role = m.tag === 'user' ? 'user' : m.tag === 'assistant' ? 'assistant' : 'tool_result';
+        const text = m.tag === 'user' ? m.val : m.tag === 'assistant' ? m.val.text : m.val.content;
+        let decision;
+        try {
+          decision = h.handle({ sessionId: e.sessionId, agentId: e.agentId, role, text });
+        } catch (err) {
+          log('warn', `beforeMessageWrite threw ${describe(err)}`);
+          return { tag: 'keep' };
+        }
+        if (decision && typeof decision === 'object' && 'keepOut' in decision) {
+          return { tag: 'block', val: decision.keepOut };
+        }
+        if (typeof decision !== 'string') return { tag: 'keep' };
+        // The same message (kind, call ids) with another text.
+        const val =
+          m.tag === 'user'
+            ? decision
+            : m.tag === 'assistant'
+              ? { ...m.val, text: decision }
+              : { ...m.val, content: decision };
+        return { tag: 'replace', val: { tag: m.tag, val } };
+      },
     },
     compactionProvider: {
-      offer: () => undefined,
-      summarize: () => undefined,
+      offer() {
+        return plugin.compactionProvider ? plugin.compactionProvider.priority ?? 0 : undefined;
+      },
+      summarize(e) {
+        const h = plugin.compactionProvider;
+        if (!h) return undefined;
+        try {
+          const summary = h.summarize(plain(e));
+          return typeof summary === 'string' ? summary : undefined;
+        } catch (err) {
+          log('warn', `compaction provider threw ${describe(err)}`);
+          return undefined;
+        }
+      },
     },
   };
 }

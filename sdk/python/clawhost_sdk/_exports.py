@@ -30,9 +30,16 @@ from ._registry import (
     REGISTRY,
     Allow,
     Block,
+    CompactionEvent,
     Handler,
     Keep,
+    KeepOut,
+    MessageEvent,
+    ModelEvent,
+    ModelOverride,
     Observed,
+    PersistEvent,
+    StartEvent,
     PromptEdit,
     PromptEvent,
     Replace,
@@ -296,6 +303,8 @@ class TranscriptHooks(exports.TranscriptHooks):
 class RunHooks(exports.RunHooks):
     def subscriptions(self) -> List[run_hooks.Subscription]:
         kinds = {
+            "before_model_resolve": run_hooks.RunHook.BEFORE_MODEL_RESOLVE,
+            "before_agent_start": run_hooks.RunHook.BEFORE_AGENT_START,
             "llm_input": run_hooks.RunHook.LLM_INPUT,
             "llm_output": run_hooks.RunHook.LLM_OUTPUT,
             "model_call_started": run_hooks.RunHook.MODEL_CALL_STARTED,
@@ -306,9 +315,39 @@ class RunHooks(exports.RunHooks):
     def before_model_resolve(
         self, event: run_hooks.ModelResolveEvent
     ) -> run_hooks.ModelResolveOutcome:
-        return run_hooks.ModelResolveOutcome_Keep()
+        handler = REGISTRY.handler("before_model_resolve")
+        if handler is None:
+            return run_hooks.ModelResolveOutcome_Keep()
+        try:
+            choice = handler.func(
+                ModelEvent(
+                    event.session_id, event.agent_id, event.prompt, event.provider, event.model
+                )
+            )
+        except Exception as e:
+            log("warn", f"before_model_resolve raised {type(e).__name__}: {e}")
+            return run_hooks.ModelResolveOutcome_Keep()
+        if not isinstance(choice, ModelOverride):
+            return run_hooks.ModelResolveOutcome_Keep()
+        return run_hooks.ModelResolveOutcome_Override(
+            run_hooks.ModelOverride(choice.provider, choice.model)
+        )
 
     def before_agent_start(self, event: run_hooks.AgentStartEvent) -> run_hooks.AgentStartOutcome:
+        handler = REGISTRY.handler("before_agent_start")
+        if handler is None:
+            return run_hooks.AgentStartOutcome_Allow()
+        try:
+            decision = handler.func(
+                StartEvent(
+                    event.run_id, event.session_id, event.agent_id, event.model_ref, event.prompt
+                )
+            )
+        except Exception as e:
+            log("warn", f"before_agent_start raised {type(e).__name__}: {e}")
+            return run_hooks.AgentStartOutcome_Allow()
+        if isinstance(decision, Block):
+            return run_hooks.AgentStartOutcome_Block(decision.reason)
         return run_hooks.AgentStartOutcome_Allow()
 
     def llm_input(self, event: run_hooks.LlmInputEvent) -> None:
@@ -324,24 +363,102 @@ class RunHooks(exports.RunHooks):
         _observe("model_call_ended", event)
 
 
+def _message_text(message: types.Message) -> tuple[str, str]:
+    if isinstance(message, types.Message_User):
+        return "user", message.value
+    if isinstance(message, types.Message_Assistant):
+        return "assistant", message.value.text
+    return "tool_result", message.value.content
+
+
+def _with_text(message: types.Message, text: str) -> types.Message:
+    """The same message (kind, call ids) with another text."""
+    if isinstance(message, types.Message_User):
+        return types.Message_User(text)
+    if isinstance(message, types.Message_Assistant):
+        return types.Message_Assistant(
+            types.AssistantMessage(text, message.value.tool_calls)
+        )
+    r = message.value
+    return types.Message_ToolResult(
+        types.ToolResultMessage(r.call_id, r.tool, text, r.is_error)
+    )
+
+
 class PersistHooks(exports.PersistHooks):
     def subscriptions(self) -> List[persist_hooks.Subscription]:
-        return []
+        kinds = {
+            "tool_result_persist": persist_hooks.PersistHook.TOOL_RESULT_PERSIST,
+            "before_message_write": persist_hooks.PersistHook.BEFORE_MESSAGE_WRITE,
+        }
+        return [persist_hooks.Subscription(k, h.priority) for h, k in _subscribed(kinds)]
 
     def tool_result_persist(
         self, event: persist_hooks.ToolResultPersistEvent
     ) -> persist_hooks.ToolResultPersistOutcome:
+        handler = REGISTRY.handler("tool_result_persist")
+        if handler is None:
+            return persist_hooks.ToolResultPersistOutcome_Keep()
+        c = event.context
+        try:
+            text = handler.func(
+                PersistEvent(
+                    event.tool,
+                    event.call_id,
+                    event.content,
+                    event.is_error,
+                    c.agent_id,
+                    c.session_id,
+                    c.model_ref,
+                )
+            )
+        except Exception as e:  # fail closed: it may have been a redaction
+            return persist_hooks.ToolResultPersistOutcome_Replace(
+                f"[withheld from the transcript: tool_result_persist raised {type(e).__name__}]"
+            )
+        if isinstance(text, str):
+            return persist_hooks.ToolResultPersistOutcome_Replace(text)
         return persist_hooks.ToolResultPersistOutcome_Keep()
 
     def before_message_write(
         self, event: persist_hooks.MessageWriteEvent
     ) -> persist_hooks.MessageWriteOutcome:
+        handler = REGISTRY.handler("before_message_write")
+        if handler is None:
+            return persist_hooks.MessageWriteOutcome_Keep()
+        role, text = _message_text(event.message)
+        try:
+            decision = handler.func(MessageEvent(event.session_id, event.agent_id, role, text))
+        except Exception as e:
+            log("warn", f"before_message_write raised {type(e).__name__}: {e}")
+            return persist_hooks.MessageWriteOutcome_Keep()
+        if isinstance(decision, KeepOut):
+            return persist_hooks.MessageWriteOutcome_Block(decision.reason)
+        if isinstance(decision, str):
+            return persist_hooks.MessageWriteOutcome_Replace(_with_text(event.message, decision))
         return persist_hooks.MessageWriteOutcome_Keep()
 
 
 class CompactionProvider(exports.CompactionProvider):
     def offer(self) -> Optional[int]:
-        return None
+        handler = REGISTRY.handler("compaction_provider")
+        return None if handler is None else handler.priority
 
     def summarize(self, event: transcript_hooks.BeforeCompactionEvent) -> Optional[str]:
-        return None
+        handler = REGISTRY.handler("compaction_provider")
+        if handler is None:
+            return None
+        try:
+            summary = handler.func(
+                CompactionEvent(
+                    event.session_id,
+                    event.message_count,
+                    event.token_count,
+                    event.compacted_count,
+                    event.transcript,
+                )
+            )
+        except Exception as e:
+            log("warn", f"compaction provider raised {type(e).__name__}: {e}")
+            return None
+        return summary if isinstance(summary, str) else None

@@ -73,6 +73,78 @@ class PromptEdit:
 
 
 @dataclass(frozen=True)
+class PersistEvent:
+    """A tool result about to be stored (`tool_result_persist`)."""
+
+    tool: str
+    call_id: str
+    content: str
+    is_error: bool
+    agent_id: str
+    session_id: Optional[str]
+    model_ref: str
+
+
+@dataclass(frozen=True)
+class MessageEvent:
+    """A message about to be stored (`before_message_write`): its role
+    (``user``, ``assistant``, ``tool_result``) and text."""
+
+    session_id: str
+    agent_id: str
+    role: str
+    text: str
+
+
+@dataclass(frozen=True)
+class KeepOut:
+    """Do not store the message (`before_message_write`)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class ModelEvent:
+    """A run's model about to be resolved (`before_model_resolve`)."""
+
+    session_id: Optional[str]
+    agent_id: str
+    prompt: str
+    provider: str
+    model: str
+
+
+@dataclass(frozen=True)
+class ModelOverride:
+    """Run another provider and/or model of the host's catalog."""
+
+    provider: Optional[str] = None
+    model: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class StartEvent:
+    """A run about to start (`before_agent_start`)."""
+
+    run_id: str
+    session_id: Optional[str]
+    agent_id: str
+    model_ref: str
+    prompt: str
+
+
+@dataclass(frozen=True)
+class CompactionEvent:
+    """Older context to summarize (the compaction provider)."""
+
+    session_id: Optional[str]
+    message_count: int
+    token_count: int
+    compacted_count: int
+    transcript: str
+
+
+@dataclass(frozen=True)
 class Observed:
     """An observe-only hook's event: its name and fields as plain data."""
 
@@ -289,6 +361,47 @@ def before_prompt_build(priority: int = 0) -> Callable[[F], F]:
         return func
 
     return register
+
+
+def _handler(hook: str, priority: int) -> Callable[[F], F]:
+    def register(func: F) -> F:
+        REGISTRY.add_handler(Handler(hook, priority, func))
+        return func
+
+    return register
+
+
+def tool_result_persist(priority: int = 0) -> Callable[[F], F]:
+    """Register the ``tool_result_persist`` handler: it gets a
+    ``PersistEvent`` and returns the text to store instead, or ``None``. An
+    exception withholds the text from the transcript."""
+    return _handler("tool_result_persist", priority)
+
+
+def before_message_write(priority: int = 0) -> Callable[[F], F]:
+    """Register the ``before_message_write`` handler (the operator must allow
+    conversation access): it gets a ``MessageEvent`` and returns ``None``
+    (store it), a text to store instead, or ``KeepOut(reason)``."""
+    return _handler("before_message_write", priority)
+
+
+def before_model_resolve(priority: int = 0) -> Callable[[F], F]:
+    """Register the ``before_model_resolve`` handler: it gets a
+    ``ModelEvent`` and returns a ``ModelOverride`` or ``None``."""
+    return _handler("before_model_resolve", priority)
+
+
+def before_agent_start(priority: int = 0) -> Callable[[F], F]:
+    """Register the ``before_agent_start`` handler: it gets a ``StartEvent``
+    and returns ``None`` (start) or ``block(reason)``."""
+    return _handler("before_agent_start", priority)
+
+
+def compaction_provider(priority: int = 0) -> Callable[[F], F]:
+    """Register a compaction summary provider (the operator must grant
+    ``grants.compaction``): it gets a ``CompactionEvent`` and returns the
+    summary or ``None``."""
+    return _handler("compaction_provider", priority)
 
 
 def observe(*hooks: str, priority: int = 0) -> Callable[[F], F]:
