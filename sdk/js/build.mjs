@@ -10,7 +10,7 @@
 // feature the host does not enable.
 
 import { spawnSync } from 'node:child_process';
-import { writeFileSync, readFileSync, existsSync, mkdirSync, copyFileSync, renameSync, rmSync } from 'node:fs';
+import { realpathSync, writeFileSync, readFileSync, existsSync, mkdirSync, copyFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -103,6 +103,7 @@ function main(argv) {
   process.stdout.write(build(resolve(pkg), resolve(out), module) + '\n');
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+// Run as a command (also through node_modules/.bin's symlink), not when imported.
+if (process.argv[1] && realpathSync(resolve(process.argv[1])) === realpathSync(fileURLToPath(import.meta.url))) {
   main(process.argv.slice(2));
 }

@@ -27,5 +27,6 @@ pub mod approve;
 pub mod build;
 pub mod demo;
 pub mod run;
+pub mod scaffold;
 pub mod sessions;
 pub mod transcript;

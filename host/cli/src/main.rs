@@ -72,11 +72,31 @@ enum Command {
         #[arg(long, short)]
         config: PathBuf,
     },
+    /// Plugin authoring: `clawhost plugin new <dir> --lang rust|python|js|ts`.
+    Plugin {
+        #[command(subcommand)]
+        action: PluginAction,
+    },
     /// Load the configured plugins and show what loaded, what was refused and why.
     Plugins {
         /// Config file.
         #[arg(long, short)]
         config: PathBuf,
+    },
+}
+
+#[derive(Subcommand)]
+enum PluginAction {
+    /// Write a new plugin package (a tool and a hook) that builds outside this repository.
+    New {
+        /// The package directory to create.
+        dir: PathBuf,
+        /// The language.
+        #[arg(long, value_enum)]
+        lang: clawhost::scaffold::Lang,
+        /// Plugin id (default: the directory's name).
+        #[arg(long)]
+        id: Option<String>,
     },
 }
 
@@ -148,6 +168,14 @@ async fn run() -> anyhow::Result<()> {
             agent,
             action,
         } => clawhost::sessions::manage(&config, &agent, action),
+        Command::Plugin {
+            action: PluginAction::New { dir, lang, id },
+        } => {
+            for path in clawhost::scaffold::new_plugin(&dir, lang, id.as_deref())? {
+                clawhost::say!("wrote {}", path.display());
+            }
+            Ok(())
+        }
         Command::Plugins { config } => {
             let config = Config::load(&config)?;
             let mut host = PluginHost::new(&config).context("setting up the plugin engine")?;

@@ -57,7 +57,8 @@ def build(package: Path, out: Path, module: str) -> Path:
             sys.stderr.write(done.stdout + done.stderr)
             raise SystemExit(f"componentize-py failed for {package}")
         partial.replace(wasm)
-    shutil.copyfile(manifest_path, out / "openclaw.plugin.json")
+    if (out / "openclaw.plugin.json").resolve() != manifest_path.resolve():
+        shutil.copyfile(manifest_path, out / "openclaw.plugin.json")
     return wasm
 
 
