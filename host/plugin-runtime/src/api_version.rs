@@ -23,6 +23,49 @@ fn out_of_range(id: &str, found: String) -> LoadError {
     }
 }
 
+/// WASI packages the host links (wasmtime-wasi's WASI 0.2).
+const WASI_PROVIDED: [&str; 6] = [
+    "wasi:cli/",
+    "wasi:clocks/",
+    "wasi:filesystem/",
+    "wasi:io/",
+    "wasi:random/",
+    "wasi:sockets/",
+];
+
+/// Refuse, before compiling, a component whose top-level imports name
+/// something no host version provides (a compile of a 12–20 MB component
+/// takes seconds; the refusal explains how to build without the import).
+/// What an import of ours may be is checked after compiling
+/// ([`check_component`]); a binary that does not parse is left to the compiler.
+pub fn precheck_imports(id: &str, bytes: &[u8]) -> Result<(), LoadError> {
+    use wasmparser::{Parser, Payload};
+    let mut depth = 0usize;
+    for payload in Parser::new(0).parse_all(bytes) {
+        let Ok(payload) = payload else { return Ok(()) };
+        match payload {
+            Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
+            Payload::End(_) => depth = depth.saturating_sub(1),
+            Payload::ComponentImportSection(reader) if depth == 0 => {
+                for import in reader {
+                    let Ok(import) = import else { return Ok(()) };
+                    let name = import.name.name;
+                    let provided =
+                        ours(name).is_some() || WASI_PROVIDED.iter().any(|p| name.starts_with(p));
+                    if !provided {
+                        return Err(LoadError::UnsupportedImport {
+                            id: id.into(),
+                            import: name.into(),
+                        });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Check the manifest's `apiVersion` before compiling anything.
 pub fn check_manifest(id: &str, api_version: &str) -> Result<ApiVersion, LoadError> {
     ApiVersion::of(api_version)
@@ -98,6 +141,32 @@ pub fn check_component(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unprovided_import_is_refused_before_compiling_with_a_fix() {
+        let with_import = |name: &str| {
+            wat::parse_str(format!(r#"(component (import "{name}" (instance)))"#)).unwrap()
+        };
+        let err = precheck_imports("p", &with_import("wasi:http/types@0.2.3"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("imports `wasi:http/types@0.2.3`")
+                && err.contains("before compiling")
+                && err.contains("clawhost-js build"),
+            "{err}"
+        );
+        assert!(precheck_imports("p", &with_import("acme:secret/door")).is_err());
+        for fine in ["wasi:io/streams@0.2.6", "openclaw:plugin/host@0.2.1"] {
+            assert!(precheck_imports("p", &with_import(fine)).is_ok(), "{fine}");
+        }
+        // Imports of nested modules and components are not the component's own.
+        let nested = wat::parse_str(
+            r#"(component (component (import "wasi:http/types@0.2.3" (instance))))"#,
+        )
+        .unwrap();
+        assert!(precheck_imports("p", &nested).is_ok());
+    }
 
     #[test]
     fn versions_follow_semver_for_0x() {

@@ -40,6 +40,15 @@ pub enum LoadError {
         /// Why.
         reason: String,
     },
+    /// The component imports an interface this host does not provide; found
+    /// before it is compiled.
+    #[error("plugin `{id}` imports `{import}`, which this host does not provide to plugins (refused before compiling it){}", fix_hint(.import))]
+    UnsupportedImport {
+        /// Plugin id.
+        id: String,
+        /// The import's name.
+        import: String,
+    },
     /// A grant the operator configured cannot be honoured.
     #[error("plugin `{id}`: grant {what} cannot be honoured: {reason}")]
     Grant {
@@ -97,6 +106,7 @@ impl LoadError {
             LoadError::Refused { id, .. }
             | LoadError::ApiVersion { id, .. }
             | LoadError::NotAPlugin { id, .. }
+            | LoadError::UnsupportedImport { id, .. }
             | LoadError::Grant { id, .. }
             | LoadError::Runtime { id, .. }
             | LoadError::Config { id, .. }
@@ -152,4 +162,15 @@ pub enum CallError {
         /// Why.
         reason: String,
     },
+}
+
+/// How to build without an import the host refuses, when there is a known way.
+fn fix_hint(import: &str) -> &'static str {
+    if import.starts_with("wasi:http/") {
+        ": componentize-js's default StarlingMonkey build imports wasi:http; build with `clawhost-js build` (the QuickJS backend) or pass `--disable http fetch-event` to `jco componentize`"
+    } else if import.starts_with("wasi:") {
+        ": this host links WASI 0.2's cli, clocks, filesystem, io, random and sockets only"
+    } else {
+        ""
+    }
 }

@@ -289,6 +289,7 @@ impl PluginHost {
         .map_err(|e| runtime("reading the component")(e.to_string()))?
         .map_err(runtime("reading the component"))?;
         admission::check_pin(&id, &sha256, &self.config)?;
+        api_version::precheck_imports(&id, &bytes)?;
         let grants = EffectiveGrants::resolve(
             &id,
             &package.manifest.capabilities,
