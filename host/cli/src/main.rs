@@ -77,12 +77,22 @@ enum Command {
         #[command(subcommand)]
         action: PluginAction,
     },
-    /// Load the configured plugins and show what loaded, what was refused and why.
+    /// Load the configured plugins and show what loaded, what was refused
+    /// and why (`plugins precompile`: compile them into the cache first).
     Plugins {
         /// Config file.
-        #[arg(long, short)]
-        config: PathBuf,
+        #[arg(long, short, global = true)]
+        config: Option<PathBuf>,
+        #[command(subcommand)]
+        action: Option<PluginsAction>,
     },
+}
+
+#[derive(Subcommand)]
+enum PluginsAction {
+    /// Compile every configured plugin into the component cache (so the
+    /// next start only loads), showing each compile.
+    Precompile,
 }
 
 #[derive(Subcommand)]
@@ -134,8 +144,9 @@ fn main() {
 async fn run() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("CLAWHOST_LOG")
-                .unwrap_or_else(|_| "warn,clawhost_plugin_runtime::host=error".into()),
+            tracing_subscriber::EnvFilter::try_from_env("CLAWHOST_LOG").unwrap_or_else(|_| {
+                "warn,clawhost_plugin_runtime::host=error,clawhost::progress=info".into()
+            }),
         )
         .with_writer(std::io::stderr)
         // Colour only on a terminal, and never with NO_COLOR set.
@@ -176,12 +187,29 @@ async fn run() -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Plugins { config } => {
+        Command::Plugins { config, action } => {
+            let config = config.context("give the config file with -c/--config")?;
             let config = Config::load(&config)?;
+            if matches!(action, Some(PluginsAction::Precompile))
+                && config.plugins.cache_dir.is_none()
+                && clawhost_plugin_runtime::ComponentCache::default_dir().is_none()
+            {
+                anyhow::bail!("precompile needs a cache: set plugins.cacheDir (or HOME)");
+            }
+            let precompile = matches!(action, Some(PluginsAction::Precompile));
             let mut host = PluginHost::new(&config).context("setting up the plugin engine")?;
             let reports = host.load_configured().await;
             for status in host.statuses() {
-                clawhost::say!("{}", render_status(&status));
+                if precompile {
+                    let how = if status.from_cache {
+                        "already compiled"
+                    } else {
+                        "compiled"
+                    };
+                    clawhost::say!("{}: {how}", status.id);
+                } else {
+                    clawhost::say!("{}", render_status(&status));
+                }
             }
             for line in reports.iter().filter_map(render_refusal) {
                 clawhost::say!("{line}");

@@ -62,6 +62,14 @@ impl Config {
                 fail(format!("plugins.limits.{key}"), "must be at least 1")?;
             }
         }
+        for (key, value) in [
+            ("cacheMaxMb", plugins.cache_max_mb),
+            ("cacheMaxAgeDays", plugins.cache_max_age_days),
+        ] {
+            if value == 0 {
+                fail(format!("plugins.{key}"), "must be at least 1")?;
+            }
+        }
         for (id, entry) in &plugins.entries {
             let at = format!("plugins.entries.{id}");
             if let Some(pin) = &entry.sha256 {

@@ -38,6 +38,13 @@ pub struct PluginsConfig {
     /// user state dir). Created 0600 on first use.
     #[serde(default)]
     pub cache_key_file: Option<PathBuf>,
+    /// Largest total size of the compiled-component cache, in MiB; the
+    /// least recently used artifacts go first (default 2048).
+    #[serde(default = "default_cache_max_mb")]
+    pub cache_max_mb: u64,
+    /// Compiled artifacts unused for this many days are removed (default 30).
+    #[serde(default = "default_cache_max_age_days")]
+    pub cache_max_age_days: u64,
     /// Allow filesystem grants of different plugins to overlap (one inside
     /// another). Off by default: a plugin with write access could otherwise
     /// change what another plugin's grant holds.
@@ -100,6 +107,8 @@ impl Default for PluginsConfig {
             deny: Vec::new(),
             cache_dir: None,
             cache_key_file: None,
+            cache_max_mb: default_cache_max_mb(),
+            cache_max_age_days: default_cache_max_age_days(),
             allow_overlapping_grants: false,
             limits: PluginLimits::default(),
             entries: BTreeMap::new(),
@@ -300,6 +309,14 @@ pub fn default_fail_policy(hook: &str) -> FailPolicy {
         "before_tool_call" | "tool_result" | "tool_result_persist" => FailPolicy::Block,
         _ => FailPolicy::Ignore,
     }
+}
+
+fn default_cache_max_mb() -> u64 {
+    2048
+}
+
+fn default_cache_max_age_days() -> u64 {
+    30
 }
 
 fn default_true() -> bool {

@@ -36,6 +36,9 @@ pub struct LoadReport {
 pub struct PluginHost {
     engine: Arc<PluginEngine>,
     cache: Arc<ComponentCache>,
+    /// Compiles running at once are bounded: a 12–20 MB component takes
+    /// seconds and ~400 MB to compile.
+    compiles: Arc<tokio::sync::Semaphore>,
     config: PluginsConfig,
     base_dir: PathBuf,
     plugins: Vec<Arc<LoadedPlugin>>,
@@ -68,13 +71,15 @@ impl PluginHost {
         } else {
             "plugins.cacheDir"
         };
-        let cache =
-            ComponentCache::open(engine.engine(), cache_dir, key_file.clone()).map_err(|e| {
-                LoadError::HostSetup {
-                    key: cache_key.into(),
-                    reason: e.to_string(),
-                }
-            })?;
+        let cache = ComponentCache::open(engine.engine(), cache_dir, key_file.clone())
+            .map_err(|e| LoadError::HostSetup {
+                key: cache_key.into(),
+                reason: e.to_string(),
+            })?
+            .with_limits(
+                config.plugins.cache_max_mb.saturating_mul(1 << 20),
+                Duration::from_secs(config.plugins.cache_max_age_days.saturating_mul(86_400)),
+            );
         let mut protected = ProtectedPaths::default();
         let resolved: Vec<(String, PathBuf)> = config
             .plugins
@@ -118,9 +123,12 @@ impl PluginHost {
         if let Some(file) = &config.source {
             protected.add(file, "config file");
         }
+        // Half the cores (at least one): each compile is itself parallel.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Ok(Self {
             engine: Arc::new(engine),
             cache: Arc::new(cache),
+            compiles: Arc::new(tokio::sync::Semaphore::new((cores / 2).max(1))),
             config: config.plugins.clone(),
             base_dir: config.base_dir.clone(),
             package_paths: resolved.into_iter().map(|(_, p)| p).collect(),
@@ -299,11 +307,24 @@ impl PluginHost {
         )?;
 
         let (engine, cache, key) = (self.engine.clone(), self.cache.clone(), sha256.clone());
+        let _permit = self
+            .compiles
+            .acquire()
+            .await
+            .expect("the semaphore is never closed");
+        let compiling = !cache.is_cached(&key);
+        let started = std::time::Instant::now();
+        if compiling {
+            tracing::info!(target: "clawhost::progress", "compiling plugin `{id}` ({:.1} MB)…", bytes.len() as f64 / 1e6);
+        }
         let (component, cache_outcome) =
             tokio::task::spawn_blocking(move || cache.load(engine.engine(), &key, &bytes))
                 .await
                 .map_err(|e| runtime("compiling")(e.to_string()))?
                 .map_err(|e| runtime("compiling")(format!("{e:#}")))?;
+        if compiling {
+            tracing::info!(target: "clawhost::progress", "compiled plugin `{id}` in {:.1} s", started.elapsed().as_secs_f64());
+        }
         let harness_granted = package.manifest.capabilities.harness && entry.grants.harness;
         let api = api_version::check_component(
             &id,

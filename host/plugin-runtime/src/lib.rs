@@ -28,7 +28,7 @@ mod state;
 pub use abi::{ApiVersion, MAX_API, MIN_API};
 pub use admission::sha256_hex;
 pub use api_version::API_PACKAGE;
-pub use cache::{CacheError, CacheOutcome, ComponentCache};
+pub use cache::{CacheError, CacheOutcome, ComponentCache, Evicted};
 pub use error::{CallError, LoadError};
 pub use host::{LoadReport, PluginHost};
 pub use logs::{LogLevel, LogLine, LogSource};

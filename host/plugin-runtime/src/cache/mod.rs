@@ -35,6 +35,18 @@ pub struct ComponentCache {
     /// The directory and its key; `None` when nothing is cached.
     disk: Option<Disk>,
     engine_key: String,
+    /// Bounds of the artifacts kept: total bytes and age since last use.
+    max_bytes: u64,
+    max_age: std::time::Duration,
+}
+
+/// What [`ComponentCache::evict`] removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Evicted {
+    /// Artifacts removed.
+    pub files: usize,
+    /// Their bytes.
+    pub bytes: u64,
 }
 
 struct Disk {
@@ -121,7 +133,60 @@ impl ComponentCache {
                 Some(Disk { dir, key })
             }
         };
-        Ok(Self { disk, engine_key })
+        Ok(Self {
+            disk,
+            engine_key,
+            max_bytes: u64::MAX,
+            max_age: std::time::Duration::MAX,
+        })
+    }
+
+    /// The same cache, keeping at most `max_bytes` of artifacts, none unused
+    /// for longer than `max_age` (applied after every compile).
+    pub fn with_limits(mut self, max_bytes: u64, max_age: std::time::Duration) -> Self {
+        self.max_bytes = max_bytes;
+        self.max_age = max_age;
+        self
+    }
+
+    /// Remove artifacts unused for longer than the age bound, then the least
+    /// recently used ones until the rest fit the size bound. `keep` (the
+    /// artifact just written) is never removed.
+    pub fn evict(&self, keep: Option<&Path>) -> Evicted {
+        let Some(disk) = &self.disk else {
+            return Evicted::default();
+        };
+        let Ok(entries) = std::fs::read_dir(&disk.dir) else {
+            return Evicted::default();
+        };
+        let now = std::time::SystemTime::now();
+        let mut files: Vec<(PathBuf, u64, std::time::SystemTime)> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "cwasm"))
+            .filter_map(|p| {
+                let meta = std::fs::symlink_metadata(&p).ok().filter(|m| m.is_file())?;
+                Some((p, meta.len(), meta.modified().ok()?))
+            })
+            .collect();
+        files.sort_by_key(|(_, _, used)| *used);
+        let mut total: u64 = files.iter().map(|(_, len, _)| len).sum();
+        let mut evicted = Evicted::default();
+        for (path, len, used) in files {
+            let old = now.duration_since(used).unwrap_or_default() > self.max_age;
+            if (total <= self.max_bytes && !old) || keep == Some(path.as_path()) {
+                continue;
+            }
+            if std::fs::remove_file(&path).is_ok() {
+                total -= len;
+                evicted.files += 1;
+                evicted.bytes += len;
+            }
+        }
+        if evicted.files > 0 {
+            tracing::info!(target: "clawhost::progress", files = evicted.files, bytes = evicted.bytes, "evicted compiled components from the cache");
+        }
+        evicted
     }
 
     /// The cache directory in use (canonical), if any.
@@ -157,6 +222,13 @@ impl ComponentCache {
         mac
     }
 
+    /// Whether a compiled artifact for `sha256` is on disk (not yet verified).
+    pub fn is_cached(&self, sha256: &str) -> bool {
+        self.disk
+            .as_ref()
+            .is_some_and(|disk| self.path(disk, sha256).is_file())
+    }
+
     /// Load a component: from the cache when its artifact verifies, else
     /// compile `bytes` and store the result.
     pub fn load(
@@ -176,7 +248,14 @@ impl ComponentCache {
                 // engine key: they were written by `store` below from a
                 // component this engine compiled.
                 match unsafe { Component::deserialize(engine, &file[HEADER_LEN..]) } {
-                    Ok(component) => return Ok((component, CacheOutcome::Hit)),
+                    Ok(component) => {
+                        // Used now: the age and size bounds evict the least
+                        // recently used artifacts first.
+                        if let Ok(f) = std::fs::File::options().append(true).open(&path) {
+                            let _ = f.set_modified(std::time::SystemTime::now());
+                        }
+                        return Ok((component, CacheOutcome::Hit));
+                    }
                     Err(e) => {
                         tracing::warn!(path = %path.display(), error = %e, "ignoring unusable cached component")
                     }
@@ -191,6 +270,7 @@ impl ComponentCache {
         if let Err(e) = self.store(disk, &path, sha256, &component) {
             tracing::warn!(path = %path.display(), error = %e, "could not cache compiled component");
         }
+        self.evict(Some(&path));
         Ok((component, CacheOutcome::Compiled))
     }
 

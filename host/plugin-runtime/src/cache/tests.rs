@@ -186,3 +186,41 @@ fn hosts_starting_together_agree_on_one_cache_key() {
         }
     }
 }
+
+#[test]
+fn the_cache_keeps_to_its_size_and_age_bounds_least_recently_used_first() {
+    let engine = engine();
+    let root = tempfile::tempdir().unwrap();
+    let open = |max_bytes: u64| {
+        ComponentCache::open(
+            &engine,
+            Some(root.path().join("cache")),
+            Some(root.path().join("state").join("key")),
+        )
+        .unwrap()
+        .with_limits(max_bytes, std::time::Duration::from_secs(3600))
+    };
+    let cache = open(u64::MAX);
+    let (a, b) = ("aa".repeat(32), "bb".repeat(32));
+    cache.load(&engine, &a, EMPTY).unwrap();
+    let one = std::fs::metadata(cache.path(cache.disk.as_ref().unwrap(), &a))
+        .unwrap()
+        .len();
+    // Room for one artifact: compiling b evicts a (least recently used).
+    let cache = open(one);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    cache.load(&engine, &b, EMPTY).unwrap();
+    assert!(!cache.is_cached(&a) && cache.is_cached(&b));
+    // An artifact unused past the age bound goes at the next sweep.
+    let path = cache.path(cache.disk.as_ref().unwrap(), &b);
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
+    std::fs::File::options()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    let evicted = cache.evict(None);
+    assert_eq!(evicted.files, 1);
+    assert!(!cache.is_cached(&b));
+}
