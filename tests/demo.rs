@@ -86,3 +86,53 @@ async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
         TurnEvent::Approval { plugin, tool, decision, .. }
             if plugin == "policy-guard" && tool == "read_note" && decision == "allow-once")));
 }
+
+#[tokio::test]
+async fn the_languages_demo_runs_python_and_javascript_plugins_beside_rust() {
+    use clawhost::demo::{config_of, Demo, LANGUAGES_MESSAGE};
+    let mut config = config_of(Demo::Languages, plugins_dir()).unwrap();
+    config.plugins.cache_dir = Some(cache_dir());
+    config.plugins.cache_key_file = Some(clawhost_tests::cache_key_file());
+    let runtimes = ModelRuntimes::new();
+    runtimes.rebuild(&config).unwrap();
+    let (runner, _) = EmbeddedRunner::start(config).await.unwrap();
+    let ctx = RunContext::new("main", "scripted/demo");
+    let out = one_turn(
+        &runner,
+        runtimes.current("main").unwrap(),
+        &ctx,
+        LANGUAGES_MESSAGE,
+    )
+    .await
+    .unwrap();
+    let results: Vec<(String, bool)> = ctx
+        .events
+        .snapshot()
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::ToolResult { tool, is_error, .. } => Some((tool.clone(), *is_error)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        results,
+        [
+            ("py_word_stats".to_string(), false),
+            ("js_shout".to_string(), false),
+            ("js_shout".to_string(), true),
+            ("py_divide".to_string(), true),
+        ]
+    );
+    assert!(
+        out.answer.contains("HOOKS IN THREE LANGUAGES"),
+        "{}",
+        out.answer
+    );
+    assert!(
+        out.answer
+            .contains("js-word-tools: parameters mention `forbidden`"),
+        "{}",
+        out.answer
+    );
+    assert!(out.answer.contains("ZeroDivisionError"), "{}", out.answer);
+}

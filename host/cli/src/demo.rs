@@ -15,18 +15,41 @@ use crate::transcript::{render_event, render_refusal, render_status};
 pub const DEMO_MESSAGE: &str =
     "Please count the words in this draft, then check my notes: the release ships on Friday after review.";
 
-/// The demo configuration (`host/cli/demo/clawhost.json`), loading plugins from `plugins_dir`.
-pub fn demo_config(plugins_dir: &Path) -> anyhow::Result<Config> {
+/// The user message of the languages demo turn.
+pub const LANGUAGES_MESSAGE: &str = "Count these words, then shout a little.";
+
+/// Which demo.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Demo {
+    /// Rust plugins: a tool, a policy hook that blocks, rewrites and asks
+    /// approval, and result redaction (`host/cli/demo/clawhost.json`).
+    Rust,
+    /// Python and JavaScript plugins beside a Rust one
+    /// (`host/cli/demo/languages.json`).
+    Languages,
+}
+
+/// A demo's configuration, loading plugins from `plugins_dir`.
+pub fn config_of(demo: Demo, plugins_dir: &Path) -> anyhow::Result<Config> {
+    let file = match demo {
+        Demo::Rust => "clawhost.json",
+        Demo::Languages => "languages.json",
+    };
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("demo")
-        .join("clawhost.json");
+        .join(file);
     let mut config = Config::load(&path)?;
     config.plugins.paths = vec![plugins_dir.to_path_buf()];
     Ok(config)
 }
 
+/// The demo configuration (`host/cli/demo/clawhost.json`), loading plugins from `plugins_dir`.
+pub fn demo_config(plugins_dir: &Path) -> anyhow::Result<Config> {
+    config_of(Demo::Rust, plugins_dir)
+}
+
 /// Run the demo, printing the transcript to stdout.
-pub async fn run(plugins_dir: Option<PathBuf>) -> anyhow::Result<()> {
+pub async fn run(plugins_dir: Option<PathBuf>, demo: Demo) -> anyhow::Result<()> {
     let plugins_dir = match plugins_dir {
         Some(dir) => dir,
         None => {
@@ -37,7 +60,7 @@ pub async fn run(plugins_dir: Option<PathBuf>) -> anyhow::Result<()> {
     // Relative to where the command runs, not to the demo config's directory.
     let plugins_dir = std::path::absolute(&plugins_dir)
         .with_context(|| format!("resolving {}", plugins_dir.display()))?;
-    let config = demo_config(&plugins_dir)?;
+    let config = config_of(demo, &plugins_dir)?;
     let runtimes = ModelRuntimes::new();
     runtimes
         .rebuild(&config)
@@ -62,7 +85,11 @@ pub async fn run(plugins_dir: Option<PathBuf>) -> anyhow::Result<()> {
     // policy-guard asks before `read_note`; the demo's operator answers.
     ctx.approvals = Approvals(Arc::new(crate::approve::ScriptedOperator));
     // The path `run` takes: a one-turn session, every hook.
-    let outcome = crate::run::one_turn(&runner, generation, &ctx, DEMO_MESSAGE).await?;
+    let message = match demo {
+        Demo::Rust => DEMO_MESSAGE,
+        Demo::Languages => LANGUAGES_MESSAGE,
+    };
+    let outcome = crate::run::one_turn(&runner, generation, &ctx, message).await?;
     say!();
     say!(
         "turn finished: {} model calls · {} input / {} output tokens (estimated by the scripted provider)",

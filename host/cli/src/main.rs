@@ -22,6 +22,9 @@ enum Command {
         /// Use already built plugin packages from this directory instead of building.
         #[arg(long)]
         plugins_dir: Option<PathBuf>,
+        /// The second demo: Python and JavaScript plugins beside a Rust one.
+        #[arg(long)]
+        languages: bool,
     },
     /// Build the plugins in plugins/ from source into plugin packages.
     BuildPlugins {
@@ -156,7 +159,17 @@ async fn run() -> anyhow::Result<()> {
         )
         .init();
     match Cli::parse().command {
-        Command::Demo { plugins_dir } => clawhost::demo::run(plugins_dir).await,
+        Command::Demo {
+            plugins_dir,
+            languages,
+        } => {
+            let demo = if languages {
+                clawhost::demo::Demo::Languages
+            } else {
+                clawhost::demo::Demo::Rust
+            };
+            clawhost::demo::run(plugins_dir, demo).await
+        }
         Command::BuildPlugins { out } => {
             let dir = clawhost::build::build_plugins(out.as_deref())?;
             clawhost::say!("{}", dir.display());
