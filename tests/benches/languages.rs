@@ -15,11 +15,15 @@ use clawhost_plugin_runtime::PluginHost;
 use clawhost_tests::plugins_dir;
 use serde_json::json;
 
-/// (language, package, plugin id).
-const PLUGINS: [(&str, &str, &str); 3] = [
+/// (language, package, plugin id): the examples, then no-op hooks (what
+/// each SDK and runtime costs by itself).
+const PLUGINS: [(&str, &str, &str); 6] = [
     ("Rust", "policy-guard", "policy-guard"),
     ("Python", "py-word-tools", "py-word-tools"),
     ("JavaScript", "js-word-tools", "js-word-tools"),
+    ("Rust", "bench-noop", "noop"),
+    ("Python", "py-bench-noop", "py-noop"),
+    ("JavaScript", "js-bench-noop", "js-noop"),
 ];
 
 fn config(cache: &Path) -> Config {
@@ -105,7 +109,11 @@ async fn measure(language: &str, package: &str, id: &str) {
         context: ctx(),
     };
     let mut trips = Vec::new();
-    for _ in 0..300 {
+    let rounds: usize = std::env::var("CLAWHOST_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(300);
+    for _ in 0..rounds {
         let (b, a) = (before_event.clone(), after_event.clone());
         let t = Instant::now();
         let verdict = hooks.before_tool_call(b).await.verdict;
@@ -135,7 +143,11 @@ fn main() {
         .unwrap();
     println!("| plugin | component | first compile | start from cache (median) | RSS per extra instance | hook round trip (median) |");
     println!("|---|---|---|---|---|---|");
+    // `CLAWHOST_BENCH_ONLY=Python` measures one language (for profiling).
+    let only = std::env::var("CLAWHOST_BENCH_ONLY").ok();
     for (language, package, id) in PLUGINS {
-        rt.block_on(measure(language, package, id));
+        if only.as_deref().is_none_or(|o| o == language) {
+            rt.block_on(measure(language, package, id));
+        }
     }
 }

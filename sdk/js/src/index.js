@@ -103,18 +103,58 @@ function subscribed(plugin, kinds) {
   return out;
 }
 
+// Events built field by field, with `params` and `result` parsed from JSON
+// on first use (a hook that does not read them pays nothing).
 function callEvent(e) {
-  return { ...plain(e), params: parse(e.params), ...plain(e.context) };
+  const c = e.context;
+  let params;
+  let parsed = false;
+  return {
+    tool: e.tool,
+    callId: e.callId,
+    toolPlugin: e.toolPlugin,
+    agentId: c.agentId,
+    sessionId: c.sessionId,
+    modelRef: c.modelRef,
+    get params() {
+      if (!parsed) {
+        params = parse(e.params);
+        parsed = true;
+      }
+      return params;
+    },
+  };
 }
 
 function resultEvent(e) {
+  const c = e.context;
   const ok = e.outcome.tag === 'ok';
+  let params;
+  let result;
+  let parsedParams = false;
+  let parsedResult = false;
   return {
-    ...plain(e),
-    params: parse(e.params),
-    result: ok ? parse(e.outcome.val) : undefined,
+    tool: e.tool,
+    callId: e.callId,
+    durationMs: Number(e.durationMs),
     error: ok ? undefined : e.outcome.val,
-    ...plain(e.context),
+    agentId: c.agentId,
+    sessionId: c.sessionId,
+    modelRef: c.modelRef,
+    get params() {
+      if (!parsedParams) {
+        params = parse(e.params);
+        parsedParams = true;
+      }
+      return params;
+    },
+    get result() {
+      if (ok && !parsedResult) {
+        result = parse(e.outcome.val);
+        parsedResult = true;
+      }
+      return result;
+    },
   };
 }
 

@@ -27,6 +27,7 @@ from wit_world.imports import types
 
 from ._host import log
 from ._registry import (
+    _UNPARSED,
     REGISTRY,
     Allow,
     Block,
@@ -104,30 +105,31 @@ class ToolProvider(exports.ToolProvider):
 
 def _call_event(e: tool_hooks.BeforeToolCallEvent) -> ToolCallEvent:
     c = e.context
-    return ToolCallEvent(
-        e.tool, e.call_id, _json(e.params), e.tool_plugin, c.agent_id, c.session_id, c.model_ref
+    event = ToolCallEvent(
+        e.tool, e.call_id, _UNPARSED, e.tool_plugin, c.agent_id, c.session_id, c.model_ref
     )
+    event._params_text = e.params
+    return event
 
 
 def _result_event(e: tool_hooks.AfterToolCallEvent) -> ToolResultEvent:
     c = e.context
-    result: Any = None
-    error: Optional[str] = None
-    if isinstance(e.outcome, Err):
-        error = str(e.outcome.value)
-    else:
-        result = _json(e.outcome.value)
-    return ToolResultEvent(
+    failed = isinstance(e.outcome, Err)
+    event = ToolResultEvent(
         e.tool,
         e.call_id,
-        _json(e.params),
-        result,
-        error,
+        _UNPARSED,
+        None if failed else _UNPARSED,
+        str(e.outcome.value) if failed else None,
         e.duration_ms,
         c.agent_id,
         c.session_id,
         c.model_ref,
     )
+    event._params_text = e.params
+    if not failed:
+        event._result_text = e.outcome.value
+    return event
 
 
 def _gate(e: tool_hooks.BeforeToolCallEvent) -> tool_gate.GateOutcome:

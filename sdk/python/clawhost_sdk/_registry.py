@@ -22,33 +22,105 @@ class ToolError(Exception):
         self.invalid = invalid
 
 
-@dataclass(frozen=True)
+_UNPARSED: Any = object()
+
+
+def _parse(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
 class ToolCallEvent:
-    """A tool call about to run (`before_tool_call`)."""
+    """A tool call about to run (`before_tool_call`). ``params`` is parsed
+    from JSON on first use (a hook that does not read it pays nothing)."""
 
-    tool: str
-    call_id: str
-    params: Any
-    tool_plugin: Optional[str]
-    agent_id: str
-    session_id: Optional[str]
-    model_ref: str
+    __slots__ = (
+        "tool", "call_id", "_params", "_params_text", "tool_plugin", "agent_id",
+        "session_id", "model_ref",
+    )
+
+    def __init__(
+        self,
+        tool: str,
+        call_id: str,
+        params: Any,
+        tool_plugin: Optional[str],
+        agent_id: str,
+        session_id: Optional[str],
+        model_ref: str,
+    ) -> None:
+        self.tool = tool
+        self.call_id = call_id
+        self._params = params
+        self._params_text = ""
+        self.tool_plugin = tool_plugin
+        self.agent_id = agent_id
+        self.session_id = session_id
+        self.model_ref = model_ref
+
+    @property
+    def params(self) -> Any:
+        """The call's parameters."""
+        if self._params is _UNPARSED:
+            self._params = _parse(self._params_text)
+        return self._params
+
+    def __repr__(self) -> str:
+        return f"ToolCallEvent(tool={self.tool!r}, call_id={self.call_id!r}, params={self.params!r})"
 
 
-@dataclass(frozen=True)
 class ToolResultEvent:
     """A tool call that ran (`after_tool_call`, `tool_result`): ``result``
-    when it succeeded, ``error`` when it failed."""
+    when it succeeded, ``error`` when it failed. ``params`` and ``result``
+    are parsed from JSON on first use."""
 
-    tool: str
-    call_id: str
-    params: Any
-    result: Any
-    error: Optional[str]
-    duration_ms: int
-    agent_id: str
-    session_id: Optional[str]
-    model_ref: str
+    __slots__ = (
+        "tool", "call_id", "_params", "_params_text", "_result", "_result_text", "error",
+        "duration_ms", "agent_id", "session_id", "model_ref",
+    )
+
+    def __init__(
+        self,
+        tool: str,
+        call_id: str,
+        params: Any,
+        result: Any,
+        error: Optional[str],
+        duration_ms: int,
+        agent_id: str,
+        session_id: Optional[str],
+        model_ref: str,
+    ) -> None:
+        self.tool = tool
+        self.call_id = call_id
+        self._params = params
+        self._params_text = ""
+        self._result = result
+        self._result_text = ""
+        self.error = error
+        self.duration_ms = duration_ms
+        self.agent_id = agent_id
+        self.session_id = session_id
+        self.model_ref = model_ref
+
+    @property
+    def params(self) -> Any:
+        """The parameters the tool ran with."""
+        if self._params is _UNPARSED:
+            self._params = _parse(self._params_text)
+        return self._params
+
+    @property
+    def result(self) -> Any:
+        """The tool's result (``None`` when it failed)."""
+        if self._result is _UNPARSED:
+            self._result = _parse(self._result_text)
+        return self._result
+
+    def __repr__(self) -> str:
+        return f"ToolResultEvent(tool={self.tool!r}, call_id={self.call_id!r}, error={self.error!r})"
 
 
 @dataclass(frozen=True)
@@ -289,15 +361,18 @@ class Registry:
     tools: dict[str, Tool] = field(default_factory=dict)
     handlers: list[Handler] = field(default_factory=list)
 
+    by_hook: dict[str, Handler] = field(default_factory=dict)
+
     def handler(self, hook: str) -> Optional[Handler]:
         """The handler of ``hook``, if one is registered."""
-        return next((h for h in self.handlers if h.hook == hook), None)
+        return self.by_hook.get(hook)
 
     def add_handler(self, handler: Handler) -> None:
         """Register ``handler``; one per hook."""
-        if self.handler(handler.hook) is not None:
+        if handler.hook in self.by_hook:
             raise ValueError(f"a `{handler.hook}` handler is already registered")
         self.handlers.append(handler)
+        self.by_hook[handler.hook] = handler
 
 
 #: The registry of this component (one plugin per component).
