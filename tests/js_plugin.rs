@@ -79,44 +79,13 @@ async fn a_javascript_tool_and_hook_run_and_thrown_errors_are_results() {
 
 #[tokio::test]
 async fn javascript_persist_and_start_hooks_decide() {
-    use clawhost_hooks::{AgentStartEvent, ToolResultPersistEvent};
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(
-        json!({"plugins": {"entries": {"js-word-tools": {"config": {"hideInTranscript": ["hunter2"], "stopWord": "halt"}}}}}),
+        json!({"plugins": {
+            "entries": {"js-word-tools": {"config": {"hideInTranscript": ["hunter2"], "stopWord": "halt"}}}
+        }}),
         dir.path(),
     );
     let runner = runner_with(cfg, &["js-word-tools"]).await;
-    let stored = runner
-        .hooks()
-        .tool_result_persist(ToolResultPersistEvent {
-            tool: "read".into(),
-            call_id: "c".into(),
-            content: "password hunter2".into(),
-            is_error: false,
-            context: clawhost_tests::call_context(),
-        })
-        .await
-        .stored;
-    assert_eq!(stored.as_deref(), Some("password [hidden]"));
-    let start = |prompt: &str| AgentStartEvent {
-        run_id: "r".into(),
-        session_id: None,
-        agent_id: "main".into(),
-        model_ref: "m/x".into(),
-        prompt: prompt.into(),
-    };
-    let run = runner
-        .hooks()
-        .before_agent_start(start("please halt"))
-        .await;
-    assert_eq!(
-        run.blocked.as_deref(),
-        Some("plugin `js-word-tools` stopped the run: js-word-tools: the message contains `halt`")
-    );
-    assert!(runner
-        .hooks()
-        .before_agent_start(start("go on"))
-        .await
-        .blocked
-        .is_none());
+    clawhost_tests::check_persist_and_start_hooks(&runner, "js-word-tools").await;
 }

@@ -120,7 +120,6 @@ async fn a_python_tool_and_hook_run_and_exceptions_are_results() {
 
 #[tokio::test]
 async fn python_persist_and_start_hooks_decide() {
-    use clawhost_hooks::{AgentStartEvent, ToolResultPersistEvent};
     let dir = tempfile::tempdir().unwrap();
     let cfg = config(
         json!({"plugins": {
@@ -130,38 +129,5 @@ async fn python_persist_and_start_hooks_decide() {
         dir.path(),
     );
     let runner = runner_with(cfg, &["py-word-tools"]).await;
-    let context = clawhost_tests::call_context();
-    let stored = runner
-        .hooks()
-        .tool_result_persist(ToolResultPersistEvent {
-            tool: "read".into(),
-            call_id: "c".into(),
-            content: "password hunter2".into(),
-            is_error: false,
-            context: context.clone(),
-        })
-        .await
-        .stored;
-    assert_eq!(stored.as_deref(), Some("password [hidden]"));
-    let start = |prompt: &str| AgentStartEvent {
-        run_id: "r".into(),
-        session_id: None,
-        agent_id: "main".into(),
-        model_ref: "m/x".into(),
-        prompt: prompt.into(),
-    };
-    let run = runner
-        .hooks()
-        .before_agent_start(start("please halt"))
-        .await;
-    assert_eq!(
-        run.blocked.as_deref(),
-        Some("plugin `py-word-tools` stopped the run: py-word-tools: the message contains `halt`")
-    );
-    assert!(runner
-        .hooks()
-        .before_agent_start(start("go on"))
-        .await
-        .blocked
-        .is_none());
+    clawhost_tests::check_persist_and_start_hooks(&runner, "py-word-tools").await;
 }

@@ -108,3 +108,42 @@ pub async fn call_tool(
         .call_tool(tool, "c", &params, &call_context())
         .await
 }
+
+/// The persist and start hooks of a word-tools example plugin (Python or
+/// JavaScript), configured with `"hideInTranscript": ["hunter2"], "stopWord":
+/// "halt"`: the stored text hides the word, and a message with the stop word
+/// does not start.
+pub async fn check_persist_and_start_hooks(runner: &EmbeddedRunner, plugin: &str) {
+    use clawhost_hooks::{AgentStartEvent, ToolResultPersistEvent};
+    let stored = runner
+        .hooks()
+        .tool_result_persist(ToolResultPersistEvent {
+            tool: "read".into(),
+            call_id: "c".into(),
+            content: "password hunter2".into(),
+            is_error: false,
+            context: call_context(),
+        })
+        .await
+        .stored;
+    assert_eq!(stored.as_deref(), Some("password [hidden]"));
+    let start = |prompt: &str| AgentStartEvent {
+        run_id: "r".into(),
+        session_id: None,
+        agent_id: "main".into(),
+        model_ref: "m/x".into(),
+        prompt: prompt.into(),
+    };
+    let run = runner
+        .hooks()
+        .before_agent_start(start("please halt"))
+        .await;
+    assert_eq!(
+        run.blocked,
+        Some(format!(
+            "plugin `{plugin}` stopped the run: {plugin}: the message contains `halt`"
+        ))
+    );
+    let run = runner.hooks().before_agent_start(start("go on")).await;
+    assert!(run.blocked.is_none());
+}
