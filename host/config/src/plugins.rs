@@ -33,7 +33,7 @@ pub struct PluginsConfig {
     /// is a symlink, or lies inside a plugin path or a filesystem grant.
     #[serde(default)]
     pub cache_dir: Option<PathBuf>,
-    /// The key that authenticates cached components (HMAC-SHA256), kept
+    /// The key that authenticates cached components (keyed BLAKE3), kept
     /// outside the cache dir (default: `clawhost/component-cache.key` in the
     /// user state dir). Created 0600 on first use.
     #[serde(default)]

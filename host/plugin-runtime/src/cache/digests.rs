@@ -1,13 +1,13 @@
 //! Remembered component digests: the sha256 of a component file keyed by
 //! its path and [`FileStamp`], so an unchanged 18 MB component is not hashed
-//! again at every start. A record is authenticated with the cache's key (a
-//! forged record could otherwise pass a pin); a changed file (any write moves
-//! its status-change time) or a record that does not verify is hashed again.
+//! again at every start. A record is authenticated with the cache's key
+//! (keyed BLAKE3; a forged record could otherwise pass a pin); a changed file
+//! (any write moves its status-change time) or a record that does not verify
+//! is hashed again.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 
 use super::{ComponentCache, Disk, TAG_LEN};
@@ -16,14 +16,14 @@ use crate::owned_path::{self, FileStamp};
 /// Largest record read.
 const MAX_RECORD: u64 = 4096;
 
-fn tag(disk: &Disk, path: &str, stamp: &str, sha256: &str) -> Hmac<Sha256> {
-    let mut mac = Hmac::<Sha256>::new_from_slice(&disk.key).expect("HMAC takes any key size");
+fn tag(disk: &Disk, path: &str, stamp: &str, sha256: &str) -> blake3::Hash {
+    let mut mac = blake3::Hasher::new_keyed(&disk.key);
     mac.update(b"clawhost component digest v1\0");
     for part in [path, stamp, sha256] {
         mac.update(part.as_bytes());
         mac.update(b"\0");
     }
-    mac
+    mac.finalize()
 }
 
 fn record_path(disk: &Disk, file: &str) -> PathBuf {
@@ -61,9 +61,9 @@ fn read_record(disk: &Disk, record: &Path, file: &str, stamp: &str) -> Option<St
     if path != file || at != stamp || sha.len() != 64 {
         return None;
     }
-    let mac = hex::decode(mac).ok().filter(|m| m.len() == TAG_LEN)?;
-    tag(disk, file, stamp, sha).verify_slice(&mac).ok()?;
-    Some(sha.to_string())
+    let mac: [u8; TAG_LEN] = hex::decode(mac).ok()?.try_into().ok()?;
+    // `blake3::Hash`'s equality is constant-time.
+    (tag(disk, file, stamp, sha) == blake3::Hash::from_bytes(mac)).then(|| sha.to_string())
 }
 
 fn write_record(
@@ -75,7 +75,7 @@ fn write_record(
 ) -> anyhow::Result<()> {
     let dir = record.parent().expect("a record path has a parent");
     owned_path::private_dir(dir)?;
-    let mac = hex::encode(tag(disk, file, stamp, sha).finalize().into_bytes());
+    let mac = tag(disk, file, stamp, sha).to_hex();
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     writeln!(tmp, "{file}\n{stamp}\n{sha}\n{mac}")?;
     tmp.persist(record)?;
