@@ -12,7 +12,6 @@ from typing import Any, List, Optional
 from componentize_py_types import Err, Ok
 from wit_world import exports
 from wit_world.exports import (
-    compaction_provider,
     model_hooks,
     persist_hooks,
     prompt_hooks,
@@ -61,13 +60,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return value
-
-
-def _json(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
 
 
 def _observe(hook: str, event: Any) -> None:
