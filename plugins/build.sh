@@ -44,17 +44,33 @@ else
       --config 'target.wasm32-wasip2.rustflags=["-L","native=/usr/lib/wasm32-wasi"]' >&2
 fi
 
+# Copy $1 to $2 unless $2 already holds the same bytes (an unchanged file
+# keeps its stamp, so hosts need not rehash it), under a temporary name of
+# this process's own: concurrent builds (test binaries run in parallel) never
+# move each other's half-copied files.
+put() {
+  cmp -s "$1" "$2" && return 0
+  cp "$1" "$2.tmp.$$" && mv "$2.tmp.$$" "$2"
+}
+
+# Stage package $1 from its manifest $2 and component $3.
+stage() {
+  mkdir -p "$out/$1"
+  put "$2" "$out/$1/openclaw.plugin.json"
+  put "$3" "$out/$1/plugin.wasm"
+}
+
+# Whether the build in dir $1 is missing or was made from other sources than hash $2.
+stale() {
+  [ ! -f "$1/plugin.wasm" ] || [ "$(cat "$1.srchash" 2>/dev/null)" != "$2" ]
+}
+
 for manifest in "$here"/*/openclaw.plugin.json; do
   [ -f "$(dirname "$manifest")/Cargo.toml" ] || continue   # not a Rust guest
   crate=$(basename "$(dirname "$manifest")")
   wasm="$tdir/wasm32-wasip2/release/${crate//-/_}.wasm"
   [ -f "$wasm" ] || { echo "build.sh: $wasm was not built" >&2; exit 1; }
-  mkdir -p "$out/$crate"
-  cp "$manifest" "$out/$crate/openclaw.plugin.json.tmp.$$" \
-    && mv "$out/$crate/openclaw.plugin.json.tmp.$$" "$out/$crate/openclaw.plugin.json"
-  # A temporary name of this process's own: concurrent builds (test binaries
-  # run in parallel) never move each other's half-copied files.
-  cp "$wasm" "$out/$crate/plugin.wasm.tmp.$$" && mv "$out/$crate/plugin.wasm.tmp.$$" "$out/$crate/plugin.wasm"
+  stage "$crate" "$manifest" "$wasm"
 done
 # Python plugins (plugins/py-*): the Python SDK (sdk/python) with componentize-py.
 # A build is not byte-reproducible, so a package is rebuilt only when its
@@ -73,18 +89,12 @@ if ls "$here"/py-*/app.py >/dev/null 2>&1; then
     built=$tdir/python/$crate
     hash=$(cat "$dir"/*.py "$dir/openclaw.plugin.json" "$sdk_py"/*.py "$sdk_py"/wit/*.wit \
              <(componentize-py --version) | sha256sum | cut -d' ' -f1)
-    if [ ! -f "$built/plugin.wasm" ] || [ "$(cat "$built.srchash" 2>/dev/null)" != "$hash" ]; then
+    if stale "$built" "$hash"; then
       echo "build.sh: building $crate (Python)" >&2
       python3 "$sdk_py/build.py" build "$dir" --out "$built" >&2
       echo "$hash" > "$built.srchash"
     fi
-    mkdir -p "$out/$crate"
-    cp "$built/openclaw.plugin.json" "$out/$crate/openclaw.plugin.json.tmp.$$" \
-      && mv "$out/$crate/openclaw.plugin.json.tmp.$$" "$out/$crate/openclaw.plugin.json"
-    if ! cmp -s "$built/plugin.wasm" "$out/$crate/plugin.wasm"; then
-      cp "$built/plugin.wasm" "$out/$crate/plugin.wasm.tmp.$$" \
-        && mv "$out/$crate/plugin.wasm.tmp.$$" "$out/$crate/plugin.wasm"
-    fi
+    stage "$crate" "$built/openclaw.plugin.json" "$built/plugin.wasm"
   done
 fi
 # JavaScript plugins (plugins/js-*): the JS SDK (sdk/js) with jco's QuickJS
@@ -101,18 +111,12 @@ if ls "$here"/js-*/app.js >/dev/null 2>&1; then
     built=$tdir/js/$crate
     hash=$(cat "$dir"/*.js "$dir/openclaw.plugin.json" "$sdk_js"/src/*.js "$sdk_js/build.mjs" \
              "$sdk_js/package-lock.json" "$sdk_js"/wit/*.wit | sha256sum | cut -d' ' -f1)
-    if [ ! -f "$built/plugin.wasm" ] || [ "$(cat "$built.srchash" 2>/dev/null)" != "$hash" ]; then
+    if stale "$built" "$hash"; then
       echo "build.sh: building $crate (JavaScript)" >&2
       node "$sdk_js/build.mjs" build "$dir" --out "$built" >&2
       echo "$hash" > "$built.srchash"
     fi
-    mkdir -p "$out/$crate"
-    cp "$built/openclaw.plugin.json" "$out/$crate/openclaw.plugin.json.tmp.$$" \
-      && mv "$out/$crate/openclaw.plugin.json.tmp.$$" "$out/$crate/openclaw.plugin.json"
-    if ! cmp -s "$built/plugin.wasm" "$out/$crate/plugin.wasm"; then
-      cp "$built/plugin.wasm" "$out/$crate/plugin.wasm.tmp.$$" \
-        && mv "$out/$crate/plugin.wasm.tmp.$$" "$out/$crate/plugin.wasm"
-    fi
+    stage "$crate" "$built/openclaw.plugin.json" "$built/plugin.wasm"
   done
 fi
 echo "$out"

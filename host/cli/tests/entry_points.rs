@@ -81,34 +81,37 @@ fn approval_config(root: &std::path::Path, approvals: serde_json::Value) -> std:
     )
 }
 
-#[test]
-fn chat_asks_the_operator_and_allow_always_stands_for_the_session() {
+/// `clawhost chat` on `config` with `input` typed (then end of input):
+/// whether it succeeded, and its stdout and stderr.
+fn chat(config: &std::path::Path, input: &[u8]) -> (bool, String) {
     use std::io::Write;
-    let root = tempfile::tempdir().unwrap();
-    let config = approval_config(root.path(), json!({}));
+    use std::process::Stdio;
     let mut child = Command::new(env!("CARGO_BIN_EXE_clawhost"))
         .args(["chat", "-c"])
-        .arg(&config)
+        .arg(config)
         .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // An answer the host does not know is asked again; then `a`.
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"first\nmaybe\na\nsecond\n/quit\n")
-        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
     let out = child.wait_with_output().unwrap();
     let all = format!(
         "{}\n{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(out.status.success(), "{all}");
+    (out.status.success(), all)
+}
+
+#[test]
+fn chat_asks_the_operator_and_allow_always_stands_for_the_session() {
+    let root = tempfile::tempdir().unwrap();
+    let config = approval_config(root.path(), json!({}));
+    // An answer the host does not know is asked again; then `a`.
+    let (ok, all) = chat(&config, b"first\nmaybe\na\nsecond\n/quit\n");
+    assert!(ok, "{all}");
     assert_eq!(
         all.matches("approval needed (warning) · plugin policy-guard · tool echo")
             .count(),
@@ -130,22 +133,11 @@ fn chat_asks_the_operator_and_allow_always_stands_for_the_session() {
 
 #[test]
 fn chat_input_ending_while_asked_cancels_the_call() {
-    use std::io::Write;
     let root = tempfile::tempdir().unwrap();
     let config = approval_config(root.path(), json!({}));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_clawhost"))
-        .args(["chat", "-c"])
-        .arg(&config)
-        .env("NO_COLOR", "1")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"first\n").unwrap();
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
-    assert!(stdout.contains("the answer was cancelled"), "{stdout}");
+    let (ok, all) = chat(&config, b"first\n");
+    assert!(ok, "{all}");
+    assert!(all.contains("the answer was cancelled"), "{all}");
 }
 
 #[test]
