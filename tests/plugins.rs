@@ -410,12 +410,16 @@ async fn compiled_components_are_reused_from_the_cache() {
     assert!(!first.statuses()[0].from_cache);
     let second = host_with(&cfg, &["text-tools"]).await.unwrap();
     assert!(second.statuses()[0].from_cache);
-    // One compiled artifact, and one remembered digest of the component.
+    // One compiled artifact with its tag file, and one remembered digest of
+    // the component.
     let cache = dir.path().join("cache");
-    let artifacts = std::fs::read_dir(&cache)
+    let mut files: Vec<String> = std::fs::read_dir(&cache)
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().path().is_file())
-        .count();
-    assert_eq!(artifacts, 1);
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| p.extension().unwrap().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["cwasm", "tag"]);
     assert_eq!(std::fs::read_dir(cache.join("digests")).unwrap().count(), 1);
 }

@@ -33,6 +33,18 @@ const WASI_PROVIDED: [&str; 6] = [
     "wasi:sockets/",
 ];
 
+/// Refuse an import of a package no host version provides (neither ours
+/// nor a WASI package the host links).
+fn check_provided(id: &str, name: &str) -> Result<(), LoadError> {
+    if ours(name).is_some() || WASI_PROVIDED.iter().any(|p| name.starts_with(p)) {
+        return Ok(());
+    }
+    Err(LoadError::UnsupportedImport {
+        id: id.into(),
+        import: name.into(),
+    })
+}
+
 /// Refuse, before compiling, a component whose top-level imports name
 /// something no host version provides (a compile of a 12–20 MB component
 /// takes seconds; the refusal explains how to build without the import).
@@ -49,15 +61,7 @@ pub fn precheck_imports(id: &str, bytes: &[u8]) -> Result<(), LoadError> {
             Payload::ComponentImportSection(reader) if depth == 0 => {
                 for import in reader {
                     let Ok(import) = import else { return Ok(()) };
-                    let name = import.name.name;
-                    let provided =
-                        ours(name).is_some() || WASI_PROVIDED.iter().any(|p| name.starts_with(p));
-                    if !provided {
-                        return Err(LoadError::UnsupportedImport {
-                            id: id.into(),
-                            import: name.into(),
-                        });
-                    }
+                    check_provided(id, import.name.name)?;
                 }
             }
             _ => {}
@@ -73,8 +77,8 @@ pub fn check_manifest(id: &str, api_version: &str) -> Result<ApiVersion, LoadErr
 }
 
 /// The API version a compiled component targets, from the interfaces it
-/// exports (all of one version); its imports must be WASI or interfaces of
-/// that version (the harness ones only when `harness_granted`), and the
+/// exports (all of one version); its imports must be WASI packages the host
+/// links or interfaces of that version (the harness ones only when `harness_granted`), and the
 /// version must be the one its manifest declares.
 pub fn check_component(
     id: &str,
@@ -114,6 +118,8 @@ pub fn check_component(
     }
     let (host, harness_only) = api.imports();
     for (name, item) in ty.imports(engine) {
+        // Again here: a component from the compiled cache skipped the precheck.
+        check_provided(id, name)?;
         if name.starts_with("wasi:") {
             continue;
         }

@@ -12,6 +12,7 @@ use clawhost_tools::Tool;
 
 use crate::abi::{Answer, Request};
 use crate::cache::ComponentCache;
+use crate::component_source::{self, Acquired, Source};
 use crate::engine::PluginEngine;
 use crate::instance::{CallLimits, PluginInstance};
 use crate::logs::PluginLogs;
@@ -283,21 +284,21 @@ impl PluginHost {
                 reason: e,
             }
         };
-        let max = self.config.limits.max_component_mb << 20;
-        let reader = package.clone();
-        let digests = self.cache.clone();
-        let (bytes, sha256) = tokio::task::spawn_blocking(move || {
-            let (bytes, stamp) = reader.read_component(max)?;
-            // An unchanged file's digest is remembered (authenticated);
-            // the pin is checked against it all the same.
-            let sha256 = digests.digest(&reader.component_path(), stamp.as_ref(), &bytes);
-            Ok::<_, String>((bytes, sha256))
-        })
-        .await
-        .map_err(|e| runtime("reading the component")(e.to_string()))?
-        .map_err(runtime("reading the component"))?;
-        admission::check_pin(&id, &sha256, &self.config)?;
-        api_version::precheck_imports(&id, &bytes)?;
+        let Acquired {
+            component,
+            sha256,
+            outcome: cache_outcome,
+        } = component_source::acquire(
+            Source {
+                engine: &self.engine,
+                cache: &self.cache,
+                compiles: &self.compiles,
+                config: &self.config,
+            },
+            &id,
+            &package,
+        )
+        .await?;
         let grants = EffectiveGrants::resolve(
             &id,
             &package.manifest.capabilities,
@@ -306,25 +307,6 @@ impl PluginHost {
             &self.protected,
         )?;
 
-        let (engine, cache, key) = (self.engine.clone(), self.cache.clone(), sha256.clone());
-        let _permit = self
-            .compiles
-            .acquire()
-            .await
-            .expect("the semaphore is never closed");
-        let compiling = !cache.is_cached(&key);
-        let started = std::time::Instant::now();
-        if compiling {
-            tracing::info!(target: "clawhost::progress", "compiling plugin `{id}` ({:.1} MB)…", bytes.len() as f64 / 1e6);
-        }
-        let (component, cache_outcome) =
-            tokio::task::spawn_blocking(move || cache.load(engine.engine(), &key, &bytes))
-                .await
-                .map_err(|e| runtime("compiling")(e.to_string()))?
-                .map_err(|e| runtime("compiling")(format!("{e:#}")))?;
-        if compiling {
-            tracing::info!(target: "clawhost::progress", "compiled plugin `{id}` in {:.1} s", started.elapsed().as_secs_f64());
-        }
         let harness_granted = package.manifest.capabilities.harness && entry.grants.harness;
         let api = api_version::check_component(
             &id,

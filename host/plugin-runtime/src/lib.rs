@@ -13,6 +13,7 @@ mod abi;
 mod admission;
 mod api_version;
 mod cache;
+mod component_source;
 mod engine;
 mod error;
 mod host;

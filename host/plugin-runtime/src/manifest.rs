@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clawhost_config::Access;
 use serde::Deserialize;
 
-use crate::owned_path::{read_bounded, read_stamped, FileStamp};
+use crate::owned_path::{read_bounded, read_stamped, stamp, FileStamp};
 use crate::LoadError;
 
 /// The file name of a plugin manifest inside a plugin package directory.
@@ -152,6 +152,21 @@ impl PluginPackage {
     /// `max` bytes. Nothing else is opened, so a FIFO or device never blocks.
     /// The stamp is there when the file did not change while it was read.
     pub fn read_component(&self, max: u64) -> Result<(Vec<u8>, Option<FileStamp>), String> {
+        let real = self.real_component_path()?;
+        read_stamped(&real, max).map_err(|e| format!("{}: {e}", self.component_path().display()))
+    }
+
+    /// The component file's canonical path and stamp, under the same rules
+    /// as [`Self::read_component`], without reading it.
+    pub fn stamp_component(&self, max: u64) -> Result<(PathBuf, FileStamp), String> {
+        let real = self.real_component_path()?;
+        let stamp =
+            stamp(&real, max).map_err(|e| format!("{}: {e}", self.component_path().display()))?;
+        Ok((real, stamp))
+    }
+
+    /// The component file's canonical path, which must be inside the package.
+    fn real_component_path(&self) -> Result<PathBuf, String> {
         let path = self.component_path();
         let shown = path.display();
         let real = path.canonicalize().map_err(|e| format!("{shown}: {e}"))?;
@@ -165,7 +180,7 @@ impl PluginPackage {
                 real.display()
             ));
         }
-        read_stamped(&real, max).map_err(|e| format!("{shown}: {e}"))
+        Ok(real)
     }
 }
 

@@ -167,6 +167,19 @@ impl FileStamp {
     }
 }
 
+/// The stamp of the regular file at `path` ([`open_regular`]; nothing is
+/// read), which must hold at most `max` bytes.
+pub fn stamp(path: &Path, max: u64) -> io::Result<FileStamp> {
+    let meta = open_regular(path)?.metadata()?;
+    if meta.len() > max {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("over the limit of {max} bytes"),
+        ));
+    }
+    Ok(FileStamp::of(&meta))
+}
+
 /// [`read_bounded`], with the file's stamp when it did not change while it
 /// was read (the same stamp on the open file before and after).
 pub fn read_stamped(path: &Path, max: u64) -> io::Result<(Vec<u8>, Option<FileStamp>)> {

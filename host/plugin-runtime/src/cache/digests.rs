@@ -32,6 +32,14 @@ fn record_path(disk: &Disk, file: &str) -> PathBuf {
 }
 
 impl ComponentCache {
+    /// The sha256 recorded for `file` (as given; canonicalized here) at
+    /// `stamp`, if a record verifies; the file is not read.
+    pub fn remembered(&self, file: &Path, stamp: &FileStamp) -> Option<String> {
+        let disk = self.disk.as_ref()?;
+        let file = owned_path::canonical(file).to_string_lossy().into_owned();
+        read_record(disk, &record_path(disk, &file), &file, stamp.as_str())
+    }
+
     /// The sha256 of `bytes`, read from `file` with `stamp` (`None`: it
     /// changed while read). Taken from a verified record of the same file
     /// and stamp when there is one; otherwise computed (and recorded).

@@ -2,12 +2,13 @@
 //! the engine's compatibility hash, so start-up does not recompile.
 //!
 //! A cached artifact is native code: wasmtime's `deserialize` trusts it
-//! blindly. So every artifact is authenticated with keyed BLAKE3 (a MAC, and
-//! ~4x faster than HMAC-SHA256 over a 35 MB Python artifact) under a key kept
-//! outside the cache dir, over the source component's sha256, the engine key
-//! and the artifact bytes; the bytes that were verified are the bytes that
-//! are deserialized (read once into memory). A missing, foreign or tampered
-//! artifact is recompiled and rewritten, never loaded.
+//! blindly. So every artifact is authenticated with keyed BLAKE3 under a key
+//! kept outside the cache dir, over the source component's sha256, the engine
+//! key and the artifact bytes ([`artifact`]). An artifact is mapped from its
+//! file, not read: once its tag has verified, a record of its file stamp
+//! (authenticated too) lets the next start skip re-reading 35 MB, the way a
+//! component's digest is remembered ([`digests`]). A missing, foreign or
+//! tampered artifact is recompiled and rewritten, never loaded.
 
 use std::hash::{Hash, Hasher};
 use std::io::{Read, Write};
@@ -18,16 +19,10 @@ use wasmtime::Engine;
 
 use crate::owned_path::{self, OwnedPathError};
 
-/// First bytes of every cache file (format version 2: keyed BLAKE3 tags).
-const MAGIC: &[u8; 16] = b"clawhost-cwasm2\n";
 /// Tag length (keyed BLAKE3, for artifacts and digest records).
 const TAG_LEN: usize = 32;
 /// Key length.
 const KEY_LEN: usize = 32;
-/// Largest cache file read.
-const MAX_ARTIFACT: u64 = 1 << 30;
-/// Bytes before the artifact in a cache file.
-const HEADER_LEN: usize = MAGIC.len() + TAG_LEN;
 
 /// A directory of serialized components, authenticated by a key.
 pub struct ComponentCache {
@@ -148,46 +143,6 @@ impl ComponentCache {
         self
     }
 
-    /// Remove artifacts unused for longer than the age bound, then the least
-    /// recently used ones until the rest fit the size bound. `keep` (the
-    /// artifact just written) is never removed.
-    pub fn evict(&self, keep: Option<&Path>) -> Evicted {
-        let Some(disk) = &self.disk else {
-            return Evicted::default();
-        };
-        let Ok(entries) = std::fs::read_dir(&disk.dir) else {
-            return Evicted::default();
-        };
-        let now = std::time::SystemTime::now();
-        let mut files: Vec<(PathBuf, u64, std::time::SystemTime)> = entries
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "cwasm"))
-            .filter_map(|p| {
-                let meta = std::fs::symlink_metadata(&p).ok().filter(|m| m.is_file())?;
-                Some((p, meta.len(), meta.modified().ok()?))
-            })
-            .collect();
-        files.sort_by_key(|(_, _, used)| *used);
-        let mut total: u64 = files.iter().map(|(_, len, _)| len).sum();
-        let mut evicted = Evicted::default();
-        for (path, len, used) in files {
-            let old = now.duration_since(used).unwrap_or_default() > self.max_age;
-            if (total <= self.max_bytes && !old) || keep == Some(path.as_path()) {
-                continue;
-            }
-            if std::fs::remove_file(&path).is_ok() {
-                total -= len;
-                evicted.files += 1;
-                evicted.bytes += len;
-            }
-        }
-        if evicted.files > 0 {
-            tracing::info!(target: "clawhost::progress", files = evicted.files, bytes = evicted.bytes, "evicted compiled components from the cache");
-        }
-        evicted
-    }
-
     /// The cache directory in use (canonical), if any.
     pub fn dir(&self) -> Option<&Path> {
         self.disk.as_ref().map(|d| d.dir.as_path())
@@ -210,17 +165,6 @@ impl ComponentCache {
         disk.dir.join(format!("{sha256}-{}.cwasm", self.engine_key))
     }
 
-    fn tag(&self, disk: &Disk, sha256: &str, artifact: &[u8]) -> blake3::Hash {
-        let mut mac = blake3::Hasher::new_keyed(&disk.key);
-        mac.update(b"clawhost component cache v2\0");
-        mac.update(sha256.as_bytes());
-        mac.update(b"\0");
-        mac.update(self.engine_key.as_bytes());
-        mac.update(b"\0");
-        mac.update(artifact);
-        mac.finalize()
-    }
-
     /// Whether a compiled artifact for `sha256` is on disk (not yet verified).
     pub fn is_cached(&self, sha256: &str) -> bool {
         self.disk
@@ -236,88 +180,74 @@ impl ComponentCache {
         sha256: &str,
         bytes: &[u8],
     ) -> wasmtime::Result<(Component, CacheOutcome)> {
-        let Some(disk) = &self.disk else {
-            return Ok((Component::new(engine, bytes)?, CacheOutcome::Compiled));
-        };
+        match self.lookup(engine, sha256) {
+            Some(component) => Ok((component, CacheOutcome::Hit)),
+            None => Ok((self.compile(engine, sha256, bytes)?, CacheOutcome::Compiled)),
+        }
+    }
+
+    /// The cached component for `sha256`, mapped from its artifact file,
+    /// when there is one and it verifies ([`artifact`]); `None` (after a
+    /// warning when an artifact was refused) means compile it.
+    pub fn lookup(&self, engine: &Engine, sha256: &str) -> Option<Component> {
+        let disk = self.disk.as_ref()?;
         let path = self.path(disk, sha256);
-        match self.read_verified(disk, &path, sha256) {
-            Ok(Some(file)) => {
-                // SAFETY: these exact bytes carry a valid keyed-BLAKE3 tag under a key
-                // only this user can read, over this component's sha256 and
-                // engine key: they were written by `store` below from a
-                // component this engine compiled.
-                match unsafe { Component::deserialize(engine, &file[HEADER_LEN..]) } {
-                    Ok(component) => {
-                        // Used now: the age and size bounds evict the least
-                        // recently used artifacts first.
-                        if let Ok(f) = std::fs::File::options().append(true).open(&path) {
-                            let _ = f.set_modified(std::time::SystemTime::now());
-                        }
-                        return Ok((component, CacheOutcome::Hit));
-                    }
-                    Err(e) => {
-                        tracing::warn!(path = %path.display(), error = %e, "ignoring unusable cached component")
-                    }
-                }
-            }
-            Ok(None) => {}
-            Err(reason) => {
-                tracing::warn!(path = %path.display(), %reason, "refusing a cached component; recompiling")
-            }
-        }
-        let component = Component::new(engine, bytes)?;
-        if let Err(e) = self.store(disk, &path, sha256, &component) {
-            tracing::warn!(path = %path.display(), error = %e, "could not cache compiled component");
-        }
-        self.evict(Some(&path));
-        Ok((component, CacheOutcome::Compiled))
-    }
-
-    /// The whole cache file in `path` (artifact from [`HEADER_LEN`] on) if
-    /// it exists and its tag verifies; `Err` says why an existing file was refused.
-    fn read_verified(
-        &self,
-        disk: &Disk,
-        path: &Path,
-        sha256: &str,
-    ) -> Result<Option<Vec<u8>>, String> {
-        let data = match owned_path::read_bounded(path, MAX_ARTIFACT) {
-            Ok(data) => data,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(e.to_string()),
+        let refused = |reason: &dyn std::fmt::Display| {
+            tracing::warn!(path = %path.display(), %reason, "refusing a cached component; recompiling");
         };
-        if data.starts_with(&MAGIC[..MAGIC.len() - 2]) && !data.starts_with(MAGIC) {
-            // An older format of ours: recompiled and replaced, silently.
-            return Ok(None);
+        let stamp = match artifact::verify(&disk.key, &self.engine_key, sha256, &path) {
+            Ok(Some(stamp)) => stamp,
+            Ok(None) => return None,
+            Err(reason) => {
+                refused(&reason);
+                return None;
+            }
+        };
+        // SAFETY: the file at `path` carries a valid keyed-BLAKE3 tag under
+        // a key only this user can read, over this component's sha256, the
+        // engine key and the artifact (`compile` below wrote it from a
+        // component this engine compiled); its stamp, taken again once it is
+        // mapped, shows the mapped file is the one verified. Cache files are
+        // only ever replaced (renamed over), never written in place.
+        let component = match unsafe { Component::deserialize_file(engine, &path) } {
+            Ok(component) => component,
+            Err(e) => {
+                tracing::warn!(path = %path.display(), error = %e, "ignoring unusable cached component");
+                return None;
+            }
+        };
+        match owned_path::stamp(&path, u64::MAX) {
+            Ok(now) if now == stamp => {}
+            _ => {
+                refused(&"it changed while it was loaded");
+                return None;
+            }
         }
-        if data.len() <= HEADER_LEN || !data.starts_with(MAGIC) {
-            return Err("not a clawhost cache file".into());
-        }
-        let (tag, artifact) = data[MAGIC.len()..].split_at(TAG_LEN);
-        let tag: [u8; TAG_LEN] = tag.try_into().expect("split at TAG_LEN");
-        // `blake3::Hash`'s equality is constant-time.
-        if self.tag(disk, sha256, artifact) != blake3::Hash::from_bytes(tag) {
-            return Err("its authentication tag does not match".into());
-        }
-        Ok(Some(data))
+        artifact::mark_used(&path);
+        Some(component)
     }
 
-    fn store(
+    /// Compile `bytes` (whose sha256 is `sha256`), store the artifact and
+    /// keep the cache within its bounds.
+    pub fn compile(
         &self,
-        disk: &Disk,
-        path: &Path,
+        engine: &Engine,
         sha256: &str,
-        component: &Component,
-    ) -> anyhow::Result<()> {
-        let artifact = component.serialize()?;
-        let tag = *self.tag(disk, sha256, &artifact).as_bytes();
-        let dir = path.parent().expect("cache path has a parent");
-        let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-        tmp.write_all(MAGIC)?;
-        tmp.write_all(&tag)?;
-        tmp.write_all(&artifact)?;
-        tmp.persist(path)?;
-        Ok(())
+        bytes: &[u8],
+    ) -> wasmtime::Result<Component> {
+        let component = Component::new(engine, bytes)?;
+        if let Some(disk) = &self.disk {
+            let path = self.path(disk, sha256);
+            let stored = component
+                .serialize()
+                .map_err(anyhow::Error::from)
+                .and_then(|a| artifact::store(&disk.key, &self.engine_key, sha256, &path, &a));
+            if let Err(e) = stored {
+                tracing::warn!(path = %path.display(), error = %e, "could not cache compiled component");
+            }
+            self.evict(Some(&path));
+        }
+        Ok(component)
     }
 }
 
@@ -366,7 +296,9 @@ fn load_or_create_key(path: &Path) -> Result<[u8; KEY_LEN], CacheError> {
     }
 }
 
+mod artifact;
 mod digests;
+mod evict;
 
 #[cfg(test)]
 mod tests;

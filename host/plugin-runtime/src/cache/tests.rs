@@ -51,12 +51,76 @@ fn an_artifact_is_reused_only_while_its_tag_verifies() {
         CacheOutcome::Hit
     );
 
-    // A valid artifact moved under another component's name does not verify.
+    // A valid artifact and its tag file copied under another component's
+    // name do not verify.
     let other = "cd".repeat(32);
-    std::fs::copy(&file, cache.path(cache.disk.as_ref().unwrap(), &other)).unwrap();
+    let other_file = cache.path(cache.disk.as_ref().unwrap(), &other);
+    std::fs::copy(&file, &other_file).unwrap();
+    std::fs::copy(artifact::tag_path(&file), artifact::tag_path(&other_file)).unwrap();
     assert_eq!(
         cache.load(&engine, &other, EMPTY).unwrap().1,
         CacheOutcome::Compiled
+    );
+
+    // A tag file whose stamp line is forged to the artifact's current stamp
+    // does not let a changed artifact through: its record tag fails, so the
+    // bytes are checked.
+    std::thread::sleep(std::time::Duration::from_millis(10));
+    let mut bytes = std::fs::read(&file).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&file, &bytes).unwrap();
+    let tag_file = artifact::tag_path(&file);
+    let record = std::fs::read_to_string(&tag_file).unwrap();
+    let mut lines: Vec<&str> = record.lines().collect();
+    let now = owned_path::stamp(&file, u64::MAX).unwrap();
+    lines[2] = now.as_str();
+    std::fs::write(&tag_file, lines.join("\n")).unwrap();
+    assert_eq!(
+        cache.load(&engine, &sha, EMPTY).unwrap().1,
+        CacheOutcome::Compiled
+    );
+
+    // A cache copied elsewhere (every stamp new) is checked byte by byte
+    // once, then served from its re-recorded stamps.
+    let moved = root.path().join("moved");
+    std::fs::create_dir(&moved).unwrap();
+    for name in [file.clone(), tag_file.clone()] {
+        std::fs::copy(&name, moved.join(name.file_name().unwrap())).unwrap();
+    }
+    let cache3 = ComponentCache::open(&engine, Some(moved.clone()), Some(key.clone())).unwrap();
+    let copied = cache3.path(cache3.disk.as_ref().unwrap(), &sha);
+    let stamp_line = |f: &Path| {
+        std::fs::read_to_string(artifact::tag_path(f))
+            .unwrap()
+            .lines()
+            .nth(2)
+            .unwrap()
+            .to_string()
+    };
+    assert_ne!(
+        stamp_line(&copied),
+        owned_path::stamp(&copied, u64::MAX).unwrap().as_str()
+    );
+    assert_eq!(
+        cache3.load(&engine, &sha, EMPTY).unwrap().1,
+        CacheOutcome::Hit
+    );
+    assert_eq!(
+        stamp_line(&copied),
+        owned_path::stamp(&copied, u64::MAX).unwrap().as_str()
+    );
+
+    // An artifact of the previous format (no tag file) is replaced silently.
+    std::fs::remove_file(&tag_file).unwrap();
+    std::fs::write(&file, b"clawhost-cwasm2\nold").unwrap();
+    assert_eq!(
+        cache.load(&engine, &sha, EMPTY).unwrap().1,
+        CacheOutcome::Compiled
+    );
+    assert_eq!(
+        cache.load(&engine, &sha, EMPTY).unwrap().1,
+        CacheOutcome::Hit
     );
 
     // Another key (another user, another machine) verifies nothing.
@@ -212,7 +276,8 @@ fn the_cache_keeps_to_its_size_and_age_bounds_least_recently_used_first() {
     cache.load(&engine, &b, EMPTY).unwrap();
     assert!(!cache.is_cached(&a) && cache.is_cached(&b));
     // An artifact unused past the age bound goes at the next sweep.
-    let path = cache.path(cache.disk.as_ref().unwrap(), &b);
+    // (Its last use is its tag file's modification time.)
+    let path = artifact::tag_path(&cache.path(cache.disk.as_ref().unwrap(), &b));
     let old = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
     std::fs::File::options()
         .append(true)
@@ -222,5 +287,5 @@ fn the_cache_keeps_to_its_size_and_age_bounds_least_recently_used_first() {
         .unwrap();
     let evicted = cache.evict(None);
     assert_eq!(evicted.files, 1);
-    assert!(!cache.is_cached(&b));
+    assert!(!cache.is_cached(&b) && !path.exists());
 }

@@ -1,0 +1,58 @@
+//! Keeping the cache within its size and age bounds, least recently used
+//! artifact first.
+
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::{artifact, ComponentCache, Evicted};
+
+impl ComponentCache {
+    /// Remove artifacts unused for longer than the age bound, then the least
+    /// recently used ones until the rest fit the size bound. `keep` (the
+    /// artifact just written) is never removed. An artifact's last use is
+    /// its tag file's modification time (its own, when it has no tag file).
+    pub fn evict(&self, keep: Option<&Path>) -> Evicted {
+        let Some(disk) = &self.disk else {
+            return Evicted::default();
+        };
+        let Ok(entries) = std::fs::read_dir(&disk.dir) else {
+            return Evicted::default();
+        };
+        let now = SystemTime::now();
+        let modified = |p: &Path| {
+            std::fs::symlink_metadata(p)
+                .ok()
+                .filter(|m| m.is_file())
+                .and_then(|m| Some((m.len(), m.modified().ok()?)))
+        };
+        let mut files: Vec<(PathBuf, u64, SystemTime)> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "cwasm"))
+            .filter_map(|p| {
+                let (len, own) = modified(&p)?;
+                let used = modified(&artifact::tag_path(&p)).map_or(own, |(_, t)| t);
+                Some((p, len, used))
+            })
+            .collect();
+        files.sort_by_key(|(_, _, used)| *used);
+        let mut total: u64 = files.iter().map(|(_, len, _)| len).sum();
+        let mut evicted = Evicted::default();
+        for (path, len, used) in files {
+            let old = now.duration_since(used).unwrap_or_default() > self.max_age;
+            if (total <= self.max_bytes && !old) || keep == Some(path.as_path()) {
+                continue;
+            }
+            if std::fs::remove_file(&path).is_ok() {
+                let _ = std::fs::remove_file(artifact::tag_path(&path));
+                total -= len;
+                evicted.files += 1;
+                evicted.bytes += len;
+            }
+        }
+        if evicted.files > 0 {
+            tracing::info!(target: "clawhost::progress", files = evicted.files, bytes = evicted.bytes, "evicted compiled components from the cache");
+        }
+        evicted
+    }
+}

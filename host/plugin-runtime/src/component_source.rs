@@ -1,0 +1,137 @@
+//! From a package's component file to a compiled [`Component`]: its digest
+//! (remembered per file stamp), the operator's pin, the import precheck and
+//! the compiled cache. An unchanged, pinned, cached component is neither
+//! read nor hashed at start: its file is stat'ed and its artifact mapped.
+
+use std::sync::Arc;
+
+use wasmtime::component::Component;
+
+use crate::admission;
+use crate::api_version;
+use crate::cache::{CacheOutcome, ComponentCache};
+use crate::engine::PluginEngine;
+use crate::manifest::PluginPackage;
+use crate::LoadError;
+use clawhost_config::PluginsConfig;
+
+/// A compiled component and what it took.
+pub(crate) struct Acquired {
+    /// The component.
+    pub component: Component,
+    /// Its sha256 (the one checked against the pin).
+    pub sha256: String,
+    /// From the cache or compiled.
+    pub outcome: CacheOutcome,
+}
+
+/// What [`acquire`] needs from the host.
+pub(crate) struct Source<'a> {
+    /// The engine components are compiled for.
+    pub engine: &'a Arc<PluginEngine>,
+    /// The compiled cache (and remembered digests).
+    pub cache: &'a Arc<ComponentCache>,
+    /// Compiles running at once are bounded by this.
+    pub compiles: &'a tokio::sync::Semaphore,
+    /// Pins and limits.
+    pub config: &'a PluginsConfig,
+}
+
+async fn blocking<T: Send + 'static>(
+    id: &str,
+    stage: &'static str,
+    work: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, LoadError> {
+    let runtime = |reason: String| LoadError::Runtime {
+        id: id.into(),
+        stage,
+        reason,
+    };
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| runtime(e.to_string()))?
+        .map_err(runtime)
+}
+
+/// The compiled component of `package` (whose id is `id`), its pin checked.
+pub(crate) async fn acquire(
+    source: Source<'_>,
+    id: &str,
+    package: &PluginPackage,
+) -> Result<Acquired, LoadError> {
+    let max = source.config.limits.max_component_mb << 20;
+    // Fast path: a remembered digest of the unchanged file, pinned, and a
+    // verified artifact for it.
+    let (reader, cache) = (package.clone(), source.cache.clone());
+    let remembered = blocking(id, "reading the component", move || {
+        let (path, stamp) = reader.stamp_component(max)?;
+        Ok(cache.remembered(&path, &stamp))
+    })
+    .await?;
+    if let Some(sha256) = remembered.clone() {
+        admission::check_pin(id, &sha256, source.config)?;
+        if let Some(component) = lookup(&source, id, &sha256).await? {
+            return Ok(Acquired {
+                component,
+                sha256,
+                outcome: CacheOutcome::Hit,
+            });
+        }
+    }
+    // Read the bytes: their digest (remembered when the stamp did not move)
+    // is what the pin is checked against and what the cache is keyed by.
+    let (reader, cache) = (package.clone(), source.cache.clone());
+    let (bytes, sha256) = blocking(id, "reading the component", move || {
+        let (bytes, stamp) = reader.read_component(max)?;
+        let sha256 = cache.digest(&reader.component_path(), stamp.as_ref(), &bytes);
+        Ok((bytes, sha256))
+    })
+    .await?;
+    admission::check_pin(id, &sha256, source.config)?;
+    if remembered.as_deref() != Some(sha256.as_str()) {
+        if let Some(component) = lookup(&source, id, &sha256).await? {
+            return Ok(Acquired {
+                component,
+                sha256,
+                outcome: CacheOutcome::Hit,
+            });
+        }
+    }
+    api_version::precheck_imports(id, &bytes)?;
+    let _permit = source
+        .compiles
+        .acquire()
+        .await
+        .expect("the semaphore is never closed");
+    let started = std::time::Instant::now();
+    tracing::info!(target: "clawhost::progress", "compiling plugin `{id}` ({:.1} MB)…", bytes.len() as f64 / 1e6);
+    let (engine, cache, key) = (source.engine.clone(), source.cache.clone(), sha256.clone());
+    let component = blocking(id, "compiling", move || {
+        cache
+            .compile(engine.engine(), &key, &bytes)
+            .map_err(|e| format!("{e:#}"))
+    })
+    .await?;
+    tracing::info!(target: "clawhost::progress", "compiled plugin `{id}` in {:.1} s", started.elapsed().as_secs_f64());
+    Ok(Acquired {
+        component,
+        sha256,
+        outcome: CacheOutcome::Compiled,
+    })
+}
+
+async fn lookup(
+    source: &Source<'_>,
+    id: &str,
+    sha256: &str,
+) -> Result<Option<Component>, LoadError> {
+    let (engine, cache, key) = (
+        source.engine.clone(),
+        source.cache.clone(),
+        sha256.to_string(),
+    );
+    blocking(id, "loading the compiled component", move || {
+        Ok(cache.lookup(engine.engine(), &key))
+    })
+    .await
+}
