@@ -157,9 +157,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("imports `wasi:http/types@0.2.3`")
-                && err.contains("before compiling")
-                && err.contains("clawhost-js build"),
+            err.contains("imports `wasi:http/types@0.2.3`") && err.contains("clawhost-js build"),
             "{err}"
         );
         assert!(precheck_imports("p", &with_import("acme:secret/door")).is_err());
@@ -172,6 +170,31 @@ mod tests {
         )
         .unwrap();
         assert!(precheck_imports("p", &nested).is_ok());
+    }
+
+    #[test]
+    fn a_compiled_component_with_an_unprovided_import_is_refused_too() {
+        // What a component from the compiled cache (which skipped the
+        // precheck) meets: the same refusal, with the same fix.
+        let mut config = wasmtime::Config::new();
+        config.wasm_component_model(true);
+        let engine = Engine::new(&config).unwrap();
+        let bytes = wat::parse_str(
+            r#"(component
+                (import "wasi:http/types@0.2.3" (instance))
+                (core module $m)
+                (core instance $i (instantiate $m))
+                (instance $e)
+                (export "openclaw:plugin/tool-provider@0.2.1" (instance $e)))"#,
+        )
+        .unwrap();
+        let component = Component::new(&engine, bytes).unwrap();
+        let err = check_component("p", &engine, &component, ApiVersion::V0_2, false).unwrap_err();
+        assert!(
+            matches!(&err, LoadError::UnsupportedImport { import, .. } if import == "wasi:http/types@0.2.3"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("clawhost-js build"), "{err}");
     }
 
     #[test]

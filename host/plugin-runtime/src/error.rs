@@ -40,9 +40,9 @@ pub enum LoadError {
         /// Why.
         reason: String,
     },
-    /// The component imports an interface this host does not provide; found
-    /// before it is compiled.
-    #[error("plugin `{id}` imports `{import}`, which this host does not provide to plugins (refused before compiling it){}", fix_hint(.import))]
+    /// The component imports an interface this host does not provide (found
+    /// before it is compiled, or in a component from the compiled cache).
+    #[error("plugin `{id}` imports `{import}`, which this host does not provide to plugins{}", fix_hint(.import))]
     UnsupportedImport {
         /// Plugin id.
         id: String,
