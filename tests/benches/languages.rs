@@ -1,7 +1,8 @@
 //! The same plugin host work for a plugin written in Rust, Python and
 //! JavaScript, side by side: component size, first compile, start from the
-//! compiled cache, resident memory per extra instance, and the
-//! `before_tool_call` + `after_tool_call` hook round trip.
+//! compiled cache, memory per extra instance (resident, and proportional:
+//! pages shared between instances counted once), and the hook round trip of
+//! `before_tool_call`, of `after_tool_call`, and of the two in a row.
 //!
 //! Run: `cargo bench -p clawhost-tests --bench languages` (a bench binary:
 //! medians of repeated runs; BENCHMARKS.md records one).
@@ -42,13 +43,22 @@ fn median(mut xs: Vec<Duration>) -> Duration {
     xs[xs.len() / 2]
 }
 
-fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
+/// A `<field>: <n> kB` line of a /proc file of this process, in KiB.
+fn proc_kib(file: &str, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/self/{file}"))
         .unwrap_or_default()
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
+}
+
+/// Resident and proportional set sizes (KiB).
+fn memory_kib() -> (u64, u64) {
+    (
+        proc_kib("status", "VmRSS:"),
+        proc_kib("smaps_rollup", "Pss:"),
+    )
 }
 
 fn ctx() -> CallContext {
@@ -82,14 +92,16 @@ async fn measure(language: &str, package: &str, id: &str) {
     let mut host = PluginHost::new(&config).unwrap();
     host.load_package(&dir).await.unwrap();
     let plugin = host.plugin(id).unwrap().clone();
-    let before = rss_kib();
+    let (rss_before, pss_before) = memory_kib();
     let mut extra = Vec::new();
     for _ in 0..4 {
         let mut h = PluginHost::new(&config).unwrap();
         h.load_package(&dir).await.unwrap();
         extra.push(h);
     }
-    let per_instance = rss_kib().saturating_sub(before) as f64 / 4.0 / 1024.0;
+    let (rss_after, pss_after) = memory_kib();
+    let per = |after: u64, before: u64| after.saturating_sub(before) as f64 / 4.0 / 1024.0;
+    let (rss, pss) = (per(rss_after, rss_before), per(pss_after, pss_before));
     // Hook round trip into the first instance.
     let hooks = HookRunner::new(host.hook_registrations());
     let params = json!({"text": "a few words to count", "times": 2});
@@ -108,7 +120,7 @@ async fn measure(language: &str, package: &str, id: &str) {
         duration_ms: 1,
         context: ctx(),
     };
-    let mut trips = Vec::new();
+    let (mut befores, mut afters, mut pairs) = (Vec::new(), Vec::new(), Vec::new());
     let rounds: usize = std::env::var("CLAWHOST_BENCH_ROUNDS")
         .ok()
         .and_then(|r| r.parse().ok())
@@ -117,18 +129,24 @@ async fn measure(language: &str, package: &str, id: &str) {
         let (b, a) = (before_event.clone(), after_event.clone());
         let t = Instant::now();
         let verdict = hooks.before_tool_call(b).await.verdict;
+        let between = Instant::now();
         let _ = hooks.after_tool_call(a).await;
-        trips.push(t.elapsed());
+        let end = Instant::now();
+        befores.push(between - t);
+        afters.push(end - between);
+        pairs.push(end - t);
         assert!(verdict.is_ok(), "{verdict:?}");
     }
     drop(plugin);
+    let us = |xs: Vec<Duration>| median(xs).as_secs_f64() * 1e6;
     println!(
-        "| {language} ({package}) | {:.2} MB | {:.2} s | {:.1} ms | {:.1} MiB | {:.1} µs |",
+        "| {language} ({package}) | {:.2} MB | {:.2} s | {:.1} ms | {rss:.1} / {pss:.1} MiB | {:.1} / {:.1} / {:.1} µs |",
         size as f64 / 1e6,
         first.as_secs_f64(),
         median(starts).as_secs_f64() * 1e3,
-        per_instance,
-        median(trips).as_secs_f64() * 1e6,
+        us(befores),
+        us(afters),
+        us(pairs),
     );
 }
 
@@ -141,7 +159,7 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    println!("| plugin | component | first compile | start from cache (median) | RSS per extra instance | hook round trip (median) |");
+    println!("| plugin | component | first compile | start from cache (median) | RSS / PSS per extra instance | hook round trip, before / after / both (median) |");
     println!("|---|---|---|---|---|---|");
     // `CLAWHOST_BENCH_ONLY=Python` measures one language (for profiling).
     let only = std::env::var("CLAWHOST_BENCH_ONLY").ok();

@@ -23,6 +23,7 @@ fn with_model(mut config: Config, agent: &str, model: Option<&str>) -> Config {
                 model: Some(model.into()),
                 system_prompt: None,
                 embedded_harness: None,
+                workspace: None,
             }),
         }
     }

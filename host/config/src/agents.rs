@@ -42,6 +42,10 @@ pub struct AgentDefaults {
     /// In-memory pruning of old tool results.
     #[serde(default)]
     pub pruning: PruningConfig,
+    /// The directory the built-in file and process tools work in (relative
+    /// to the config file); unset: the directory the host was started in.
+    #[serde(default)]
+    pub workspace: Option<std::path::PathBuf>,
 }
 
 /// Compaction settings.
@@ -146,6 +150,7 @@ impl Default for AgentDefaults {
             embedded_harness: None,
             compaction: CompactionConfig::default(),
             pruning: PruningConfig::default(),
+            workspace: None,
         }
     }
 }
@@ -165,6 +170,9 @@ pub struct AgentEntry {
     /// Harness policy, overriding the default.
     #[serde(default)]
     pub embedded_harness: Option<crate::HarnessPolicy>,
+    /// Workspace, overriding the default.
+    #[serde(default)]
+    pub workspace: Option<std::path::PathBuf>,
 }
 
 /// A resolved agent: defaults with the entry's overrides.

@@ -29,7 +29,7 @@ pub use plugins::{
     PluginSlots, PluginsConfig,
 };
 pub use runtime::{HarnessPolicy, RuntimePolicy};
-pub use tools::ToolsConfig;
+pub use tools::{ExecConfig, ToolProfile, ToolsConfig, WebConfig};
 
 /// Errors reading a configuration file.
 #[derive(Debug, thiserror::Error)]

@@ -39,9 +39,14 @@ pub struct EmbeddedRunner {
     refused: Vec<(std::path::PathBuf, String, String)>,
 }
 
-/// Tools built into the host.
-pub fn host_tools() -> Vec<Arc<dyn Tool>> {
-    vec![Arc::new(EchoTool::default())]
+/// Tools built into the host: `echo` and the workspace tools (files,
+/// patches, search, processes, web fetch) set up from `config`; an agent
+/// without a configured workspace works in the directory the host started in.
+pub fn host_tools(config: &Config) -> Vec<Arc<dyn Tool>> {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| config.base_dir.clone());
+    let mut tools: Vec<Arc<dyn Tool>> = vec![Arc::new(EchoTool::default())];
+    tools.extend(clawhost_workspace_tools::builtin_tools(config, cwd));
+    tools
 }
 
 impl EmbeddedRunner {
@@ -80,9 +85,6 @@ impl EmbeddedRunner {
     /// plugins loaded before it keep their tools.
     pub fn from_plugins(config: Config, mut plugins: PluginHost) -> anyhow::Result<Self> {
         let mut registry = ToolRegistry::with_limits(ToolLimits::from_config(&config.tools));
-        registry
-            .register_all(host_tools())
-            .context("registering host tools")?;
         let mut refused = Vec::new();
         for plugin in plugins.plugins().to_vec() {
             if let Err(e) = registry.register_all(plugin.tools()) {
@@ -94,6 +96,17 @@ impl EmbeddedRunner {
                     e.to_string(),
                 ));
             }
+        }
+        // A plugin tool named like a built-in one keeps its name (plugins built
+        // before the built-in existed keep loading); the built-in is left out.
+        let taken = registry.names();
+        for tool in host_tools(&config) {
+            let name = &tool.spec().name;
+            if taken.iter().any(|t| t.eq_ignore_ascii_case(name)) {
+                tracing::warn!(tool = %name, "a plugin provides a tool of this name; the built-in `{name}` is not offered");
+                continue;
+            }
+            registry.register(tool).context("registering host tools")?;
         }
         let hooks = Arc::new(HookRunner::new(plugins.hook_registrations()));
         let dispatcher = Arc::new(

@@ -29,6 +29,9 @@ pub struct ToolDispatcher {
     approvals: ApprovalMemory,
 }
 
+/// Who asks for the approvals host tools request ([`crate::Tool::approval`]).
+pub const HOST_APPROVER: &str = "clawhost";
+
 /// Longest piece of a model's or plugin's input an error repeats.
 const ERROR_ECHO_CHARS: usize = 200;
 
@@ -145,26 +148,40 @@ impl ToolExecutor for ToolDispatcher {
             Ok(params) => params,
             Err(reason) => return error(format!("tool call blocked: {reason}")),
         };
-        if let Some((plugin_id, request)) = before.approval {
-            let pending = self
-                .approvals
-                .pending(plugin_id, call, &params, ctx, request);
+        // One approval per call: a plugin's request, else the tool's own
+        // (a host tool such as `exec` asks unless the operator allowlisted
+        // the call).
+        let approval = match before.approval {
+            Some(asked) => Some(asked),
+            None => entry
+                .tool
+                .approval(&params)
+                .map(|request| (HOST_APPROVER.to_string(), request)),
+        };
+        if let Some((asker, request)) = approval {
+            let pending = self.approvals.pending(asker, call, &params, ctx, request);
             let decision = self.approvals.ask(&pending, ctx).await;
-            self.hooks
-                .approval_resolved(
-                    &pending.plugin_id,
-                    ApprovalResolvedEvent {
-                        tool: call.name.clone(),
-                        call_id: call.id.clone(),
-                        decision,
-                        context: context.clone(),
-                    },
-                )
-                .await;
+            if pending.plugin_id != HOST_APPROVER {
+                self.hooks
+                    .approval_resolved(
+                        &pending.plugin_id,
+                        ApprovalResolvedEvent {
+                            tool: call.name.clone(),
+                            call_id: call.id.clone(),
+                            decision,
+                            context: context.clone(),
+                        },
+                    )
+                    .await;
+            }
             if !decision.allows(pending.request.timeout_behavior) {
+                let who = if pending.plugin_id == HOST_APPROVER {
+                    "the host".to_string()
+                } else {
+                    format!("plugin `{}`", pending.plugin_id)
+                };
                 return error(format!(
-                    "tool call blocked: plugin `{}` asked for approval ({}) and the answer was {}",
-                    pending.plugin_id,
+                    "tool call blocked: {who} asked for approval ({}) and the answer was {}",
                     clip(&pending.request.title, ERROR_ECHO_CHARS),
                     decision.as_str()
                 ));

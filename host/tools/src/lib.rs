@@ -9,6 +9,6 @@ mod policy;
 mod registry;
 
 pub use builtin::EchoTool;
-pub use dispatch::{report_hook_decisions, ToolDispatcher};
-pub use policy::{PolicyDenial, ToolPolicy};
+pub use dispatch::{report_hook_decisions, ToolDispatcher, HOST_APPROVER};
+pub use policy::{group, PolicyDenial, ToolPolicy, GROUPS};
 pub use registry::{compile_schema, RegistryError, Tool, ToolLimits, ToolOrigin, ToolRegistry};

@@ -1,6 +1,6 @@
 //! Tool policy: which tools may run at all, set by the operator.
 
-use clawhost_config::ToolsConfig;
+use clawhost_config::{ToolProfile, ToolsConfig};
 
 use crate::ToolOrigin;
 
@@ -14,9 +14,29 @@ pub struct PolicyDenial {
     pub rule: String,
 }
 
-/// Allow/deny lists over tool names and `plugin:<id>` groups; deny wins.
+/// Groups of built-in host tools usable in `tools.allow` / `tools.deny`.
+pub const GROUPS: [(&str, &[&str]); 3] = [
+    (
+        "group:fs",
+        &["read", "write", "edit", "apply_patch", "ls", "find", "grep"],
+    ),
+    ("group:runtime", &["exec", "process"]),
+    ("group:web", &["web_fetch"]),
+];
+
+/// The built-in tools of a group (`None`: no such group).
+pub fn group(name: &str) -> Option<&'static [&'static str]> {
+    GROUPS
+        .iter()
+        .find(|(g, _)| *g == name)
+        .map(|(_, tools)| *tools)
+}
+
+/// Allow/deny lists over tool names, `plugin:<id>` and `group:<name>`, under
+/// a profile of built-in tools; deny wins.
 #[derive(Debug, Clone, Default)]
 pub struct ToolPolicy {
+    profile: Option<ToolProfile>,
     allow: Option<Vec<String>>,
     deny: Vec<String>,
 }
@@ -25,12 +45,16 @@ impl ToolPolicy {
     /// Policy from the `tools` config section.
     pub fn from_config(config: &ToolsConfig) -> Self {
         Self {
+            profile: config.profile,
             allow: config.allow.clone(),
             deny: config.deny.clone(),
         }
     }
 
     fn matches(entry: &str, tool: &str, origin: &ToolOrigin) -> bool {
+        if let Some(members) = group(entry) {
+            return *origin == ToolOrigin::Host && members.contains(&tool);
+        }
         match (entry.strip_prefix("plugin:"), origin) {
             (Some(id), ToolOrigin::Plugin(owner)) => id == owner,
             (Some(_), ToolOrigin::Host) => false,
@@ -38,8 +62,32 @@ impl ToolPolicy {
         }
     }
 
+    /// Whether the profile offers a built-in tool (plugin tools are not
+    /// subject to profiles).
+    fn in_profile(&self, tool: &str, origin: &ToolOrigin) -> bool {
+        let groups: &[&str] = match (self.profile, origin) {
+            (_, ToolOrigin::Plugin(_)) | (None | Some(ToolProfile::Full), _) => return true,
+            (Some(ToolProfile::Minimal), _) => &[],
+            (Some(ToolProfile::Coding), _) => &["group:fs", "group:runtime"],
+            (Some(ToolProfile::Messaging), _) => &["group:web"],
+        };
+        groups
+            .iter()
+            .any(|g| group(g).is_some_and(|members| members.contains(&tool)))
+    }
+
     /// Check one tool.
     pub fn check(&self, tool: &str, origin: &ToolOrigin) -> Result<(), PolicyDenial> {
+        if !self.in_profile(tool, origin) {
+            return Err(PolicyDenial {
+                tool: tool.into(),
+                rule: format!(
+                    "tools.profile is {:?}, which does not include it",
+                    self.profile.unwrap_or(ToolProfile::Full)
+                )
+                .to_lowercase(),
+            });
+        }
         if let Some(entry) = self.deny.iter().find(|e| Self::matches(e, tool, origin)) {
             return Err(PolicyDenial {
                 tool: tool.into(),
@@ -93,6 +141,38 @@ mod tests {
         let pol = policy(None, &["plugin:p"]);
         assert!(pol.check("x", &p).is_err());
         assert!(pol.check("x", &ToolOrigin::Host).is_ok());
+    }
+
+    #[test]
+    fn profiles_and_groups_select_built_in_tools() {
+        let host = ToolOrigin::Host;
+        let with = |profile: ToolProfile, allow: Option<&[&str]>, deny: &[&str]| {
+            ToolPolicy::from_config(&ToolsConfig {
+                profile: Some(profile),
+                allow: allow.map(|a| a.iter().map(|s| s.to_string()).collect()),
+                deny: deny.iter().map(|s| s.to_string()).collect(),
+                ..Default::default()
+            })
+        };
+        let coding = with(ToolProfile::Coding, None, &[]);
+        assert!(coding.check("read", &host).is_ok() && coding.check("exec", &host).is_ok());
+        let err = coding.check("web_fetch", &host).unwrap_err();
+        assert!(err.rule.contains("tools.profile is coding"), "{err}");
+        // Plugin tools are not subject to profiles, and a group holds only
+        // built-in tools.
+        let minimal = with(ToolProfile::Minimal, None, &[]);
+        assert!(minimal.check("read", &host).is_err());
+        assert!(minimal.check("read", &plugin("p")).is_ok());
+        let no_runtime = with(ToolProfile::Full, None, &["group:runtime"]);
+        assert!(no_runtime.check("exec", &host).is_err());
+        assert!(no_runtime.check("process", &host).is_err());
+        assert!(no_runtime.check("exec", &plugin("p")).is_ok());
+        let web_only = with(ToolProfile::Full, Some(&["group:web"]), &[]);
+        assert!(web_only.check("web_fetch", &host).is_ok());
+        assert!(web_only.check("write", &host).is_err());
+        let messaging = with(ToolProfile::Messaging, None, &[]);
+        assert!(messaging.check("web_fetch", &host).is_ok());
+        assert!(messaging.check("write", &host).is_err());
     }
 
     fn plugin(id: &str) -> ToolOrigin {

@@ -25,6 +25,11 @@ pub trait Tool: Send + Sync {
     fn origin(&self) -> ToolOrigin;
     /// Run it with validated parameters; `Err` is a message the model sees.
     async fn call(&self, call_id: &str, params: Value, ctx: &RunContext) -> Result<Value, String>;
+    /// Whether this call needs the operator's approval first (asked on the
+    /// dispatch path unless a plugin's hook already had the call approved).
+    fn approval(&self, _params: &Value) -> Option<clawhost_agent_core::ApprovalRequest> {
+        None
+    }
 }
 
 /// Why a tool could not be registered.

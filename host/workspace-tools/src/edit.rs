@@ -1,0 +1,99 @@
+//! `edit`: exact search and replace in one file.
+
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::files::{read_text, write_file};
+use crate::spec::{blocking, text, workspace_tool, Base};
+use crate::{Workspace, Workspaces};
+
+/// `edit`: replace `old_string` by `new_string`; it must occur exactly once
+/// unless `replace_all` is set.
+pub(crate) struct Edit {
+    base: Base,
+}
+
+impl Edit {
+    pub(crate) fn new(workspaces: Arc<Workspaces>) -> Self {
+        Self {
+            base: Base::new(
+                workspaces,
+                "edit",
+                "Replace an exact piece of text in a workspace file. old_string must occur exactly once (give enough surrounding lines to make it unique) unless replace_all is true.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "path": {"type": "string", "description": "File path, relative to the workspace"},
+                        "old_string": {"type": "string", "minLength": 1, "description": "The exact text to replace"},
+                        "new_string": {"type": "string", "description": "The text to put in its place"},
+                        "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)"}
+                    },
+                    "required": ["path", "old_string", "new_string"],
+                    "additionalProperties": false
+                }),
+            ),
+        }
+    }
+
+    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String> {
+        let path = text(&params, "path").to_string();
+        let old = text(&params, "old_string").to_string();
+        let new = text(&params, "new_string").to_string();
+        let all = params["replace_all"].as_bool().unwrap_or(false);
+        blocking(move || {
+            let replacements = edit_file(&ws, &path, &old, &new, all)?;
+            Ok(json!({"path": path, "replacements": replacements}))
+        })
+        .await
+    }
+}
+workspace_tool!(Edit);
+
+fn edit_file(ws: &Workspace, path: &str, old: &str, new: &str, all: bool) -> Result<usize, String> {
+    if old.is_empty() {
+        return Err("old_string is empty".into());
+    }
+    let content = read_text(ws, path)?;
+    let count = content.matches(old).count();
+    match (count, all) {
+        (0, _) => {
+            return Err(format!(
+                "old_string was not found in {path}; read the file and copy the text exactly (whitespace included)"
+            ))
+        }
+        (n, false) if n > 1 => {
+            return Err(format!(
+                "old_string occurs {n} times in {path}; include more surrounding lines to make it unique, or set replace_all"
+            ))
+        }
+        _ => {}
+    }
+    let edited = if all {
+        content.replace(old, new)
+    } else {
+        content.replacen(old, new, 1)
+    };
+    write_file(ws, path, &edited)?;
+    Ok(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_edit_needs_exactly_one_match_unless_all_are_asked_for() {
+        let tmp = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(tmp.path()).unwrap();
+        write_file(&ws, "f.txt", "a b a").unwrap();
+        let none = edit_file(&ws, "f.txt", "c", "d", false).unwrap_err();
+        assert!(none.contains("not found"), "{none}");
+        let two = edit_file(&ws, "f.txt", "a", "x", false).unwrap_err();
+        assert!(two.contains("occurs 2 times"), "{two}");
+        assert_eq!(read_text(&ws, "f.txt").unwrap(), "a b a");
+        assert_eq!(edit_file(&ws, "f.txt", "b", "y", false), Ok(1));
+        assert_eq!(edit_file(&ws, "f.txt", "a", "z", true), Ok(2));
+        assert_eq!(read_text(&ws, "f.txt").unwrap(), "z y z");
+    }
+}

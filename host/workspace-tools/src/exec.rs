@@ -1,0 +1,430 @@
+//! `exec` (run a shell command in the workspace) and `process` (poll or kill
+//! the commands `exec` started in the background).
+//!
+//! A command runs under `/bin/sh -c` in its own process group, with stdin
+//! closed, a minimal environment (no secrets of the host's), a time limit
+//! after which the whole group is killed, and its output capped. It asks the
+//! operator first unless the operator allowlisted it (`tools.exec.allow`).
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use clawhost_agent_core::{ApprovalRequest, Severity, TimeoutBehavior};
+use clawhost_config::ExecConfig;
+use serde_json::{json, Value};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use crate::spec::{text, Base};
+use crate::{Workspace, Workspaces};
+
+/// Background processes one host keeps at once.
+const MAX_BACKGROUND: usize = 8;
+/// Environment variables a command inherits from the host.
+const KEPT_ENV: [&str; 5] = ["PATH", "HOME", "LANG", "USER", "TZ"];
+/// Characters that make a command shell syntax (never allowlisted).
+const SHELL_SYNTAX: &[char] = &[
+    ';', '&', '|', '<', '>', '$', '`', '(', ')', '{', '}', '[', ']', '*', '?', '~', '!', '#', '\'',
+    '"', '\\', '\n', '\r',
+];
+
+/// Whether `command` runs without asking: plain words (no shell syntax)
+/// that begin with the words of an allowlist entry, or an entry `*`.
+pub(crate) fn allowlisted(allow: &[String], command: &str) -> bool {
+    if allow.iter().any(|a| a.trim() == "*") {
+        return true;
+    }
+    if command.contains(SHELL_SYNTAX) {
+        return false;
+    }
+    let words: Vec<&str> = command.split_whitespace().collect();
+    allow.iter().any(|entry| {
+        let want: Vec<&str> = entry.split_whitespace().collect();
+        !want.is_empty() && words.starts_with(&want)
+    })
+}
+
+/// Output of one stream, capped: the first `cap` bytes and how many more came.
+#[derive(Default)]
+struct Captured {
+    bytes: Vec<u8>,
+    dropped: u64,
+}
+
+impl Captured {
+    fn push(&mut self, chunk: &[u8], cap: usize) {
+        let room = cap.saturating_sub(self.bytes.len());
+        let kept = chunk.len().min(room);
+        self.bytes.extend_from_slice(&chunk[..kept]);
+        self.dropped += (chunk.len() - kept) as u64;
+    }
+
+    /// Take what was captured so far (for `process poll`).
+    fn take(&mut self) -> (String, u64) {
+        let text = String::from_utf8_lossy(&self.bytes).into_owned();
+        self.bytes.clear();
+        (text, std::mem::take(&mut self.dropped))
+    }
+}
+
+/// Read `stream` to its end into `out` (capped at `cap`).
+async fn drain(mut stream: impl AsyncRead + Unpin, out: Arc<Mutex<Captured>>, cap: usize) {
+    let mut buf = [0u8; 8192];
+    while let Ok(n) = stream.read(&mut buf).await {
+        if n == 0 {
+            break;
+        }
+        out.lock().expect("captured output").push(&buf[..n], cap);
+    }
+}
+
+/// Kill the process group led by `pid`.
+fn kill_group(pid: Option<u32>) {
+    if let Some(pid) = pid.and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+/// A command just started: who started it, and where its output goes.
+struct Started {
+    agent_id: String,
+    command: String,
+    pid: Option<u32>,
+    stdout: Arc<Mutex<Captured>>,
+    stderr: Arc<Mutex<Captured>>,
+}
+
+/// A command running in the background.
+struct Background {
+    started: Started,
+    /// The exit code once it ended (`None` inside: killed by a signal).
+    status: Arc<Mutex<Option<Option<i32>>>>,
+}
+
+/// The background commands of this host, by id.
+#[derive(Default)]
+pub(crate) struct Processes {
+    next: Mutex<u64>,
+    running: Mutex<HashMap<String, Background>>,
+}
+
+impl Drop for Processes {
+    fn drop(&mut self) {
+        for p in self.running.lock().expect("processes").values() {
+            kill_group(p.started.pid);
+        }
+    }
+}
+
+/// `exec`: run a command in the workspace.
+pub(crate) struct Exec {
+    base: Base,
+    config: ExecConfig,
+    processes: Arc<Processes>,
+}
+
+impl Exec {
+    pub(crate) fn new(
+        workspaces: Arc<Workspaces>,
+        config: ExecConfig,
+        processes: Arc<Processes>,
+    ) -> Self {
+        Self {
+            base: Base::new(
+                workspaces,
+                "exec",
+                "Run a shell command (sh -c) in the workspace and return its exit code, stdout and stderr (capped). The operator may be asked first. Set background to start a long-running command and follow it with the process tool.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "command": {"type": "string", "minLength": 1},
+                        "cwd": {"type": "string", "description": "Working directory, relative to the workspace"},
+                        "timeout_ms": {"type": "integer", "minimum": 1, "description": "Time limit (capped by the operator's)"},
+                        "background": {"type": "boolean", "description": "Start it and return a process id at once"}
+                    },
+                    "required": ["command"],
+                    "additionalProperties": false
+                }),
+            ),
+            config,
+            processes,
+        }
+    }
+
+    fn cap(&self) -> usize {
+        usize::try_from(self.config.max_output_kb << 10).unwrap_or(usize::MAX)
+    }
+
+    fn spawn(
+        &self,
+        ws: &Workspace,
+        command: &str,
+        cwd: &str,
+    ) -> Result<tokio::process::Child, String> {
+        let rel = ws.relative(cwd).map_err(|e| e.to_string())?;
+        let dir = ws.real_dir(&rel)?;
+        let mut cmd = tokio::process::Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg(command)
+            .current_dir(dir)
+            .env_clear()
+            .envs(
+                KEPT_ENV
+                    .iter()
+                    .filter_map(|k| Some((k, std::env::var_os(k)?))),
+            )
+            .env("TERM", "dumb")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        cmd.spawn()
+            .map_err(|e| format!("cannot start the command: {e}"))
+    }
+
+    async fn run(
+        &self,
+        params: Value,
+        ws: Arc<Workspace>,
+        agent_id: &str,
+    ) -> Result<Value, String> {
+        let command = text(&params, "command").to_string();
+        let cwd = text(&params, "cwd").to_string();
+        let limit = params["timeout_ms"]
+            .as_u64()
+            .unwrap_or(self.config.timeout_ms)
+            .min(self.config.timeout_ms);
+        let mut child = self.spawn(&ws, &command, &cwd)?;
+        let pid = child.id();
+        let (stdout, stderr) = (Arc::default(), Arc::default());
+        let readers = [
+            tokio::spawn(drain(
+                child.stdout.take().expect("piped"),
+                Arc::clone(&stdout),
+                self.cap(),
+            )),
+            tokio::spawn(drain(
+                child.stderr.take().expect("piped"),
+                Arc::clone(&stderr),
+                self.cap(),
+            )),
+        ];
+        if params["background"].as_bool().unwrap_or(false) {
+            let started = Started {
+                agent_id: agent_id.into(),
+                command,
+                pid,
+                stdout,
+                stderr,
+            };
+            return self.keep_in_background(child, started, limit);
+        }
+        let (code, timed_out) =
+            match tokio::time::timeout(Duration::from_millis(limit), child.wait()).await {
+                Ok(status) => (status.map_err(|e| e.to_string())?.code(), false),
+                Err(_) => {
+                    kill_group(pid);
+                    let _ = child.wait().await;
+                    (None, true)
+                }
+            };
+        // A process that left the group may still hold the pipes open.
+        for reader in readers {
+            let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
+        }
+        let (out, out_dropped) = stdout.lock().expect("captured output").take();
+        let (err, err_dropped) = stderr.lock().expect("captured output").take();
+        Ok(json!({
+            "exitCode": code,
+            "timedOut": timed_out,
+            "stdout": out,
+            "stderr": err,
+            "truncatedBytes": out_dropped + err_dropped,
+        }))
+    }
+
+    fn keep_in_background(
+        &self,
+        mut child: tokio::process::Child,
+        started: Started,
+        limit: u64,
+    ) -> Result<Value, String> {
+        let pid = started.pid;
+        let mut running = self.processes.running.lock().expect("processes");
+        let live = running
+            .values()
+            .filter(|p| p.status.lock().expect("status").is_none())
+            .count();
+        if live >= MAX_BACKGROUND {
+            kill_group(pid);
+            return Err(format!(
+                "{MAX_BACKGROUND} background commands are running already; kill one with the process tool"
+            ));
+        }
+        let id = {
+            let mut next = self.processes.next.lock().expect("process ids");
+            *next += 1;
+            format!("p{}", *next)
+        };
+        let status: Arc<Mutex<Option<Option<i32>>>> = Arc::default();
+        let done = Arc::clone(&status);
+        tokio::spawn(async move {
+            let code = match tokio::time::timeout(Duration::from_millis(limit), child.wait()).await
+            {
+                Ok(status) => status.ok().and_then(|s| s.code()),
+                Err(_) => {
+                    kill_group(pid);
+                    let _ = child.wait().await;
+                    None
+                }
+            };
+            *done.lock().expect("status") = Some(code);
+        });
+        running.insert(id.clone(), Background { started, status });
+        Ok(json!({"processId": id, "running": true}))
+    }
+}
+
+#[async_trait::async_trait]
+impl clawhost_tools::Tool for Exec {
+    fn spec(&self) -> &clawhost_agent_core::ToolSpec {
+        &self.base.spec
+    }
+    fn origin(&self) -> clawhost_tools::ToolOrigin {
+        clawhost_tools::ToolOrigin::Host
+    }
+    async fn call(
+        &self,
+        _call_id: &str,
+        params: Value,
+        ctx: &clawhost_agent_core::RunContext,
+    ) -> Result<Value, String> {
+        let ws = self.base.workspace(ctx)?;
+        self.run(params, ws, &ctx.agent_id).await
+    }
+    fn approval(&self, params: &Value) -> Option<ApprovalRequest> {
+        let command = text(params, "command");
+        (!allowlisted(&self.config.allow, command)).then(|| ApprovalRequest {
+            title: format!("run `{}`", clawhost_agent_core::text::clip(command, 200)),
+            description: format!(
+                "exec in the workspace{}",
+                params["cwd"]
+                    .as_str()
+                    .map(|c| format!(" (cwd {c})"))
+                    .unwrap_or_default()
+            ),
+            severity: Severity::Warning,
+            timeout_ms: None,
+            timeout_behavior: TimeoutBehavior::Deny,
+        })
+    }
+}
+
+/// `process`: list, poll or kill background commands of the run's agent.
+pub(crate) struct Process {
+    base: Base,
+    processes: Arc<Processes>,
+}
+
+impl Process {
+    pub(crate) fn new(workspaces: Arc<Workspaces>, processes: Arc<Processes>) -> Self {
+        Self {
+            base: Base::new(
+                workspaces,
+                "process",
+                "Follow background commands started by exec: list them, poll one for new output and its exit code, or kill it.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "action": {"enum": ["list", "poll", "kill"]},
+                        "id": {"type": "string", "description": "The processId exec returned (poll, kill)"}
+                    },
+                    "required": ["action"],
+                    "additionalProperties": false
+                }),
+            ),
+            processes,
+        }
+    }
+
+    fn act(&self, agent_id: &str, params: &Value) -> Result<Value, String> {
+        let mut running = self.processes.running.lock().expect("processes");
+        let action = text(params, "action");
+        if action == "list" {
+            let list: Vec<Value> = running
+                .iter()
+                .filter(|(_, p)| p.started.agent_id == agent_id)
+                .map(|(id, p)| {
+                    json!({"id": id, "command": p.started.command, "running": p.status.lock().expect("status").is_none()})
+                })
+                .collect();
+            return Ok(json!({"processes": list}));
+        }
+        let id = text(params, "id");
+        let Some(p) = running.get(id).filter(|p| p.started.agent_id == agent_id) else {
+            return Err(format!(
+                "no background process `{}`",
+                clawhost_agent_core::text::clip(id, 64)
+            ));
+        };
+        if action == "kill" {
+            kill_group(p.started.pid);
+            running.remove(id);
+            return Ok(json!({"id": id, "killed": true}));
+        }
+        let status = *p.status.lock().expect("status");
+        let (out, out_dropped) = p.started.stdout.lock().expect("captured output").take();
+        let (err, err_dropped) = p.started.stderr.lock().expect("captured output").take();
+        let result = json!({
+            "id": id,
+            "running": status.is_none(),
+            "exitCode": status.flatten(),
+            "stdout": out,
+            "stderr": err,
+            "truncatedBytes": out_dropped + err_dropped,
+        });
+        if status.is_some() {
+            running.remove(id); // ended and read: forgotten
+        }
+        Ok(result)
+    }
+}
+
+#[async_trait::async_trait]
+impl clawhost_tools::Tool for Process {
+    fn spec(&self) -> &clawhost_agent_core::ToolSpec {
+        &self.base.spec
+    }
+    fn origin(&self) -> clawhost_tools::ToolOrigin {
+        clawhost_tools::ToolOrigin::Host
+    }
+    async fn call(
+        &self,
+        _call_id: &str,
+        params: Value,
+        ctx: &clawhost_agent_core::RunContext,
+    ) -> Result<Value, String> {
+        self.act(&ctx.agent_id, &params)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_plain_commands_that_begin_with_an_entry_are_allowlisted() {
+        let allow = vec!["cargo test".to_string(), "ls".to_string()];
+        assert!(allowlisted(&allow, "cargo test -p x"));
+        assert!(allowlisted(&allow, "ls"));
+        assert!(!allowlisted(&allow, "cargo build"));
+        assert!(!allowlisted(&allow, "cargo test; rm -rf /"));
+        assert!(!allowlisted(&allow, "ls $(cat /etc/passwd)"));
+        assert!(!allowlisted(&allow, "cargo test > out"));
+        assert!(!allowlisted(&allow, "cargo testing"));
+        assert!(!allowlisted(&[], "ls"));
+        assert!(allowlisted(&["*".into()], "anything | at all"));
+    }
+}

@@ -1,0 +1,240 @@
+//! `read`, `write` and `ls`.
+
+use std::io::{BufRead, BufReader, Read as _};
+use std::sync::Arc;
+
+use serde_json::{json, Value};
+
+use crate::spec::{blocking, text, workspace_tool, Base};
+use crate::{Workspace, Workspaces};
+
+/// Lines `read` returns when no limit is given.
+const DEFAULT_LIMIT: u64 = 2000;
+/// Longest line `read` returns (in characters; the rest is cut).
+const MAX_LINE_CHARS: usize = 2000;
+/// Most text one `read` returns.
+const MAX_READ_OUTPUT: usize = 256 << 10;
+/// Bytes looked at for a NUL to call a file binary.
+const BINARY_SNIFF: usize = 8192;
+/// Largest file `write` writes.
+pub(crate) const MAX_WRITE: usize = 8 << 20;
+/// Most entries `ls` lists.
+const MAX_ENTRIES: usize = 1000;
+
+/// `read`: a file's lines, numbered, from `offset` (1-based), at most `limit`.
+pub(crate) struct Read {
+    base: Base,
+}
+
+impl Read {
+    pub(crate) fn new(workspaces: Arc<Workspaces>) -> Self {
+        Self {
+            base: Base::new(
+                workspaces,
+                "read",
+                "Read a text file in the workspace. Lines come numbered (`N\\tline`); use offset and limit for long files. Binary files are refused.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "path": {"type": "string", "description": "File path, relative to the workspace"},
+                        "offset": {"type": "integer", "minimum": 1, "description": "First line to return (1-based)"},
+                        "limit": {"type": "integer", "minimum": 1, "description": "Most lines to return (default 2000)"}
+                    },
+                    "required": ["path"],
+                    "additionalProperties": false
+                }),
+            ),
+        }
+    }
+
+    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String> {
+        let path = text(&params, "path").to_string();
+        let offset = params["offset"].as_u64().unwrap_or(1).max(1);
+        let limit = params["limit"].as_u64().unwrap_or(DEFAULT_LIMIT).max(1);
+        blocking(move || read_lines(&ws, &path, offset, limit)).await
+    }
+}
+workspace_tool!(Read);
+
+fn read_lines(ws: &Workspace, path: &str, offset: u64, limit: u64) -> Result<Value, String> {
+    let rel = ws.relative(path).map_err(|e| e.to_string())?;
+    let file = ws.dir().open(&rel).map_err(|e| format!("{path}: {e}"))?;
+    let meta = file.metadata().map_err(|e| format!("{path}: {e}"))?;
+    if meta.is_dir() {
+        return Err(format!("{path} is a directory; use ls"));
+    }
+    let mut reader = BufReader::new(file);
+    let head = reader.fill_buf().map_err(|e| format!("{path}: {e}"))?;
+    if head[..head.len().min(BINARY_SNIFF)].contains(&0) {
+        return Err(format!(
+            "{path} is a binary file ({} bytes); not shown",
+            meta.len()
+        ));
+    }
+    let mut content = String::new();
+    let (mut number, mut shown, mut truncated) = (0u64, 0u64, false);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| format!("{path}: {e}"))?
+            == 0
+        {
+            break;
+        }
+        number += 1;
+        if number < offset || truncated {
+            continue;
+        }
+        if shown == limit || content.len() >= MAX_READ_OUTPUT {
+            truncated = true;
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end_matches(['\n', '\r']);
+        let cut: String = text.chars().take(MAX_LINE_CHARS).collect();
+        content.push_str(&format!("{number}\t{cut}\n"));
+        shown += 1;
+    }
+    Ok(json!({
+        "path": path,
+        "content": content,
+        "from": offset,
+        "lines": shown,
+        "totalLines": number,
+        "truncated": truncated,
+    }))
+}
+
+/// `write`: create or replace a file (parent directories are created).
+pub(crate) struct Write {
+    base: Base,
+}
+
+impl Write {
+    pub(crate) fn new(workspaces: Arc<Workspaces>) -> Self {
+        Self {
+            base: Base::new(
+                workspaces,
+                "write",
+                "Create or overwrite a file in the workspace with the given content (parent directories are created).",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "path": {"type": "string", "description": "File path, relative to the workspace"},
+                        "content": {"type": "string", "description": "The whole new content"}
+                    },
+                    "required": ["path", "content"],
+                    "additionalProperties": false
+                }),
+            ),
+        }
+    }
+
+    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String> {
+        let path = text(&params, "path").to_string();
+        let content = text(&params, "content").to_string();
+        blocking(move || {
+            let bytes = write_file(&ws, &path, &content)?;
+            Ok(json!({"path": path, "bytes": bytes}))
+        })
+        .await
+    }
+}
+workspace_tool!(Write);
+
+/// Write `content` to `path` in `ws`, creating parent directories.
+pub(crate) fn write_file(ws: &Workspace, path: &str, content: &str) -> Result<usize, String> {
+    if content.len() > MAX_WRITE {
+        return Err(format!(
+            "{path}: {} bytes is over the limit of {MAX_WRITE} bytes",
+            content.len()
+        ));
+    }
+    let rel = ws.relative(path).map_err(|e| e.to_string())?;
+    if let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+        ws.dir()
+            .create_dir_all(parent)
+            .map_err(|e| format!("{path}: {e}"))?;
+    }
+    ws.dir()
+        .write(&rel, content)
+        .map_err(|e| format!("{path}: {e}"))?;
+    Ok(content.len())
+}
+
+/// Read `path` in `ws` as UTF-8 text (at most [`MAX_WRITE`] bytes).
+pub(crate) fn read_text(ws: &Workspace, path: &str) -> Result<String, String> {
+    let rel = ws.relative(path).map_err(|e| e.to_string())?;
+    let file = ws.dir().open(&rel).map_err(|e| format!("{path}: {e}"))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_WRITE as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{path}: {e}"))?;
+    if bytes.len() > MAX_WRITE {
+        return Err(format!("{path} is over {MAX_WRITE} bytes"));
+    }
+    String::from_utf8(bytes).map_err(|_| format!("{path} is not UTF-8 text"))
+}
+
+/// `ls`: a directory's entries.
+pub(crate) struct Ls {
+    base: Base,
+}
+
+impl Ls {
+    pub(crate) fn new(workspaces: Arc<Workspaces>) -> Self {
+        Self {
+            base: Base::new(
+                workspaces,
+                "ls",
+                "List a directory of the workspace: name, type and size of each entry.",
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "path": {"type": "string", "description": "Directory, relative to the workspace (default: its root)"}
+                    },
+                    "additionalProperties": false
+                }),
+            ),
+        }
+    }
+
+    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String> {
+        let path = text(&params, "path").to_string();
+        blocking(move || {
+            let rel = ws.relative(&path).map_err(|e| e.to_string())?;
+            let dir = ws
+                .dir()
+                .open_dir(&rel)
+                .map_err(|e| format!("{path}: {e}"))?;
+            let mut entries = Vec::new();
+            for entry in dir.entries().map_err(|e| format!("{path}: {e}"))? {
+                let entry = entry.map_err(|e| format!("{path}: {e}"))?;
+                let kind = entry.file_type().map_err(|e| e.to_string())?;
+                let kind = if kind.is_dir() {
+                    "dir"
+                } else if kind.is_file() {
+                    "file"
+                } else if kind.is_symlink() {
+                    "symlink"
+                } else {
+                    "other"
+                };
+                let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
+                entries.push((entry.file_name().to_string_lossy().into_owned(), kind, size));
+            }
+            entries.sort();
+            let truncated = entries.len() > MAX_ENTRIES;
+            let listed: Vec<Value> = entries
+                .into_iter()
+                .take(MAX_ENTRIES)
+                .map(|(name, kind, size)| json!({"name": name, "type": kind, "size": size}))
+                .collect();
+            Ok(json!({"path": path, "entries": listed, "truncated": truncated}))
+        })
+        .await
+    }
+}
+workspace_tool!(Ls);

@@ -1,0 +1,66 @@
+//! Built-in host tools on the agent's workspace: `read`, `write`, `edit`,
+//! `apply_patch`, `ls`, `find` and `grep` (`group:fs`), `exec` and `process`
+//! (`group:runtime`), and `web_fetch` (`group:web`). Every path is confined
+//! to the workspace directory (cap-std: no `..`, no symlink out, no absolute
+//! path elsewhere). Like plugin tools, they are called through the one
+//! dispatch path (policy, schema, hooks, approvals).
+
+mod edit;
+mod exec;
+mod files;
+mod patch;
+mod search;
+mod spec;
+mod web_fetch;
+mod workspace;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use clawhost_config::Config;
+use clawhost_tools::Tool;
+
+pub use workspace::{Workspace, WorkspaceError, Workspaces};
+
+/// The workspace file tools, resolving each run's workspace in `workspaces`.
+pub fn file_tools(workspaces: Arc<Workspaces>) -> Vec<Arc<dyn Tool>> {
+    vec![
+        Arc::new(files::Read::new(workspaces.clone())),
+        Arc::new(files::Write::new(workspaces.clone())),
+        Arc::new(edit::Edit::new(workspaces.clone())),
+        Arc::new(patch::ApplyPatch::new(workspaces.clone())),
+        Arc::new(files::Ls::new(workspaces.clone())),
+        Arc::new(search::Find::new(workspaces.clone())),
+        Arc::new(search::Grep::new(workspaces)),
+    ]
+}
+
+/// Every built-in workspace tool, set up from `config`: each agent's
+/// workspace (`agents.list[].workspace`, else `agents.defaults.workspace`,
+/// else `default_workspace`), `tools.exec` and `tools.web`.
+pub fn builtin_tools(config: &Config, default_workspace: std::path::PathBuf) -> Vec<Arc<dyn Tool>> {
+    let default = config
+        .agents
+        .defaults
+        .workspace
+        .as_ref()
+        .map(|w| config.resolve(w))
+        .unwrap_or(default_workspace);
+    let per_agent: HashMap<String, std::path::PathBuf> = config
+        .agents
+        .list
+        .iter()
+        .filter_map(|a| Some((a.id.clone(), config.resolve(a.workspace.as_ref()?))))
+        .collect();
+    let workspaces = Arc::new(Workspaces::new(default, per_agent));
+    let processes = Arc::new(exec::Processes::default());
+    let mut tools = file_tools(workspaces.clone());
+    tools.push(Arc::new(exec::Exec::new(
+        workspaces.clone(),
+        config.tools.exec.clone(),
+        processes.clone(),
+    )));
+    tools.push(Arc::new(exec::Process::new(workspaces, processes)));
+    tools.push(Arc::new(web_fetch::WebFetch::new(config.tools.web.clone())));
+    tools
+}
