@@ -138,3 +138,51 @@ async fn the_languages_demo_runs_python_and_javascript_plugins_beside_rust() {
     );
     assert!(out.answer.contains("ZeroDivisionError"), "{}", out.answer);
 }
+
+#[tokio::test]
+async fn the_coding_demo_fixes_a_failing_test_with_the_built_in_tools() {
+    use clawhost::demo::{coding_workspace, config_of, Demo, CODING_MESSAGE};
+    let mut config = config_of(Demo::Coding, plugins_dir()).unwrap();
+    config.plugins.cache_dir = Some(cache_dir());
+    config.plugins.cache_key_file = Some(clawhost_tests::cache_key_file());
+    let workspace = coding_workspace(&mut config).unwrap();
+    let runtimes = ModelRuntimes::new();
+    runtimes.rebuild(&config).unwrap();
+    let (runner, _) = EmbeddedRunner::start(config).await.unwrap();
+    let ctx = RunContext::new("main", "scripted/demo");
+    let out = one_turn(
+        &runner,
+        runtimes.current("main").unwrap(),
+        &ctx,
+        CODING_MESSAGE,
+    )
+    .await
+    .unwrap();
+    let results: Vec<(String, bool)> = ctx
+        .events
+        .snapshot()
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::ToolResult { tool, is_error, .. } => Some((tool.clone(), *is_error)),
+            _ => None,
+        })
+        .collect();
+    let expected = [
+        ("find", false),
+        ("read", false),
+        ("exec", false),
+        ("edit", false),
+        ("exec", true), // `rm -rf`: blocked by policy-guard
+        ("exec", false),
+    ];
+    assert_eq!(results, expected.map(|(t, e)| (t.to_string(), e)));
+    assert!(
+        out.answer.contains(r#""exitCode":0"#) && out.answer.contains("OK"),
+        "{}",
+        out.answer
+    );
+    assert_eq!(
+        std::fs::read_to_string(workspace.path().join("calc.py")).unwrap(),
+        "def add(a, b):\n    return a + b\n"
+    );
+}

@@ -18,6 +18,18 @@ pub const DEMO_MESSAGE: &str =
 /// The user message of the languages demo turn.
 pub const LANGUAGES_MESSAGE: &str = "Count these words, then shout a little.";
 
+/// The user message of the coding demo turn.
+pub const CODING_MESSAGE: &str = "The tests of my calculator fail. Find out why and fix it.";
+
+/// The project the coding demo's agent works on: (path, content).
+pub const CODING_PROJECT: [(&str, &str); 2] = [
+    ("calc.py", "def add(a, b):\n    return a - b\n"),
+    (
+        "test_calc.py",
+        "import unittest\n\nfrom calc import add\n\n\nclass AddTest(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n",
+    ),
+];
+
 /// Which demo.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Demo {
@@ -27,6 +39,10 @@ pub enum Demo {
     /// Python and JavaScript plugins beside a Rust one
     /// (`host/cli/demo/languages.json`).
     Languages,
+    /// The built-in tools on a small Python project: find, read, run the
+    /// tests, edit, run them again; a hook blocks a destructive command
+    /// (`host/cli/demo/coding.json`).
+    Coding,
 }
 
 /// A demo's configuration, loading plugins from `plugins_dir`.
@@ -34,6 +50,7 @@ pub fn config_of(demo: Demo, plugins_dir: &Path) -> anyhow::Result<Config> {
     let file = match demo {
         Demo::Rust => "clawhost.json",
         Demo::Languages => "languages.json",
+        Demo::Coding => "coding.json",
     };
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("demo")
@@ -41,6 +58,21 @@ pub fn config_of(demo: Demo, plugins_dir: &Path) -> anyhow::Result<Config> {
     let mut config = Config::load(&path)?;
     config.plugins.paths = vec![plugins_dir.to_path_buf()];
     Ok(config)
+}
+
+/// Write the coding demo's project into a new directory (removed when the
+/// returned handle drops) and make it the workspace of `config`'s agents.
+pub fn coding_workspace(config: &mut Config) -> anyhow::Result<tempfile::TempDir> {
+    let workspace = tempfile::Builder::new()
+        .prefix("clawhost-coding-demo-")
+        .tempdir()
+        .context("creating the coding demo's workspace")?;
+    for (path, content) in CODING_PROJECT {
+        std::fs::write(workspace.path().join(path), content)
+            .context("writing the coding demo's project")?;
+    }
+    config.agents.defaults.workspace = Some(workspace.path().to_path_buf());
+    Ok(workspace)
 }
 
 /// The demo configuration (`host/cli/demo/clawhost.json`), loading plugins from `plugins_dir`.
@@ -60,7 +92,11 @@ pub async fn run(plugins_dir: Option<PathBuf>, demo: Demo) -> anyhow::Result<()>
     // Relative to where the command runs, not to the demo config's directory.
     let plugins_dir = std::path::absolute(&plugins_dir)
         .with_context(|| format!("resolving {}", plugins_dir.display()))?;
-    let config = config_of(demo, &plugins_dir)?;
+    let mut config = config_of(demo, &plugins_dir)?;
+    let _workspace = match demo {
+        Demo::Coding => Some(coding_workspace(&mut config)?),
+        _ => None,
+    };
     let runtimes = ModelRuntimes::new();
     runtimes
         .rebuild(&config)
@@ -88,6 +124,7 @@ pub async fn run(plugins_dir: Option<PathBuf>, demo: Demo) -> anyhow::Result<()>
     let message = match demo {
         Demo::Rust => DEMO_MESSAGE,
         Demo::Languages => LANGUAGES_MESSAGE,
+        Demo::Coding => CODING_MESSAGE,
     };
     let outcome = crate::run::one_turn(&runner, generation, &ctx, message).await?;
     say!();

@@ -23,8 +23,11 @@ enum Command {
         #[arg(long)]
         plugins_dir: Option<PathBuf>,
         /// The second demo: Python and JavaScript plugins beside a Rust one.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "coding")]
         languages: bool,
+        /// The third demo: the built-in tools fix a failing test in a small project.
+        #[arg(long)]
+        coding: bool,
     },
     /// Build the plugins in plugins/ from source into plugin packages.
     BuildPlugins {
@@ -162,9 +165,12 @@ async fn run() -> anyhow::Result<()> {
         Command::Demo {
             plugins_dir,
             languages,
+            coding,
         } => {
             let demo = if languages {
                 clawhost::demo::Demo::Languages
+            } else if coding {
+                clawhost::demo::Demo::Coding
             } else {
                 clawhost::demo::Demo::Rust
             };
