@@ -89,25 +89,25 @@ async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
             if plugin == "policy-guard" && tool == "read_note" && decision == "allow-once")));
 }
 
-#[tokio::test]
-async fn the_languages_demo_runs_python_and_javascript_plugins_beside_rust() {
-    use clawhost::demo::{config_of, Demo, LANGUAGES_MESSAGE};
-    let mut config = config_of(Demo::Languages, plugins_dir()).unwrap();
+/// Run one turn of `demo` (its config, made ready by `prepare`) with
+/// `message`: the outcome and each tool result as (tool, is error).
+async fn demo_turn(
+    demo: clawhost::demo::Demo,
+    message: &str,
+    prepare: impl FnOnce(&mut clawhost_config::Config),
+) -> (clawhost_agent_core::TurnOutcome, Vec<(String, bool)>) {
+    let mut config = clawhost::demo::config_of(demo, plugins_dir()).unwrap();
     config.plugins.cache_dir = Some(cache_dir());
     config.plugins.cache_key_file = Some(clawhost_tests::cache_key_file());
+    prepare(&mut config);
     let runtimes = ModelRuntimes::new();
     runtimes.rebuild(&config).unwrap();
     let (runner, _) = EmbeddedRunner::start(config).await.unwrap();
     let ctx = RunContext::new("main", "scripted/demo");
-    let out = one_turn(
-        &runner,
-        runtimes.current("main").unwrap(),
-        &ctx,
-        LANGUAGES_MESSAGE,
-    )
-    .await
-    .unwrap();
-    let results: Vec<(String, bool)> = ctx
+    let out = one_turn(&runner, runtimes.current("main").unwrap(), &ctx, message)
+        .await
+        .unwrap();
+    let results = ctx
         .events
         .snapshot()
         .iter()
@@ -116,6 +116,13 @@ async fn the_languages_demo_runs_python_and_javascript_plugins_beside_rust() {
             _ => None,
         })
         .collect();
+    (out, results)
+}
+
+#[tokio::test]
+async fn the_languages_demo_runs_python_and_javascript_plugins_beside_rust() {
+    use clawhost::demo::{Demo, LANGUAGES_MESSAGE};
+    let (out, results) = demo_turn(Demo::Languages, LANGUAGES_MESSAGE, |_| {}).await;
     assert_eq!(
         results,
         [
@@ -141,32 +148,13 @@ async fn the_languages_demo_runs_python_and_javascript_plugins_beside_rust() {
 
 #[tokio::test]
 async fn the_coding_demo_fixes_a_failing_test_with_the_built_in_tools() {
-    use clawhost::demo::{coding_workspace, config_of, Demo, CODING_MESSAGE};
-    let mut config = config_of(Demo::Coding, plugins_dir()).unwrap();
-    config.plugins.cache_dir = Some(cache_dir());
-    config.plugins.cache_key_file = Some(clawhost_tests::cache_key_file());
-    let workspace = coding_workspace(&mut config).unwrap();
-    let runtimes = ModelRuntimes::new();
-    runtimes.rebuild(&config).unwrap();
-    let (runner, _) = EmbeddedRunner::start(config).await.unwrap();
-    let ctx = RunContext::new("main", "scripted/demo");
-    let out = one_turn(
-        &runner,
-        runtimes.current("main").unwrap(),
-        &ctx,
-        CODING_MESSAGE,
-    )
-    .await
-    .unwrap();
-    let results: Vec<(String, bool)> = ctx
-        .events
-        .snapshot()
-        .iter()
-        .filter_map(|e| match e {
-            TurnEvent::ToolResult { tool, is_error, .. } => Some((tool.clone(), *is_error)),
-            _ => None,
-        })
-        .collect();
+    use clawhost::demo::{coding_workspace, Demo, CODING_MESSAGE};
+    let mut workspace = None;
+    let (out, results) = demo_turn(Demo::Coding, CODING_MESSAGE, |config| {
+        workspace = Some(coding_workspace(config).unwrap());
+    })
+    .await;
+    let workspace = workspace.unwrap();
     let expected = [
         ("find", false),
         ("read", false),

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::files::{read_text, write_file};
-use crate::spec::{blocking, text, workspace_tool, Base};
+use crate::spec::{blocking, text, Base, WorkspaceTool};
 use crate::{Workspace, Workspaces};
 
 /// `edit`: replace `old_string` by `new_string`; it must occur exactly once
@@ -35,6 +35,13 @@ impl Edit {
             ),
         }
     }
+}
+
+#[async_trait::async_trait]
+impl WorkspaceTool for Edit {
+    fn base(&self) -> &Base {
+        &self.base
+    }
 
     async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String> {
         let path = text(&params, "path").to_string();
@@ -48,7 +55,6 @@ impl Edit {
         .await
     }
 }
-workspace_tool!(Edit);
 
 fn edit_file(ws: &Workspace, path: &str, old: &str, new: &str, all: bool) -> Result<usize, String> {
     if old.is_empty() {

@@ -16,7 +16,7 @@ use clawhost_config::ExecConfig;
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use crate::spec::{text, Base};
+use crate::spec::{text, Base, HostTool};
 use crate::{Workspace, Workspaces};
 
 /// Background processes one host keeps at once.
@@ -288,16 +288,12 @@ impl Exec {
 }
 
 #[async_trait::async_trait]
-impl clawhost_tools::Tool for Exec {
+impl HostTool for Exec {
     fn spec(&self) -> &clawhost_agent_core::ToolSpec {
         &self.base.spec
     }
-    fn origin(&self) -> clawhost_tools::ToolOrigin {
-        clawhost_tools::ToolOrigin::Host
-    }
-    async fn call(
+    async fn invoke(
         &self,
-        _call_id: &str,
         params: Value,
         ctx: &clawhost_agent_core::RunContext,
     ) -> Result<Value, String> {
@@ -393,16 +389,12 @@ impl Process {
 }
 
 #[async_trait::async_trait]
-impl clawhost_tools::Tool for Process {
+impl HostTool for Process {
     fn spec(&self) -> &clawhost_agent_core::ToolSpec {
         &self.base.spec
     }
-    fn origin(&self) -> clawhost_tools::ToolOrigin {
-        clawhost_tools::ToolOrigin::Host
-    }
-    async fn call(
+    async fn invoke(
         &self,
-        _call_id: &str,
         params: Value,
         ctx: &clawhost_agent_core::RunContext,
     ) -> Result<Value, String> {

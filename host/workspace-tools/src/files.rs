@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use crate::spec::{blocking, text, workspace_tool, Base};
+use crate::spec::{blocking, text, Base, WorkspaceTool};
 use crate::{Workspace, Workspaces};
 
 /// Lines `read` returns when no limit is given.
@@ -46,6 +46,13 @@ impl Read {
             ),
         }
     }
+}
+
+#[async_trait::async_trait]
+impl WorkspaceTool for Read {
+    fn base(&self) -> &Base {
+        &self.base
+    }
 
     async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String> {
         let path = text(&params, "path").to_string();
@@ -54,7 +61,6 @@ impl Read {
         blocking(move || read_lines(&ws, &path, offset, limit)).await
     }
 }
-workspace_tool!(Read);
 
 fn read_lines(ws: &Workspace, path: &str, offset: u64, limit: u64) -> Result<Value, String> {
     let rel = ws.relative(path).map_err(|e| e.to_string())?;
@@ -131,6 +137,13 @@ impl Write {
             ),
         }
     }
+}
+
+#[async_trait::async_trait]
+impl WorkspaceTool for Write {
+    fn base(&self) -> &Base {
+        &self.base
+    }
 
     async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String> {
         let path = text(&params, "path").to_string();
@@ -142,7 +155,6 @@ impl Write {
         .await
     }
 }
-workspace_tool!(Write);
 
 /// Write `content` to `path` in `ws`, creating parent directories.
 pub(crate) fn write_file(ws: &Workspace, path: &str, content: &str) -> Result<usize, String> {
@@ -200,6 +212,13 @@ impl Ls {
             ),
         }
     }
+}
+
+#[async_trait::async_trait]
+impl WorkspaceTool for Ls {
+    fn base(&self) -> &Base {
+        &self.base
+    }
 
     async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String> {
         let path = text(&params, "path").to_string();
@@ -237,4 +256,3 @@ impl Ls {
         .await
     }
 }
-workspace_tool!(Ls);

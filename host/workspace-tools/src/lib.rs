@@ -19,19 +19,22 @@ use std::sync::Arc;
 
 use clawhost_config::Config;
 use clawhost_tools::Tool;
+use spec::Builtin;
 
 pub use workspace::{Workspace, WorkspaceError, Workspaces};
 
-/// The workspace file tools, resolving each run's workspace in `workspaces`.
+/// The workspace file tools (`group:fs`), resolving each run's workspace in
+/// `workspaces`.
 pub fn file_tools(workspaces: Arc<Workspaces>) -> Vec<Arc<dyn Tool>> {
+    let w = || workspaces.clone();
     vec![
-        Arc::new(files::Read::new(workspaces.clone())),
-        Arc::new(files::Write::new(workspaces.clone())),
-        Arc::new(edit::Edit::new(workspaces.clone())),
-        Arc::new(patch::ApplyPatch::new(workspaces.clone())),
-        Arc::new(files::Ls::new(workspaces.clone())),
-        Arc::new(search::Find::new(workspaces.clone())),
-        Arc::new(search::Grep::new(workspaces)),
+        Arc::new(Builtin(files::Read::new(w()))),
+        Arc::new(Builtin(files::Write::new(w()))),
+        Arc::new(Builtin(edit::Edit::new(w()))),
+        Arc::new(Builtin(patch::ApplyPatch::new(w()))),
+        Arc::new(Builtin(files::Ls::new(w()))),
+        Arc::new(Builtin(search::Find::new(w()))),
+        Arc::new(Builtin(search::Grep::new(w()))),
     ]
 }
 
@@ -55,12 +58,14 @@ pub fn builtin_tools(config: &Config, default_workspace: std::path::PathBuf) -> 
     let workspaces = Arc::new(Workspaces::new(default, per_agent));
     let processes = Arc::new(exec::Processes::default());
     let mut tools = file_tools(workspaces.clone());
-    tools.push(Arc::new(exec::Exec::new(
+    tools.push(Arc::new(Builtin(exec::Exec::new(
         workspaces.clone(),
         config.tools.exec.clone(),
         processes.clone(),
-    )));
-    tools.push(Arc::new(exec::Process::new(workspaces, processes)));
-    tools.push(Arc::new(web_fetch::WebFetch::new(config.tools.web.clone())));
+    ))));
+    tools.push(Arc::new(Builtin(exec::Process::new(workspaces, processes))));
+    tools.push(Arc::new(Builtin(web_fetch::WebFetch::new(
+        config.tools.web.clone(),
+    ))));
     tools
 }

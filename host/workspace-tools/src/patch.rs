@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 
 use crate::files::{read_text, write_file};
-use crate::spec::{blocking, text, workspace_tool, Base};
+use crate::spec::{blocking, text, Base, WorkspaceTool};
 use crate::{Workspace, Workspaces};
 
 /// One change to one file.
@@ -340,6 +340,13 @@ impl ApplyPatch {
             ),
         }
     }
+}
+
+#[async_trait::async_trait]
+impl WorkspaceTool for ApplyPatch {
+    fn base(&self) -> &Base {
+        &self.base
+    }
 
     async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String> {
         let input = text(&params, "input").to_string();
@@ -354,7 +361,6 @@ impl ApplyPatch {
         .await
     }
 }
-workspace_tool!(ApplyPatch);
 
 #[cfg(test)]
 mod tests {

@@ -11,7 +11,7 @@ use grep_searcher::{BinaryDetection, SearcherBuilder};
 use ignore::WalkBuilder;
 use serde_json::{json, Value};
 
-use crate::spec::{blocking, text, workspace_tool, Base};
+use crate::spec::{blocking, text, Base, WorkspaceTool};
 use crate::{Workspace, Workspaces};
 
 /// Most paths `find` returns.
@@ -86,6 +86,13 @@ impl Find {
             ),
         }
     }
+}
+
+#[async_trait::async_trait]
+impl WorkspaceTool for Find {
+    fn base(&self) -> &Base {
+        &self.base
+    }
 
     async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String> {
         let pattern = text(&params, "pattern").to_string();
@@ -109,7 +116,6 @@ impl Find {
         .await
     }
 }
-workspace_tool!(Find);
 
 /// `grep`: lines of workspace files matching a regular expression.
 pub(crate) struct Grep {
@@ -136,6 +142,13 @@ impl Grep {
                 }),
             ),
         }
+    }
+}
+
+#[async_trait::async_trait]
+impl WorkspaceTool for Grep {
+    fn base(&self) -> &Base {
+        &self.base
     }
 
     async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String> {
@@ -182,7 +195,6 @@ impl Grep {
         .await
     }
 }
-workspace_tool!(Grep);
 
 #[cfg(test)]
 mod tests {

@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use clawhost_agent_core::{RunContext, ToolSpec};
+use async_trait::async_trait;
+use clawhost_agent_core::{ApprovalRequest, RunContext, ToolSpec};
+use clawhost_tools::{Tool, ToolOrigin};
 use serde_json::Value;
 
 use crate::{Workspace, Workspaces};
@@ -48,28 +50,54 @@ pub(crate) async fn blocking<T: Send + 'static>(
         .map_err(|e| format!("the tool stopped: {e}"))?
 }
 
-/// Implement `clawhost_tools::Tool` for a workspace tool with a `base` field
-/// and an `async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String>`.
-macro_rules! workspace_tool {
-    ($ty:ty) => {
-        #[async_trait::async_trait]
-        impl clawhost_tools::Tool for $ty {
-            fn spec(&self) -> &clawhost_agent_core::ToolSpec {
-                &self.base.spec
-            }
-            fn origin(&self) -> clawhost_tools::ToolOrigin {
-                clawhost_tools::ToolOrigin::Host
-            }
-            async fn call(
-                &self,
-                _call_id: &str,
-                params: serde_json::Value,
-                ctx: &clawhost_agent_core::RunContext,
-            ) -> Result<serde_json::Value, String> {
-                let ws = self.base.workspace(ctx)?;
-                self.run(params, ws).await
-            }
-        }
-    };
+/// A built-in tool: its spec, its work and whether a call needs approval.
+#[async_trait]
+pub(crate) trait HostTool: Send + Sync {
+    /// Name, description and parameter schema.
+    fn spec(&self) -> &ToolSpec;
+    /// Run one call with validated parameters.
+    async fn invoke(&self, params: Value, ctx: &RunContext) -> Result<Value, String>;
+    /// An approval the call needs first, if any.
+    fn approval(&self, _params: &Value) -> Option<ApprovalRequest> {
+        None
+    }
 }
-pub(crate) use workspace_tool;
+
+/// A tool working on the run's workspace.
+#[async_trait]
+pub(crate) trait WorkspaceTool: Send + Sync {
+    /// Its spec and workspaces.
+    fn base(&self) -> &Base;
+    /// Run one call in `ws`.
+    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String>;
+}
+
+#[async_trait]
+impl<T: WorkspaceTool> HostTool for T {
+    fn spec(&self) -> &ToolSpec {
+        &self.base().spec
+    }
+    async fn invoke(&self, params: Value, ctx: &RunContext) -> Result<Value, String> {
+        let ws = self.base().workspace(ctx)?;
+        self.run(params, ws).await
+    }
+}
+
+/// A [`HostTool`] as the registry takes it (origin: the host).
+pub(crate) struct Builtin<T>(pub T);
+
+#[async_trait]
+impl<T: HostTool> Tool for Builtin<T> {
+    fn spec(&self) -> &ToolSpec {
+        self.0.spec()
+    }
+    fn origin(&self) -> ToolOrigin {
+        ToolOrigin::Host
+    }
+    async fn call(&self, _call_id: &str, params: Value, ctx: &RunContext) -> Result<Value, String> {
+        self.0.invoke(params, ctx).await
+    }
+    fn approval(&self, params: &Value) -> Option<ApprovalRequest> {
+        self.0.approval(params)
+    }
+}

@@ -12,7 +12,7 @@ use std::time::Duration;
 use clawhost_config::WebConfig;
 use serde_json::{json, Value};
 
-use crate::spec::text;
+use crate::spec::{text, HostTool};
 
 /// Redirects followed at most.
 const MAX_REDIRECTS: usize = 5;
@@ -183,16 +183,12 @@ impl WebFetch {
 }
 
 #[async_trait::async_trait]
-impl clawhost_tools::Tool for WebFetch {
+impl HostTool for WebFetch {
     fn spec(&self) -> &clawhost_agent_core::ToolSpec {
         &self.spec
     }
-    fn origin(&self) -> clawhost_tools::ToolOrigin {
-        clawhost_tools::ToolOrigin::Host
-    }
-    async fn call(
+    async fn invoke(
         &self,
-        _call_id: &str,
         params: Value,
         _ctx: &clawhost_agent_core::RunContext,
     ) -> Result<Value, String> {
