@@ -192,7 +192,12 @@ async fn a_hook_and_the_policy_govern_built_in_tools_like_any_other() {
     assert!(ctx.events.snapshot().iter().any(|e| matches!(e,
         TurnEvent::HookDecision { plugin, decision, .. } if plugin == "policy-guard" && decision.starts_with("block"))));
     // `coding` offers files and processes, not the web; `deny` still wins.
-    let offered: Vec<String> = r.dispatcher().specs().into_iter().map(|s| s.name).collect();
+    let offered: Vec<String> = r
+        .dispatcher()
+        .specs(&ctx)
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
     for name in [
         "read",
         "write",
@@ -213,6 +218,24 @@ async fn a_hook_and_the_policy_govern_built_in_tools_like_any_other() {
     );
     let out = call(&r, &ctx, "web_fetch", json!({"url": "https://example.com"})).await;
     assert!(err_of(&out).contains("tools.profile is coding"));
+
+    // An agent's own policy: offered and enforced for its runs only.
+    let extra = json!({"agents": {"list": [
+        {"id": "main"},
+        {"id": "reviewer", "tools": {"profile": "minimal"}}
+    ]}});
+    let r = runner(root.path(), extra, &[]).await;
+    let reviewer = RunContext::new("reviewer", "scripted/test");
+    let offered: Vec<String> = r
+        .dispatcher()
+        .specs(&reviewer)
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert!(offered.is_empty(), "{offered:?}");
+    let out = call(&r, &reviewer, "read", json!({"path": "a.txt"})).await;
+    assert!(err_of(&out).contains("tools.profile is minimal"));
+    assert!(r.dispatcher().specs(&ctx).iter().any(|s| s.name == "read"));
 }
 
 #[tokio::test]
@@ -445,7 +468,7 @@ async fn a_plugin_tool_named_like_a_built_in_keeps_loading_and_keeps_its_name() 
     assert!(r.plugins().plugin("escape").is_some());
     let origin = r
         .dispatcher()
-        .specs()
+        .specs(&ctx())
         .into_iter()
         .find(|s| s.name == "write")
         .unwrap();

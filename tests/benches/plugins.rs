@@ -201,7 +201,16 @@ fn start_to_first_request(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
                         let (runner, reports) =
                             EmbeddedRunner::start(config.clone()).await.unwrap();
                         assert!(reports.iter().all(|r| r.result.is_ok()));
-                        assert_eq!(runner.dispatcher().specs().len(), n + 1);
+                        assert_eq!(
+                            runner
+                                .dispatcher()
+                                .specs(&clawhost_agent_core::RunContext::new(
+                                    "main",
+                                    "scripted/test"
+                                ))
+                                .len(),
+                            n + 1
+                        );
                         let ctx = RunContext::new("main", "scripted/m");
                         runner
                             .run_turn(model.clone(), &ctx, &[], "hi")

@@ -70,8 +70,8 @@ impl BudgetedTools {
 
 #[async_trait]
 impl ToolExecutor for BudgetedTools {
-    fn specs(&self) -> Vec<ToolSpec> {
-        self.inner.specs()
+    fn specs(&self, ctx: &RunContext) -> Vec<ToolSpec> {
+        self.inner.specs(ctx)
     }
 
     async fn execute(&self, call: &ToolCallRequest, ctx: &RunContext) -> ToolOutput {

@@ -221,7 +221,7 @@ impl TurnServices for TurnMirror {
     }
 
     fn tools(&self) -> Vec<ToolSpec> {
-        self.tools.specs()
+        self.tools.specs(&self.ctx)
     }
 
     fn last_model_error(&self) -> Option<ModelError> {

@@ -67,8 +67,9 @@ pub struct ToolOutput {
 /// dispatcher), so every call goes through the same policy and hooks.
 #[async_trait]
 pub trait ToolExecutor: Send + Sync {
-    /// The tools the model may be offered.
-    fn specs(&self) -> Vec<ToolSpec>;
+    /// The tools the model may be offered in the run of `ctx` (its agent's
+    /// tool policy).
+    fn specs(&self, ctx: &RunContext) -> Vec<ToolSpec>;
 
     /// Run one call. Failures are reported in the output, never as a panic.
     async fn execute(&self, call: &ToolCallRequest, ctx: &RunContext) -> ToolOutput;

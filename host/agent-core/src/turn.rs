@@ -115,7 +115,7 @@ impl TurnLoop {
             text: user_text.to_string(),
         });
         let budget = BudgetedTools::new(self.tools.clone(), self.budget);
-        let tools = self.tools.specs();
+        let tools = self.tools.specs(ctx);
         let mut usage = Usage::default();
         for iteration in 1..=self.max_iterations {
             let request = ModelRequest {
@@ -202,7 +202,7 @@ mod tests {
 
     #[async_trait]
     impl ToolExecutor for Upper {
-        fn specs(&self) -> Vec<ToolSpec> {
+        fn specs(&self, _ctx: &RunContext) -> Vec<ToolSpec> {
             vec![ToolSpec {
                 name: "upper".into(),
                 description: "uppercase".into(),

@@ -24,6 +24,7 @@ fn with_model(mut config: Config, agent: &str, model: Option<&str>) -> Config {
                 system_prompt: None,
                 embedded_harness: None,
                 workspace: None,
+                tools: None,
             }),
         }
     }

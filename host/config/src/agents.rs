@@ -173,6 +173,25 @@ pub struct AgentEntry {
     /// Workspace, overriding the default.
     #[serde(default)]
     pub workspace: Option<std::path::PathBuf>,
+    /// Tool policy of this agent, over the `tools` section's.
+    #[serde(default)]
+    pub tools: Option<AgentToolsConfig>,
+}
+
+/// An agent's tool policy: its `profile` and `allow` replace the `tools`
+/// section's when set; its `deny` adds to theirs (a global denial stands).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AgentToolsConfig {
+    /// Built-in tools offered to this agent.
+    #[serde(default)]
+    pub profile: Option<crate::ToolProfile>,
+    /// When set, only these tools may run for this agent.
+    #[serde(default)]
+    pub allow: Option<Vec<String>>,
+    /// More tools this agent may not run.
+    #[serde(default)]
+    pub deny: Vec<String>,
 }
 
 /// A resolved agent: defaults with the entry's overrides.

@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 pub use agents::{
-    AgentDefaults, AgentEntry, AgentSettings, AgentsConfig, CompactionConfig, PruningConfig,
+    AgentDefaults, AgentEntry, AgentSettings, AgentToolsConfig, AgentsConfig, CompactionConfig,
+    PruningConfig,
 };
 pub use approvals::{ApprovalsConfig, NonInteractivePolicy, MAX_APPROVAL_TIMEOUT_MS};
 pub use check::CheckError;

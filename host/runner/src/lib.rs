@@ -112,7 +112,7 @@ impl EmbeddedRunner {
         let dispatcher = Arc::new(
             ToolDispatcher::new(
                 registry,
-                ToolPolicy::from_config(&config.tools),
+                ToolPolicy::from_config(&config.tools).with_agents(&config.agents),
                 hooks.clone(),
             )
             .with_approvals(config.approvals.clone()),

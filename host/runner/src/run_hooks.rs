@@ -134,7 +134,7 @@ impl EmbeddedRunner {
                 history: session.history.clone(),
                 tools: self
                     .dispatcher()
-                    .specs()
+                    .specs(ctx)
                     .into_iter()
                     .map(|s| s.name)
                     .collect(),

@@ -351,7 +351,7 @@ impl EmbeddedRunner {
             system,
             history: session.history.clone(),
             user_text: prompt.into(),
-            tools: clawhost_agent_core::ToolExecutor::specs(self.dispatcher().as_ref()),
+            tools: clawhost_agent_core::ToolExecutor::specs(self.dispatcher().as_ref(), ctx),
             max_iterations,
         };
         let answer = harness

@@ -98,15 +98,12 @@ impl ToolDispatcher {
 
 #[async_trait]
 impl ToolExecutor for ToolDispatcher {
-    fn specs(&self) -> Vec<ToolSpec> {
+    fn specs(&self, ctx: &RunContext) -> Vec<ToolSpec> {
+        let policy = self.policy.for_agent(&ctx.agent_id);
         self.registry
             .tools
             .values()
-            .filter(|e| {
-                self.policy
-                    .check(&e.tool.spec().name, &e.tool.origin())
-                    .is_ok()
-            })
+            .filter(|e| policy.check(&e.tool.spec().name, &e.tool.origin()).is_ok())
             .map(|e| e.tool.spec().clone())
             .collect()
     }
@@ -119,7 +116,11 @@ impl ToolExecutor for ToolDispatcher {
             ));
         };
         let origin = entry.tool.origin();
-        if let Err(denial) = self.policy.check(&call.name, &origin) {
+        if let Err(denial) = self
+            .policy
+            .for_agent(&ctx.agent_id)
+            .check(&call.name, &origin)
+        {
             return error(denial.to_string());
         }
         if let Some(problem) = validation_error(&entry.validator, &call.arguments) {
@@ -289,7 +290,7 @@ mod tests {
             out.is_error && out.content.contains("tools.deny"),
             "{out:?}"
         );
-        assert!(d.specs().is_empty());
+        assert!(d.specs(&RunContext::new("a", "m")).is_empty());
     }
 
     #[tokio::test]

@@ -1,6 +1,8 @@
 //! Tool policy: which tools may run at all, set by the operator.
 
-use clawhost_config::{ToolProfile, ToolsConfig};
+use std::collections::HashMap;
+
+use clawhost_config::{AgentsConfig, ToolProfile, ToolsConfig};
 
 use crate::ToolOrigin;
 
@@ -33,12 +35,14 @@ pub fn group(name: &str) -> Option<&'static [&'static str]> {
 }
 
 /// Allow/deny lists over tool names, `plugin:<id>` and `group:<name>`, under
-/// a profile of built-in tools; deny wins.
+/// a profile of built-in tools; deny wins. Agents may have their own.
 #[derive(Debug, Clone, Default)]
 pub struct ToolPolicy {
     profile: Option<ToolProfile>,
     allow: Option<Vec<String>>,
     deny: Vec<String>,
+    /// Agents with a policy of their own (`agents.list[].tools`), merged.
+    agents: HashMap<String, ToolPolicy>,
 }
 
 impl ToolPolicy {
@@ -48,7 +52,31 @@ impl ToolPolicy {
             profile: config.profile,
             allow: config.allow.clone(),
             deny: config.deny.clone(),
+            agents: HashMap::new(),
         }
+    }
+
+    /// The same policy, with each agent's `tools` over it: the agent's
+    /// profile and allow list replace these when set, its deny list adds.
+    pub fn with_agents(mut self, agents: &AgentsConfig) -> Self {
+        for agent in &agents.list {
+            let Some(own) = &agent.tools else { continue };
+            let mut deny = self.deny.clone();
+            deny.extend(own.deny.iter().cloned());
+            let policy = ToolPolicy {
+                profile: own.profile.or(self.profile),
+                allow: own.allow.clone().or_else(|| self.allow.clone()),
+                deny,
+                agents: HashMap::new(),
+            };
+            self.agents.insert(agent.id.clone(), policy);
+        }
+        self
+    }
+
+    /// The policy in force for `agent_id`.
+    pub fn for_agent(&self, agent_id: &str) -> &ToolPolicy {
+        self.agents.get(agent_id).unwrap_or(self)
     }
 
     fn matches(entry: &str, tool: &str, origin: &ToolOrigin) -> bool {
@@ -173,6 +201,41 @@ mod tests {
         let messaging = with(ToolProfile::Messaging, None, &[]);
         assert!(messaging.check("web_fetch", &host).is_ok());
         assert!(messaging.check("write", &host).is_err());
+    }
+
+    #[test]
+    fn an_agent_policy_replaces_profile_and_allow_and_adds_to_deny() {
+        let agents: AgentsConfig = serde_json::from_value(serde_json::json!({"list": [
+            {"id": "coder", "tools": {"profile": "coding", "deny": ["exec"]}},
+            {"id": "reader", "tools": {"allow": ["read", "plugin:p"]}},
+            {"id": "plain"}
+        ]}))
+        .unwrap();
+        let global = ToolPolicy::from_config(&ToolsConfig {
+            profile: Some(ToolProfile::Messaging),
+            deny: vec!["grep".into()],
+            ..Default::default()
+        })
+        .with_agents(&agents);
+        let host = ToolOrigin::Host;
+        assert!(global.for_agent("plain").check("read", &host).is_err());
+        assert!(global.for_agent("plain").check("web_fetch", &host).is_ok());
+        let coder = global.for_agent("coder");
+        assert!(coder.check("read", &host).is_ok());
+        assert!(coder.check("exec", &host).is_err());
+        assert!(coder
+            .check("grep", &host)
+            .unwrap_err()
+            .rule
+            .contains("tools.deny"));
+        assert!(coder.check("web_fetch", &host).is_err());
+        let reader = global.for_agent("reader");
+        assert!(
+            reader.check("read", &host).is_err(),
+            "messaging has no read"
+        );
+        assert!(reader.check("x", &plugin("p")).is_ok());
+        assert!(reader.check("x", &plugin("q")).is_err());
     }
 
     fn plugin(id: &str) -> ToolOrigin {
