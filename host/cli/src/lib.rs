@@ -6,10 +6,23 @@
 /// `println!` with the text made terminal-safe.
 #[macro_export]
 macro_rules! say {
-    () => { println!() };
+    () => { $crate::print_line("") };
     ($($arg:tt)*) => {
-        println!("{}", $crate::clawhost_agent_core::text::terminal_safe(&format!($($arg)*)))
+        $crate::print_line(&$crate::clawhost_agent_core::text::terminal_safe(&format!($($arg)*)))
     };
+}
+
+/// Print one line to stdout. A reader that went away (`clawhost sessions
+/// list | head -1`) ends the program quietly, as a Unix tool does on SIGPIPE.
+#[doc(hidden)]
+pub fn print_line(line: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = writeln!(stdout, "{line}") {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+    }
 }
 
 /// `eprintln!` with the text made terminal-safe.

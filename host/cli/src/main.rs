@@ -11,6 +11,10 @@ use clawhost_plugin_runtime::PluginHost;
 #[derive(Parser)]
 #[command(name = "clawhost", version, about)]
 struct Cli {
+    /// Config file (JSON or JSON5); default: $CLAWHOST_CONFIG, else
+    /// clawhost.json5 / clawhost.json here, else in ~/.config/clawhost/.
+    #[arg(long, short, global = true)]
+    config: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -37,9 +41,6 @@ enum Command {
     },
     /// Run one turn of an agent with the configured model (or `--model`).
     Run {
-        /// Config file.
-        #[arg(long, short)]
-        config: PathBuf,
         /// Agent id.
         #[arg(long, default_value = "main")]
         agent: String,
@@ -51,9 +52,6 @@ enum Command {
     },
     /// Chat with an agent in a persistent session (`/new`, `/reset`, `/status`, `/quit`).
     Chat {
-        /// Config file.
-        #[arg(long, short)]
-        config: PathBuf,
         /// Agent id.
         #[arg(long, default_value = "main")]
         agent: String,
@@ -63,9 +61,6 @@ enum Command {
     },
     /// List, show or fork stored sessions.
     Sessions {
-        /// Config file.
-        #[arg(long, short)]
-        config: PathBuf,
         /// Agent id.
         #[arg(long, default_value = "main")]
         agent: String,
@@ -73,11 +68,7 @@ enum Command {
         action: clawhost::sessions::Action,
     },
     /// Show the model catalog and auth status of the current generation.
-    Models {
-        /// Config file.
-        #[arg(long, short)]
-        config: PathBuf,
-    },
+    Models,
     /// Plugin authoring: `clawhost plugin new <dir> --lang rust|python|js|ts`.
     Plugin {
         #[command(subcommand)]
@@ -86,9 +77,6 @@ enum Command {
     /// Load the configured plugins and show what loaded, what was refused
     /// and why (`plugins precompile`: compile them into the cache first).
     Plugins {
-        /// Config file.
-        #[arg(long, short, global = true)]
-        config: Option<PathBuf>,
         #[command(subcommand)]
         action: Option<PluginsAction>,
     },
@@ -150,9 +138,12 @@ fn main() {
 async fn run() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("CLAWHOST_LOG").unwrap_or_else(|_| {
-                "warn,clawhost_plugin_runtime::host=error,clawhost::progress=info".into()
-            }),
+            // `CLAWHOST_LOG` (the older name) wins over `RUST_LOG`.
+            tracing_subscriber::EnvFilter::try_from_env("CLAWHOST_LOG")
+                .or_else(|_| tracing_subscriber::EnvFilter::try_from_default_env())
+                .unwrap_or_else(|_| {
+                    "warn,clawhost_plugin_runtime::host=error,clawhost::progress=info".into()
+                }),
         )
         .with_writer(std::io::stderr)
         // Colour only on a terminal, and never with NO_COLOR set.
@@ -161,7 +152,9 @@ async fn run() -> anyhow::Result<()> {
                 && std::env::var_os("NO_COLOR").is_none(),
         )
         .init();
-    match Cli::parse().command {
+    let cli = Cli::parse();
+    let config_path = || clawhost_config::locate(cli.config.as_deref());
+    match cli.command {
         Command::Demo {
             plugins_dir,
             languages,
@@ -182,22 +175,17 @@ async fn run() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Run {
-            config,
             agent,
             model,
             message,
-        } => clawhost::run::run(&config, &agent, model.as_deref(), &message).await,
-        Command::Models { config } => clawhost::run::models(&config),
-        Command::Chat {
-            config,
-            agent,
-            session,
-        } => clawhost::sessions::chat(&config, &agent, session).await,
-        Command::Sessions {
-            config,
-            agent,
-            action,
-        } => clawhost::sessions::manage(&config, &agent, action),
+        } => clawhost::run::run(&config_path()?, &agent, model.as_deref(), &message).await,
+        Command::Models => clawhost::run::models(&config_path()?),
+        Command::Chat { agent, session } => {
+            clawhost::sessions::chat(&config_path()?, &agent, session).await
+        }
+        Command::Sessions { agent, action } => {
+            clawhost::sessions::manage(&config_path()?, &agent, action)
+        }
         Command::Plugin {
             action: PluginAction::New { dir, lang, id },
         } => {
@@ -206,9 +194,8 @@ async fn run() -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Plugins { config, action } => {
-            let config = config.context("give the config file with -c/--config")?;
-            let config = Config::load(&config)?;
+        Command::Plugins { action } => {
+            let config = Config::load(&config_path()?)?;
             if matches!(action, Some(PluginsAction::Precompile))
                 && config.plugins.cache_dir.is_none()
                 && clawhost_plugin_runtime::ComponentCache::default_dir().is_none()

@@ -198,12 +198,28 @@ fn a_missing_file_and_broken_json_are_clear() {
     );
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("clawhost.json");
-    std::fs::write(&path, "{\"plugins\": {\"allow\": [\"a\",]}}").unwrap();
+    std::fs::write(&path, "{\"plugins\": {\n  \"allow\": [\"a\" \"b\"]}}").unwrap();
     let err = Config::load(&path).unwrap_err().to_string();
-    assert!(
-        err.contains("plugins.allow") && err.contains("line 1"),
-        "{err}"
+    assert!(err.contains("2:"), "the error gives the line: {err}");
+}
+
+#[test]
+fn json5_and_environment_variables_are_accepted() {
+    let text = r#"{
+        // comments, unquoted keys, single quotes and trailing commas
+        plugins: { allow: ['a', 'b',], },
+        models: { providers: { o: { api: "openai-completions", baseUrl: "https://x/v1", apiKey: "${FAKE_KEY}" } } },
+    }"#;
+    let env = |name: &str| (name == "FAKE_KEY").then(|| "sk-test".to_string());
+    let config = Config::from_text_with_env(text, Path::new("."), &env).unwrap();
+    assert_eq!(config.plugins.allow, Some(vec!["a".into(), "b".into()]));
+    assert_eq!(
+        config.models.providers["o"].api_key.as_deref(),
+        Some("sk-test")
     );
+    let err = Config::from_text_with_env(text, Path::new("."), &|_| None).unwrap_err();
+    assert_eq!(err.key, "models.providers.o.apiKey");
+    assert!(err.to_string().contains("`FAKE_KEY` is not set"), "{err}");
 }
 
 /// JSON built from the config's own key names, so the fuzzer reaches deep.

@@ -4,7 +4,9 @@
 mod agents;
 mod approvals;
 mod check;
+mod env_vars;
 mod hooks;
+mod locate;
 mod models;
 mod plugins;
 mod runtime;
@@ -24,6 +26,7 @@ pub use check::CheckError;
 pub use hooks::{
     FailPolicy, HookSettings, PluginHooks, AGENT_END_TIMEOUT_MS, HOOK_NAMES, MAX_HOOK_TIMEOUT_MS,
 };
+pub use locate::{locate, NotFound};
 pub use models::{ApiKind, ModelConfig, ModelsConfig, ProviderConfig, RetryConfig};
 pub use plugins::{
     default_fail_policy, Access, EnvGrant, FsGrant, PluginEntry, PluginGrants, PluginLimits,
@@ -65,12 +68,12 @@ pub enum ConfigError {
 
 /// A syntax or type error in configuration text, with the key it is at.
 #[derive(Debug, thiserror::Error)]
-#[error("{}{source}", key_prefix(.key))]
+#[error("{}{reason}", key_prefix(.key))]
 pub struct ParseError {
     /// The key, as a dotted path (e.g. `plugins.limits.memoryMb`); empty at the top level.
     pub key: String,
-    /// What serde found wrong, with line and column.
-    pub source: serde_json::Error,
+    /// What is wrong (a syntax error with its line and column).
+    pub reason: String,
 }
 
 fn key_prefix(key: &str) -> String {
@@ -141,34 +144,40 @@ impl Config {
         }
     }
 
-    /// Parse configuration text; relative paths resolve against `base_dir`.
-    /// Errors name the key they are at.
+    /// Parse configuration text, JSON or JSON5 (comments, trailing commas,
+    /// unquoted keys), expanding `${VAR}` from the environment; relative
+    /// paths resolve against `base_dir`. Errors name the key they are at.
     pub fn from_json_str(text: &str, base_dir: &Path) -> Result<Self, ParseError> {
-        // serde would take a JSON array as the struct's fields in order.
-        if text.trim_start().starts_with('[') {
-            return Err(ParseError {
-                key: String::new(),
-                source: serde::de::Error::custom(
-                    "the configuration must be a JSON object, not an array",
-                ),
-            });
-        }
-        unique_keys::check(text).map_err(|(key, source)| ParseError {
+        Self::from_text_with_env(text, base_dir, &|name| std::env::var(name).ok())
+    }
+
+    /// [`Config::from_json_str`] with `lookup` as the environment.
+    pub fn from_text_with_env(
+        text: &str,
+        base_dir: &Path,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, ParseError> {
+        let err = |key: String, reason: String| ParseError {
             key: key.replace(".[", "["),
-            source,
-        })?;
-        let de = &mut serde_json::Deserializer::from_str(text);
-        let mut config: Config =
-            serde_path_to_error::deserialize(&mut *de).map_err(|e| ParseError {
-                key: match e.path().to_string() {
-                    top if top == "." => String::new(),
-                    key => key,
-                },
-                source: e.into_inner(),
-            })?;
-        de.end().map_err(|source| ParseError {
-            key: String::new(),
-            source,
+            reason,
+        };
+        unique_keys::check(text).map_err(|(key, reason)| err(key, reason))?;
+        let mut value: serde_json::Value =
+            json5::from_str(text).map_err(|e| err(String::new(), e.to_string()))?;
+        // serde would take an array as the struct's fields in order.
+        if value.is_array() {
+            return Err(err(
+                String::new(),
+                "the configuration must be a JSON object, not an array".into(),
+            ));
+        }
+        env_vars::expand(&mut value, lookup).map_err(|(key, reason)| err(key, reason))?;
+        let mut config: Config = serde_path_to_error::deserialize(value).map_err(|e| {
+            let key = match e.path().to_string() {
+                top if top == "." => String::new(),
+                key => key,
+            };
+            err(key, e.into_inner().to_string())
         })?;
         config.base_dir = base_dir.to_path_buf();
         Ok(config)

@@ -7,14 +7,15 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 
-/// Check that no object in `text` repeats a key. The error names the key's
-/// path (e.g. `plugins.entries.guard`).
-pub(crate) fn check(text: &str) -> Result<(), (String, serde_json::Error)> {
-    let mut de = serde_json::Deserializer::from_str(text);
+/// Check that no object in `text` (JSON5, so JSON too) repeats a key. The
+/// error names the key's path (e.g. `plugins.entries.guard`) and says why;
+/// a syntax error is reported with its line and column.
+pub(crate) fn check(text: &str) -> Result<(), (String, String)> {
+    let mut de = json5::Deserializer::from_str(text).map_err(|e| (String::new(), e.to_string()))?;
     let mut path = Vec::new();
     match (Walk { path: &mut path }).deserialize(&mut de) {
         Ok(()) => Ok(()),
-        Err(e) => Err((path.join("."), e)),
+        Err(e) => Err((path.join("."), e.to_string())),
     }
 }
 
@@ -94,9 +95,12 @@ mod tests {
             super::check(r#"{"plugins": {"entries": {"guard": {"sha256": "aa"}, "guard": {}}}}"#)
                 .unwrap_err();
         assert_eq!(key, "plugins.entries.guard");
-        assert!(e.to_string().contains("appears twice"), "{e}");
+        assert!(e.contains("appears twice"), "{e}");
         let (key, _) = super::check(r#"{"a": [{"b": 1}, {"b": 1, "b": 2}]}"#).unwrap_err();
         assert_eq!(key, "a.[1].b");
         assert!(super::check(r#"{"a": {"b": 1}, "b": {"a": [1, 1]}}"#).is_ok());
+        // JSON5: comments, unquoted keys, trailing commas.
+        let (key, _) = super::check("{a: 1, // one\n a: 2,}").unwrap_err();
+        assert_eq!(key, "a");
     }
 }

@@ -1,0 +1,47 @@
+//! Where the configuration file is when no `-c` names it.
+
+use std::path::{Path, PathBuf};
+
+/// File names looked for in a directory, in order.
+const NAMES: [&str; 2] = ["clawhost.json5", "clawhost.json"];
+
+/// Why no configuration file was found.
+#[derive(Debug, thiserror::Error)]
+#[error("no config file: {}; give one with -c/--config", describe(.searched))]
+pub struct NotFound {
+    /// Every place looked at, in order.
+    pub searched: Vec<PathBuf>,
+}
+
+fn describe(searched: &[PathBuf]) -> String {
+    let places: Vec<String> = searched.iter().map(|p| p.display().to_string()).collect();
+    format!("looked for {}", places.join(", "))
+}
+
+/// The configuration file to use: `explicit` (`-c`) when given, else
+/// `$CLAWHOST_CONFIG`, else `clawhost.json5` or `clawhost.json` in the
+/// current directory, else in the user's config dir
+/// (`$XDG_CONFIG_HOME/clawhost/`, else `~/.config/clawhost/`).
+pub fn locate(explicit: Option<&Path>) -> Result<PathBuf, NotFound> {
+    if let Some(path) = explicit {
+        return Ok(path.to_path_buf());
+    }
+    if let Some(path) = std::env::var_os("CLAWHOST_CONFIG").filter(|v| !v.is_empty()) {
+        return Ok(PathBuf::from(path));
+    }
+    let user_dir = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .map(|d| d.join("clawhost"));
+    let dirs = [Some(PathBuf::from(".")), user_dir];
+    let searched: Vec<PathBuf> = dirs
+        .iter()
+        .flatten()
+        .flat_map(|d| NAMES.iter().map(move |n| d.join(n)))
+        .collect();
+    match searched.iter().find(|p| p.is_file()) {
+        Some(found) => Ok(found.clone()),
+        None => Err(NotFound { searched }),
+    }
+}
