@@ -221,6 +221,13 @@ impl AgentsConfig {
         }
     }
 
+    /// The model refs the agents use (the default's and each entry's).
+    pub fn model_refs(&self) -> Vec<String> {
+        let mut refs = vec![self.defaults.model.clone()];
+        refs.extend(self.list.iter().filter_map(|a| a.model.clone()));
+        refs
+    }
+
     /// Settings of one agent, or `None` if it is not configured.
     pub fn settings(&self, id: &str) -> Option<AgentSettings> {
         let d = &self.defaults;

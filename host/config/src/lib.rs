@@ -9,6 +9,7 @@ mod hooks;
 mod locate;
 mod models;
 mod plugins;
+mod provider_catalog;
 mod runtime;
 mod tools;
 mod unique_keys;
@@ -32,6 +33,7 @@ pub use plugins::{
     default_fail_policy, Access, EnvGrant, FsGrant, PluginEntry, PluginGrants, PluginLimits,
     PluginSlots, PluginsConfig,
 };
+pub use provider_catalog::{builtin_provider, BUILTIN_PROVIDERS};
 pub use runtime::{HarnessPolicy, RuntimePolicy};
 pub use tools::{ExecConfig, ToolProfile, ToolsConfig, WebConfig};
 
@@ -172,6 +174,7 @@ impl Config {
             ));
         }
         env_vars::expand(&mut value, lookup).map_err(|(key, reason)| err(key, reason))?;
+        provider_catalog::complete(&mut value);
         let mut config: Config = serde_path_to_error::deserialize(value).map_err(|e| {
             let key = match e.path().to_string() {
                 top if top == "." => String::new(),

@@ -94,6 +94,14 @@ impl ModelRegistry {
         configured
             .entry("scripted".into())
             .or_insert_with(scripted_default);
+        // A built-in provider an agent names needs no entry of its own.
+        for model_ref in config.agents.model_refs() {
+            if let Ok(r) = ModelRef::parse(&model_ref) {
+                if let Some(builtin) = clawhost_config::builtin_provider(&r.provider) {
+                    configured.entry(r.provider).or_insert(builtin);
+                }
+            }
+        }
         for (id, pc) in configured {
             let bad = |reason: String| RegistryError {
                 provider: id.clone(),
@@ -179,8 +187,9 @@ impl ModelRegistry {
             ModelError::new(
                 ModelErrorKind::UnknownModel,
                 format!(
-                    "no provider `{}` is configured (models.providers)",
-                    r.provider
+                    "no provider `{}` is configured (models.providers) and it is not a built-in one ({})",
+                    r.provider,
+                    clawhost_config::BUILTIN_PROVIDERS.join(", ")
                 ),
             )
         })?;
@@ -311,5 +320,52 @@ impl ModelClient for ModelRegistry {
             secret: provider.auth.secret.as_ref(),
         };
         stream_completion(&self.http, req, parser.as_mut(), request.text_sink.as_ref()).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(json: &str) -> Config {
+        Config::from_text_with_env(json, std::path::Path::new("."), &|name| {
+            (name == "KEY").then(|| "sk-test".to_string())
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn a_built_in_provider_needs_only_its_name() {
+        let registry = ModelRegistry::build(&config(
+            r#"{agents: {defaults: {model: "anthropic/claude-sonnet-4-5"}}}"#,
+        ))
+        .unwrap();
+        let (provider, model) = registry.resolve("anthropic/claude-sonnet-4-5").unwrap();
+        assert_eq!(provider.config.api, ApiKind::AnthropicMessages);
+        assert_eq!(
+            provider.config.base_url.as_deref(),
+            Some("https://api.anthropic.com")
+        );
+        assert_eq!(
+            provider.config.api_key_env.as_deref(),
+            Some("ANTHROPIC_API_KEY")
+        );
+        assert_eq!(model.context_window, 200_000);
+        // Named by no agent and not configured: not there, and the error
+        // lists the built-in ids.
+        let err = registry.resolve("openai/gpt-5").unwrap_err();
+        assert!(err.message.contains("openai, anthropic"), "{}", err.message);
+        // A partial entry: its key, the built-in's API and endpoint.
+        let registry = ModelRegistry::build(&config(
+            r#"{models: {providers: {openai: {apiKey: "${KEY}"}}}}"#,
+        ))
+        .unwrap();
+        let (provider, _) = registry.resolve("openai/gpt-4.1").unwrap();
+        assert_eq!(provider.config.api, ApiKind::OpenaiResponses);
+        assert!(provider.auth.ready());
+        assert!(registry
+            .catalog()
+            .iter()
+            .any(|e| e.model_ref == "openai/gpt-5"));
     }
 }
