@@ -39,6 +39,7 @@ pub use clawhost_agent_core;
 pub mod approve;
 pub mod build;
 pub mod demo;
+pub mod plugins;
 pub mod run;
 pub mod scaffold;
 pub mod sessions;

@@ -2,11 +2,7 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use clap::{Parser, Subcommand};
-use clawhost::transcript::{render_refusal, render_status};
-use clawhost_config::Config;
-use clawhost_plugin_runtime::PluginHost;
 
 #[derive(Parser)]
 #[command(name = "clawhost", version, about)]
@@ -78,15 +74,8 @@ enum Command {
     /// and why (`plugins precompile`: compile them into the cache first).
     Plugins {
         #[command(subcommand)]
-        action: Option<PluginsAction>,
+        action: Option<clawhost::plugins::Action>,
     },
-}
-
-#[derive(Subcommand)]
-enum PluginsAction {
-    /// Compile every configured plugin into the component cache (so the
-    /// next start only loads), showing each compile.
-    Precompile,
 }
 
 #[derive(Subcommand)]
@@ -194,33 +183,6 @@ async fn run() -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Plugins { action } => {
-            let config = Config::load(&config_path()?)?;
-            if matches!(action, Some(PluginsAction::Precompile))
-                && config.plugins.cache_dir.is_none()
-                && clawhost_plugin_runtime::ComponentCache::default_dir().is_none()
-            {
-                anyhow::bail!("precompile needs a cache: set plugins.cacheDir (or HOME)");
-            }
-            let precompile = matches!(action, Some(PluginsAction::Precompile));
-            let mut host = PluginHost::new(&config).context("setting up the plugin engine")?;
-            let reports = host.load_configured().await;
-            for status in host.statuses() {
-                if precompile {
-                    let how = if status.from_cache {
-                        "already compiled"
-                    } else {
-                        "compiled"
-                    };
-                    clawhost::say!("{}: {how}", status.id);
-                } else {
-                    clawhost::say!("{}", render_status(&status));
-                }
-            }
-            for line in reports.iter().filter_map(render_refusal) {
-                clawhost::say!("{line}");
-            }
-            Ok(())
-        }
+        Command::Plugins { action } => clawhost::plugins::run(&config_path()?, action).await,
     }
 }

@@ -94,6 +94,11 @@ impl LoadedPlugin {
             .unwrap_or(registered)
     }
 
+    /// Its manifest.
+    pub fn manifest(&self) -> &crate::PluginManifest {
+        &self.manifest
+    }
+
     /// The package directory it was loaded from.
     pub fn dir(&self) -> &std::path::Path {
         &self.dir

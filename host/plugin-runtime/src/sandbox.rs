@@ -83,7 +83,7 @@ impl EffectiveGrants {
                 .iter()
                 .find(|r| r.guest_path == grant.guest_path)
             else {
-                tracing::info!(plugin = id, guest_path = %grant.guest_path, "operator grant not requested by the manifest; not mounted");
+                tracing::warn!(plugin = id, guest_path = %grant.guest_path, "operator grant not requested by the manifest; not mounted");
                 continue;
             };
             let host = if grant.host_path.is_absolute() {

@@ -1,0 +1,234 @@
+//! `clawhost plugins`: what loaded, what was refused and why, one plugin in
+//! detail, and precompiling into the cache. A plugin the operator wanted
+//! (not left out by `plugins.allow`/`deny`/`enabled`) that was refused makes
+//! the command fail; so do operator mistakes that would pass silently.
+
+use std::path::Path;
+
+use anyhow::Context;
+use clawhost_config::Config;
+use clawhost_plugin_runtime::{LoadError, LoadReport, LoadedPlugin, PluginHost, PluginStatus};
+use serde_json::{json, Value};
+
+use crate::transcript::{render_refusal, render_status};
+
+/// What to do.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum Action {
+    /// Every configured plugin: loaded (tools, hooks, grants) or refused and why.
+    List {
+        /// One JSON document instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// One loaded plugin: manifest, API version, requested and granted
+    /// capabilities, hooks with priorities, tools with schemas, digest, cache.
+    Inspect {
+        /// Plugin id.
+        id: String,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compile every configured plugin into the component cache (so the
+    /// next start only loads), showing each compile.
+    Precompile,
+}
+
+/// Whether the operator's own lists leave `id` out (a refusal by choice).
+fn left_out(config: &Config, id: &str) -> bool {
+    let p = &config.plugins;
+    p.allow.as_ref().is_some_and(|a| !a.iter().any(|x| x == id))
+        || p.deny.iter().any(|x| x == id)
+        || p.entries.get(id).is_some_and(|e| !e.enabled)
+}
+
+/// Operator mistakes that would otherwise pass silently.
+fn mistakes(config: &Config, host: &PluginHost, reports: &[LoadReport]) -> Vec<String> {
+    let mut found = Vec::new();
+    let seen: Vec<&str> = reports.iter().filter_map(|r| r.id.as_deref()).collect();
+    for id in config.plugins.allow.iter().flatten() {
+        if !seen.contains(&id.as_str()) {
+            found.push(format!(
+                "plugins.allow lists `{id}`, but no package in plugins.paths has this id"
+            ));
+        }
+    }
+    for id in config.plugins.entries.keys() {
+        if !seen.contains(&id.as_str()) {
+            found.push(format!(
+                "plugins.entries.{id} configures a plugin no package in plugins.paths provides"
+            ));
+        }
+    }
+    let mut tools: Vec<String> = clawhost_runner::host_tools(config)
+        .iter()
+        .map(|t| t.spec().name.clone())
+        .collect();
+    for plugin in host.plugins() {
+        tools.extend(plugin.status().tools);
+    }
+    for entry in &config.tools.deny {
+        let names_something = entry.starts_with("plugin:")
+            || clawhost_tools::group(entry).is_some()
+            || tools.iter().any(|t| t.eq_ignore_ascii_case(entry));
+        if !names_something {
+            found.push(format!("tools.deny lists `{entry}`, which names no tool"));
+        }
+    }
+    found
+}
+
+fn status_json(s: &PluginStatus) -> Value {
+    json!({
+        "id": s.id,
+        "version": s.version,
+        "api": s.api.to_string(),
+        "dir": s.dir,
+        "sha256": s.sha256,
+        "state": match &s.state {
+            clawhost_plugin_runtime::PluginState::Active => "active".to_string(),
+            clawhost_plugin_runtime::PluginState::Disabled(why) => format!("disabled: {why}"),
+        },
+        "tools": s.tools,
+        "hooks": s.hooks.iter().map(|(h, p)| json!({"hook": h, "priority": p})).collect::<Vec<_>>(),
+        "withheld": s.withheld.iter().map(|(h, n)| json!({"hook": h, "needs": n})).collect::<Vec<_>>(),
+        "harnesses": s.harnesses,
+        "grants": {
+            "filesystem": s.grants.dirs.iter().map(|d| json!({
+                "guestPath": d.guest_path, "hostPath": d.host_path, "access": format!("{:?}", d.access).to_lowercase()
+            })).collect::<Vec<_>>(),
+            "env": s.grants.env.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+        },
+        "fromCache": s.from_cache,
+    })
+}
+
+fn refusal_json(r: &LoadReport) -> Option<Value> {
+    let err = r.result.as_ref().err()?;
+    Some(json!({"dir": r.dir, "id": r.id, "reason": err.to_string()}))
+}
+
+fn inspect_json(plugin: &std::sync::Arc<LoadedPlugin>) -> Value {
+    let m = plugin.manifest();
+    let mut out = status_json(&plugin.status());
+    out["manifest"] = json!({
+        "id": m.id,
+        "name": m.name,
+        "version": m.version,
+        "description": m.description,
+        "apiVersion": m.api_version,
+        "component": m.component,
+    });
+    out["requested"] = json!({
+        "filesystem": m.capabilities.filesystem.iter().map(|d| json!({
+            "guestPath": d.guest_path, "access": format!("{:?}", d.access).to_lowercase()
+        })).collect::<Vec<_>>(),
+        "env": m.capabilities.env,
+        "harness": m.capabilities.harness,
+    });
+    out["toolSchemas"] = plugin
+        .tools()
+        .iter()
+        .map(|t| {
+            let spec = t.spec();
+            json!({"name": spec.name, "description": spec.description, "parameters": spec.parameters})
+        })
+        .collect();
+    out
+}
+
+/// Run `clawhost plugins` on the config at `path`.
+pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
+    let config = Config::load(path)?;
+    let action = action.unwrap_or(Action::List { json: false });
+    if matches!(action, Action::Precompile)
+        && config.plugins.cache_dir.is_none()
+        && clawhost_plugin_runtime::ComponentCache::default_dir().is_none()
+    {
+        anyhow::bail!("precompile needs a cache: set plugins.cacheDir (or HOME)");
+    }
+    let mut host = PluginHost::new(&config).context("setting up the plugin engine")?;
+    let reports = host.load_configured().await;
+    let mistakes = mistakes(&config, &host, &reports);
+    let wanted_but_refused: Vec<&LoadReport> = reports
+        .iter()
+        .filter(|r| r.result.is_err())
+        .filter(|r| !r.id.as_deref().is_some_and(|id| left_out(&config, id)))
+        .collect();
+    match action {
+        Action::Inspect { id, json } => {
+            let Some(plugin) = host.plugin(&id) else {
+                let why = reports
+                    .iter()
+                    .find(|r| r.id.as_deref() == Some(id.as_str()))
+                    .and_then(|r| r.result.as_ref().err().map(LoadError::to_string))
+                    .unwrap_or_else(|| "no configured package has this id".into());
+                anyhow::bail!("plugin `{id}` is not loaded: {why}");
+            };
+            let detail = inspect_json(plugin);
+            if json {
+                say!("{}", serde_json::to_string_pretty(&detail)?);
+            } else {
+                say!("{}", render_status(&plugin.status()));
+                say!("manifest: {}", detail["manifest"]);
+                say!("requested: {}", detail["requested"]);
+                say!("granted: {}", detail["grants"]);
+                say!(
+                    "sha256: {} ({})",
+                    detail["sha256"].as_str().unwrap_or(""),
+                    if plugin.status().from_cache {
+                        "from the compiled cache"
+                    } else {
+                        "compiled now"
+                    }
+                );
+                for tool in detail["toolSchemas"].as_array().into_iter().flatten() {
+                    say!(
+                        "tool {}: {}",
+                        tool["name"].as_str().unwrap_or(""),
+                        tool["parameters"]
+                    );
+                }
+            }
+            return Ok(());
+        }
+        Action::List { json: true } => {
+            let doc = json!({
+                "loaded": host.statuses().iter().map(status_json).collect::<Vec<_>>(),
+                "refused": reports.iter().filter_map(refusal_json).collect::<Vec<_>>(),
+                "warnings": mistakes,
+            });
+            say!("{}", serde_json::to_string_pretty(&doc)?);
+        }
+        Action::List { json: false } | Action::Precompile => {
+            let precompile = matches!(action, Action::Precompile);
+            for status in host.statuses() {
+                if precompile {
+                    let how = if status.from_cache {
+                        "already compiled"
+                    } else {
+                        "compiled"
+                    };
+                    say!("{}: {how}", status.id);
+                } else {
+                    say!("{}", render_status(&status));
+                }
+            }
+            for line in reports.iter().filter_map(render_refusal) {
+                say!("{line}");
+            }
+            for warning in &mistakes {
+                esay!("warning: {warning}");
+            }
+        }
+    }
+    if !wanted_but_refused.is_empty() || !mistakes.is_empty() {
+        anyhow::bail!(
+            "{} plugin(s) refused and {} configuration mistake(s); see above",
+            wanted_but_refused.len(),
+            mistakes.len()
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,103 @@
+//! `clawhost plugins`: list (text and JSON), inspect, and a non-zero exit
+//! when a wanted plugin is refused or the config holds a silent mistake.
+
+mod common;
+
+use std::process::Command;
+
+use common::{plugins, write_config};
+use serde_json::{json, Value};
+
+fn clawhost(args: &[&str], config: &std::path::Path) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_clawhost"))
+        .args(args)
+        .arg("-c")
+        .arg(config)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn list_and_inspect_show_what_loaded_and_exit_zero_when_all_is_well() {
+    let root = tempfile::tempdir().unwrap();
+    let config = write_config(
+        root.path(),
+        json!({"plugins": {"paths": [plugins()], "allow": ["text-tools", "policy-guard"]}}),
+    );
+    let (ok, stdout, stderr) = clawhost(&["plugins", "list", "--json"], &config);
+    assert!(ok, "{stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let mut loaded: Vec<&str> = doc["loaded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    loaded.sort();
+    assert_eq!(loaded, ["policy-guard", "text-tools"]);
+    // The packages the allowlist leaves out are listed, and are no failure.
+    assert!(doc["refused"].as_array().unwrap().len() > 5);
+    assert_eq!(doc["warnings"], json!([]));
+
+    let (ok, stdout, stderr) = clawhost(&["plugins", "inspect", "text-tools", "--json"], &config);
+    assert!(ok, "{stderr}");
+    let detail: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(detail["manifest"]["apiVersion"], "0.2.1");
+    assert_eq!(detail["requested"]["filesystem"][0]["guestPath"], "/notes");
+    assert_eq!(detail["grants"]["filesystem"], json!([]));
+    assert_eq!(detail["sha256"].as_str().unwrap().len(), 64);
+    let word_count = detail["toolSchemas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "word_count")
+        .unwrap();
+    assert_eq!(word_count["parameters"]["type"], "object");
+    let (ok, _, stderr) = clawhost(&["plugins", "inspect", "escape"], &config);
+    assert!(!ok && stderr.contains("plugins.allow"), "{stderr}");
+}
+
+#[test]
+fn a_refused_wanted_plugin_and_silent_mistakes_fail_the_command() {
+    let root = tempfile::tempdir().unwrap();
+    let config = write_config(
+        root.path(),
+        json!({
+            "plugins": {
+                "paths": [plugins()],
+                "allow": ["text-tools", "policy-guard", "polcy-guard"],
+                "entries": {"text-tools": {"sha256": "00".repeat(32)}}
+            },
+            "tools": {"deny": ["exce", "group:runtime"]}
+        }),
+    );
+    let (ok, stdout, stderr) = clawhost(&["plugins"], &config);
+    let all = format!("{stdout}\n{stderr}");
+    assert!(!ok, "{all}");
+    assert!(
+        all.contains("text-tools") && all.contains("sha256"),
+        "{all}"
+    );
+    assert!(
+        all.contains("plugins.allow lists `polcy-guard`, but no package"),
+        "{all}"
+    );
+    assert!(
+        all.contains("tools.deny lists `exce`, which names no tool"),
+        "{all}"
+    );
+    assert!(
+        !all.contains("`group:runtime`, which names no tool"),
+        "{all}"
+    );
+    assert!(
+        all.contains("1 plugin(s) refused and 2 configuration mistake(s)"),
+        "{all}"
+    );
+}
