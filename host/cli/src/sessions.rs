@@ -10,10 +10,10 @@ use clawhost_config::Config;
 use clawhost_hooks::SessionEndReason;
 use clawhost_llm::ModelRuntimes;
 use clawhost_runner::EmbeddedRunner;
-use clawhost_sessions::{EntryBody, SessionStore};
+use clawhost_sessions::SessionStore;
 
 use crate::approve::TerminalApprover;
-use crate::transcript::{render_event_with, render_refusal, Theme};
+use crate::transcript::{render_entry, render_event_with, render_refusal, Theme};
 
 /// `clawhost sessions` actions.
 #[derive(Debug, Subcommand)]
@@ -24,6 +24,9 @@ pub enum Action {
     Show {
         /// Session id.
         id: String,
+        /// The stored entries as JSON lines instead of a transcript.
+        #[arg(long)]
+        json: bool,
     },
     /// Cut a torn last line (left by an interrupted write) off a session,
     /// after copying the file to `<file>.bak-<millis>`.
@@ -60,29 +63,17 @@ pub fn manage(config_path: &Path, agent: &str, action: Action) -> anyhow::Result
                 );
             }
         }
-        Action::Show { id } => {
+        Action::Show { id, json } => {
             let t = store.open_read_only(agent, &id)?;
             for w in t.warnings() {
                 esay!("warning: {w}");
             }
             for e in t.entries() {
-                let what = match &e.body {
-                    EntryBody::Compaction {
-                        summary,
-                        tokens_before,
-                        ..
-                    } => format!("compaction (~{tokens_before} tokens): {summary}"),
-                    EntryBody::Runtime { runtime, reason } => {
-                        format!("runtime {runtime} ({reason})")
-                    }
-                    EntryBody::Custom { custom_type, .. } => format!("custom {custom_type}"),
-                    body => serde_json::to_string(body.message().expect("message entry"))?,
-                };
-                say!(
-                    "{} ← {}  {what}",
-                    e.id,
-                    e.parent_id.as_deref().unwrap_or("-")
-                );
+                if json {
+                    say!("{}", serde_json::to_string(e)?);
+                } else {
+                    say!("{}", render_entry(e));
+                }
             }
         }
         Action::Repair { id } => match store.repair(agent, &id)? {

@@ -1,7 +1,8 @@
 //! Human-readable rendering of turn events and plugin reports.
 
-use clawhost_agent_core::TurnEvent;
+use clawhost_agent_core::{Message, TurnEvent};
 use clawhost_plugin_runtime::{LoadReport, PluginState, PluginStatus};
+use clawhost_sessions::{Entry, EntryBody};
 
 fn clip(text: &str, max: usize) -> String {
     let one_line = text.replace('\n', "⏎");
@@ -116,6 +117,63 @@ pub fn render_event_with(event: &TurnEvent, theme: &Theme) -> String {
                 .collect::<Vec<_>>()
                 .join("\n")
         }
+    }
+}
+
+/// The lines of one stored session entry, labelled like a live turn.
+pub fn render_entry(entry: &Entry) -> String {
+    let theme = Theme::default();
+    let l = |key: &str| theme.label(key);
+    match &entry.body {
+        EntryBody::Compaction {
+            summary,
+            tokens_before,
+            ..
+        } => format!(
+            "{}     earlier context (~{tokens_before} tokens) summarized: {}",
+            l("compact"),
+            clip(summary, 400)
+        ),
+        EntryBody::Runtime { runtime, reason } => {
+            format!("{}     runtime {runtime} ({reason})", l("session"))
+        }
+        EntryBody::Custom { custom_type, .. } => {
+            format!("{}     custom entry `{custom_type}`", l("session"))
+        }
+        body => match body.message() {
+            Some(Message::User { text }) => format!("{} {text}", l("user")),
+            Some(Message::Assistant { text, tool_calls }) => {
+                let mut lines = Vec::new();
+                if !text.is_empty() {
+                    let mut parts = text.lines();
+                    lines.push(format!(
+                        "{} {}",
+                        l("model"),
+                        parts.next().unwrap_or_default()
+                    ));
+                    lines.extend(parts.map(|line| format!("         {line}")));
+                }
+                for call in tool_calls {
+                    lines.push(format!(
+                        "{} calls {} {} ({})",
+                        l("model"),
+                        call.name,
+                        clip(&call.arguments.to_string(), 200),
+                        call.id
+                    ));
+                }
+                lines.join("\n")
+            }
+            Some(Message::ToolResult(r)) => format!(
+                "{}     {} ({}) {} {}",
+                l("tool"),
+                r.tool,
+                r.call_id,
+                if r.is_error { "✗" } else { "✓" },
+                clip(&r.content, 400)
+            ),
+            None => String::new(),
+        },
     }
 }
 

@@ -167,3 +167,48 @@ fn run_answers_approvals_by_the_configured_policy_deny_by_default() {
         );
     }
 }
+
+#[test]
+fn sessions_show_renders_a_readable_transcript_and_json_on_request() {
+    let root = tempfile::tempdir().unwrap();
+    let config = approval_config(root.path(), json!({"nonInteractive": "allow"}));
+    let (ok, all) = chat(&config, b"first words\na\n/quit\n");
+    assert!(ok, "{all}");
+    let sessions = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_clawhost"))
+            .arg("sessions")
+            .args(args)
+            .arg("-c")
+            .arg(&config)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let list = sessions(&["list"]);
+    let id = list
+        .split_whitespace()
+        .next()
+        .expect("one session")
+        .to_string();
+    let shown = sessions(&["show", &id]);
+    for line in [
+        "user   › first words",
+        "model  › calls echo {\"text\":\"first words\"}",
+        "tool   ›     echo (",
+        "model  › done: ",
+    ] {
+        assert!(shown.contains(line), "missing `{line}` in:\n{shown}");
+    }
+    let raw = sessions(&["show", &id, "--json"]);
+    let entries: Vec<serde_json::Value> = raw
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(entries.len() >= 4, "{raw}");
+    assert!(entries.iter().all(|e| e["id"].is_string()));
+}
