@@ -38,6 +38,7 @@ pub use clawhost_agent_core;
 
 pub mod approve;
 pub mod build;
+pub mod config_cmd;
 pub mod demo;
 pub mod plugins;
 pub mod run;

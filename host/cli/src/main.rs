@@ -65,6 +65,11 @@ enum Command {
     },
     /// Show the model catalog and auth status of the current generation.
     Models,
+    /// Check the config file, or read one key of it.
+    Config {
+        #[command(subcommand)]
+        action: clawhost::config_cmd::Action,
+    },
     /// Plugin authoring: `clawhost plugin new <dir> --lang rust|python|js|ts`.
     Plugin {
         #[command(subcommand)]
@@ -184,5 +189,6 @@ async fn run() -> anyhow::Result<()> {
             Ok(())
         }
         Command::Plugins { action } => clawhost::plugins::run(&config_path()?, action).await,
+        Command::Config { action } => clawhost::config_cmd::run(&config_path()?, action),
     }
 }

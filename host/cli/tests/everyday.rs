@@ -138,3 +138,54 @@ fn rust_log_is_honoured_and_a_closed_pipe_ends_quietly() {
     assert!(out.status.success(), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn config_validate_and_get_read_the_file_found() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("clawhost.json5"), JSON5_CONFIG).unwrap();
+    let out = clawhost(root.path())
+        .args(["config", "validate"])
+        .env("FAKE_KEY", "sk-1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("clawhost.json5: valid"), "{stdout}");
+    // `get` shows the file's own text: the secret stays a reference.
+    let out = clawhost(root.path())
+        .args(["config", "get", "models.providers.remote.apiKey"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "\"${FAKE_KEY}\""
+    );
+    let out = clawhost(root.path())
+        .args(["config", "get", "models.providers.scripted.models[0].id"])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "\"demo\"");
+    let out = clawhost(root.path())
+        .args(["config", "get", "plugins.limits"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not set `plugins.limits`"));
+    // An invalid file: validate fails naming the key.
+    std::fs::write(root.path().join("clawhost.json5"), "{plugins: {alow: []}}").unwrap();
+    let out = clawhost(root.path())
+        .args(["config", "validate"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("plugins.alow"));
+}
