@@ -423,3 +423,42 @@ async fn compiled_components_are_reused_from_the_cache() {
     assert_eq!(files, ["cwasm", "tag"]);
     assert_eq!(std::fs::read_dir(cache.join("digests")).unwrap().count(), 1);
 }
+
+#[tokio::test]
+async fn a_required_plugin_that_is_refused_stops_the_agent_from_starting() {
+    let dir = tempfile::tempdir().unwrap();
+    let guarded = |entry: serde_json::Value| {
+        config(
+            json!({"plugins": {"allow": ["policy-guard", "text-tools"], "entries": {"policy-guard": entry}}}),
+            dir.path(),
+        )
+    };
+    // A wrong pin refuses the guard: no agent without it.
+    let err = clawhost_runner::EmbeddedRunner::start(guarded(
+        json!({"required": true, "sha256": "00".repeat(32)}),
+    ))
+    .await
+    .err()
+    .expect("the runner must not start")
+    .to_string();
+    assert!(
+        err.contains("required plugins")
+            && err.contains("`policy-guard`")
+            && err.contains("sha256"),
+        "{err}"
+    );
+    // Not required: the same refusal is reported and the agent runs.
+    let (runner, reports) =
+        clawhost_runner::EmbeddedRunner::start(guarded(json!({"sha256": "00".repeat(32)})))
+            .await
+            .unwrap();
+    assert!(runner.plugins().plugin("policy-guard").is_none());
+    assert!(reports
+        .iter()
+        .any(|r| r.id.as_deref() == Some("policy-guard") && r.result.is_err()));
+    // Required and loaded: it starts.
+    let (runner, _) = clawhost_runner::EmbeddedRunner::start(guarded(json!({"required": true})))
+        .await
+        .unwrap();
+    assert!(runner.plugins().plugin("policy-guard").is_some());
+}

@@ -245,6 +245,10 @@ pub struct PluginEntry {
     /// `plugins.limits.memoryMb` (a Python component needs more than a Rust one).
     #[serde(default)]
     pub memory_mb: Option<u64>,
+    /// The agent must not run without this plugin (a guard): when it is
+    /// refused or missing, the runner does not start.
+    #[serde(default)]
+    pub required: bool,
 }
 
 impl PluginEntry {
@@ -333,6 +337,7 @@ impl Default for PluginEntry {
             fail_policy: None,
             hooks: PluginHooks::default(),
             memory_mb: None,
+            required: false,
         }
     }
 }

@@ -76,6 +76,7 @@ impl EmbeddedRunner {
         let mut runner = Self::from_plugins(config, plugins)?;
         runner.resources = resources;
         reports.extend(runner.refused());
+        runner.check_required(&reports)?;
         Ok((runner, reports))
     }
 
@@ -128,6 +129,30 @@ impl EmbeddedRunner {
             dispatcher,
             refused,
         })
+    }
+
+    /// Refuse to run without a plugin marked `required` (a guard the
+    /// operator relies on): each one must be loaded and wired.
+    fn check_required(&self, reports: &[LoadReport]) -> anyhow::Result<()> {
+        let mut missing = Vec::new();
+        for (id, entry) in &self.config.plugins.entries {
+            if !entry.required || self.plugins.plugin(id).is_some() {
+                continue;
+            }
+            let why = reports
+                .iter()
+                .filter(|r| r.id.as_deref() == Some(id.as_str()))
+                .find_map(|r| r.result.as_ref().err().map(ToString::to_string))
+                .unwrap_or_else(|| "no package in plugins.paths has this id".into());
+            missing.push(format!("`{id}`: {why}"));
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        anyhow::bail!(
+            "the agent does not start without its required plugins (plugins.entries.<id>.required): {}",
+            missing.join("; ")
+        )
     }
 
     /// Plugins that loaded but were refused while wiring (their tools could
