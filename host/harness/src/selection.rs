@@ -142,10 +142,19 @@ const CODEX_ROUTES: &[&str] = &[
     "https://chatgpt.com/backend-api/codex",
 ];
 
-fn host_and_scheme(url: &str) -> Option<(&str, &str)> {
-    let (scheme, rest) = url.split_once("://")?;
-    let host = rest.split(['/', ':', '?']).next()?;
-    Some((scheme, host))
+/// Whether `url` is an official provider endpoint over plaintext HTTP,
+/// judged by the URL parser the HTTP client uses (so `http://user@host`, a
+/// trailing-dot `host.`, upper case or a port do not hide the host).
+fn plaintext_official(url: &str) -> bool {
+    let Ok(parsed) = url::Url::parse(url.trim()) else {
+        return false;
+    };
+    let host = parsed
+        .host_str()
+        .unwrap_or_default()
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
+    parsed.scheme() == "http" && OFFICIAL_HOSTS.contains(&host.as_str())
 }
 
 /// Whether `codex` may be picked implicitly: only the exact official HTTPS
@@ -267,14 +276,10 @@ fn selection(runtime: &str, reason: Reason, detail: String) -> Selection {
 
 /// Select the runtime for a turn.
 pub fn select(req: &SelectionRequest) -> Result<Selection, SelectionError> {
-    if let Some((scheme, host)) = host_and_scheme(&req.route.base_url) {
-        if scheme.eq_ignore_ascii_case("http")
-            && OFFICIAL_HOSTS.contains(&host.to_ascii_lowercase().as_str())
-        {
-            return Err(SelectionError::PlaintextOfficial {
-                url: req.route.base_url.clone(),
-            });
-        }
+    if plaintext_official(&req.route.base_url) {
+        return Err(SelectionError::PlaintextOfficial {
+            url: req.route.base_url.clone(),
+        });
     }
     if let Some(pinned) = req.session_runtime {
         return match normalize(Some(pinned)) {

@@ -415,6 +415,21 @@ fn selection_rules() {
             ..case("official endpoint over plaintext http rejected")
         },
         Case {
+            route: route("openai-responses", "http://user@api.openai.com/v1", false),
+            expect: Err("must use https"),
+            ..case("userinfo does not hide an official host")
+        },
+        Case {
+            route: route("openai-completions", "http://api.openai.com./v1", false),
+            expect: Err("must use https"),
+            ..case("a trailing dot does not hide an official host")
+        },
+        Case {
+            route: route("anthropic-messages", "HTTP://API.ANTHROPIC.COM:80", false),
+            expect: Err("must use https"),
+            ..case("case and port do not hide an official host")
+        },
+        Case {
             route: route("openai-responses", "https://api.openai.com/v1", true),
             harnesses: vec![("codex", yes(1)), ("plan-act", yes(0))],
             expect: Ok(("plan-act", Reason::AutoPlugin)),
