@@ -67,9 +67,17 @@ pub struct ProviderConfig {
     /// Retry policy.
     #[serde(default)]
     pub retry: RetryConfig,
-    /// Abort a stream that sends nothing for this long, in milliseconds.
+    /// Abort a stream that sends nothing for this long, in milliseconds
+    /// (keep-alive comment lines count as something).
     #[serde(default = "default_idle_ms")]
     pub stream_idle_timeout_ms: u64,
+    /// Give up on an attempt whose response headers have not come within
+    /// this long, in milliseconds (then retried like a transport error).
+    #[serde(default = "default_response_ms")]
+    pub response_timeout_ms: u64,
+    /// Whole-request deadline (every attempt and the stream), in milliseconds.
+    #[serde(default = "default_request_ms")]
+    pub request_timeout_ms: u64,
     /// Path of a scripted provider's script (for `api: scripted`).
     #[serde(default)]
     pub script: Option<std::path::PathBuf>,
@@ -80,6 +88,12 @@ pub struct ProviderConfig {
 
 fn default_idle_ms() -> u64 {
     60_000
+}
+fn default_response_ms() -> u64 {
+    120_000
+}
+fn default_request_ms() -> u64 {
+    600_000
 }
 
 /// One model of a provider.

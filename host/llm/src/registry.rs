@@ -317,6 +317,8 @@ impl ModelClient for ModelRegistry {
             body,
             retry: &provider.config.retry,
             idle_timeout: Duration::from_millis(provider.config.stream_idle_timeout_ms.max(1)),
+            response_timeout: Duration::from_millis(provider.config.response_timeout_ms.max(1)),
+            request_timeout: Duration::from_millis(provider.config.request_timeout_ms.max(1)),
             secret: provider.auth.secret.as_ref(),
         };
         stream_completion(&self.http, req, parser.as_mut(), request.text_sink.as_ref()).await

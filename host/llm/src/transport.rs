@@ -27,8 +27,12 @@ pub struct HttpRequest<'a> {
     pub body: serde_json::Value,
     /// Retry policy.
     pub retry: &'a RetryConfig,
-    /// Idle timeout of the stream.
+    /// Idle timeout of the stream (any bytes, keep-alive comments too, reset it).
     pub idle_timeout: Duration,
+    /// How long one attempt waits for the response headers.
+    pub response_timeout: Duration,
+    /// Deadline of the whole request: attempts, backoff and the stream.
+    pub request_timeout: Duration,
     /// The credential, so it can be scrubbed from any error text.
     pub secret: Option<&'a Secret>,
 }
@@ -75,8 +79,21 @@ pub fn backoff(retry: &RetryConfig, attempt: u32, server_asked: Option<Duration>
     full / 2 + full.mul_f64(fastrand::f64() / 2.0)
 }
 
+/// Statuses worth another attempt, as the official OpenAI and Anthropic SDKs
+/// retry them: 408 (request timeout), 409 (lock conflict), 429 and 5xx.
 fn retryable(status: StatusCode) -> bool {
-    status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
+    matches!(
+        status,
+        StatusCode::REQUEST_TIMEOUT | StatusCode::CONFLICT | StatusCode::TOO_MANY_REQUESTS
+    ) || status.is_server_error()
+}
+
+/// Why an attempt got no response.
+enum Failure {
+    /// The connection or the request failed.
+    Transport(reqwest::Error),
+    /// The server took the request but sent no headers in time.
+    NoHeaders,
 }
 
 async fn send(
@@ -86,12 +103,19 @@ async fn send(
     let attempts = req.retry.max_attempts.max(1);
     let mut attempt = 1;
     loop {
-        let sent = client
-            .post(&req.url)
-            .headers(req.headers.clone())
-            .json(&req.body)
-            .send()
-            .await;
+        let sent = tokio::time::timeout(
+            req.response_timeout,
+            client
+                .post(&req.url)
+                .headers(req.headers.clone())
+                .json(&req.body)
+                .send(),
+        )
+        .await;
+        let sent = match sent {
+            Ok(sent) => sent.map_err(Failure::Transport),
+            Err(_) => Err(Failure::NoHeaders),
+        };
         let (error, asked) = match sent {
             Ok(resp) if resp.status().is_success() => return Ok(resp),
             Ok(resp) => {
@@ -117,7 +141,18 @@ async fn send(
                 }
                 (error, asked)
             }
-            Err(e) => {
+            Err(Failure::NoHeaders) => (
+                ModelError::new(
+                    ModelErrorKind::Timeout,
+                    format!(
+                        "provider `{}` sent no response within {} ms",
+                        req.provider,
+                        req.response_timeout.as_millis()
+                    ),
+                ),
+                None,
+            ),
+            Err(Failure::Transport(e)) => {
                 let kind = if e.is_timeout() {
                     ModelErrorKind::Timeout
                 } else {
@@ -161,20 +196,32 @@ where
     B: AsRef<[u8]>,
     E: std::fmt::Display,
 {
+    // The idle timer runs on bytes, not events: an SSE comment line
+    // (`: PROCESSING`, a keep-alive) yields no event but proves the server
+    // is alive.
+    let last_bytes = std::sync::Arc::new(std::sync::Mutex::new(tokio::time::Instant::now()));
+    let seen = last_bytes.clone();
+    let bytes = bytes.inspect(move |_| {
+        *seen.lock().expect("idle clock") = tokio::time::Instant::now();
+    });
     let mut events = bytes.eventsource();
     let mut assembler = Assembler::default();
     loop {
-        let next = tokio::time::timeout(idle_timeout, events.next())
-            .await
-            .map_err(|_| {
-                ModelError::new(
+        let deadline = *last_bytes.lock().expect("idle clock") + idle_timeout;
+        let next = match tokio::time::timeout_at(deadline, events.next()).await {
+            Ok(next) => next,
+            // Bytes came meanwhile (a comment): wait on from them.
+            Err(_) if *last_bytes.lock().expect("idle clock") + idle_timeout > deadline => continue,
+            Err(_) => {
+                return Err(ModelError::new(
                     ModelErrorKind::Timeout,
                     format!(
                         "provider `{provider}` sent nothing for {} ms; stream abandoned",
                         idle_timeout.as_millis()
                     ),
-                )
-            })?;
+                ))
+            }
+        };
         match next {
             None => break,
             Some(Ok(event)) => {
@@ -206,22 +253,46 @@ pub async fn stream_completion(
     parser: &mut dyn EventParser,
     text_sink: Option<&TextSink>,
 ) -> Result<ModelResponse, ModelError> {
-    let resp = send(client, &req).await?;
-    read_stream(
-        resp.bytes_stream(),
-        parser,
-        req.idle_timeout,
-        req.provider,
-        text_sink,
-    )
-    .await
-    .map_err(|e| ModelError::new(e.kind, scrub(&e.message, req.secret)))
+    let whole = async {
+        let resp = send(client, &req).await?;
+        read_stream(
+            resp.bytes_stream(),
+            parser,
+            req.idle_timeout,
+            req.provider,
+            text_sink,
+        )
+        .await
+        .map_err(|e| ModelError::new(e.kind, scrub(&e.message, req.secret)))
+    };
+    tokio::time::timeout(req.request_timeout, whole)
+        .await
+        .unwrap_or_else(|_| {
+            Err(ModelError::new(
+                ModelErrorKind::Timeout,
+                format!(
+                    "provider `{}`: the request ran past its deadline of {} ms (requestTimeoutMs)",
+                    req.provider,
+                    req.request_timeout.as_millis()
+                ),
+            ))
+        })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use reqwest::header::HeaderValue;
+
+    #[test]
+    fn the_statuses_the_official_sdks_retry_are_retried() {
+        for code in [408, 409, 429, 500, 502, 503, 529] {
+            assert!(retryable(StatusCode::from_u16(code).unwrap()), "{code}");
+        }
+        for code in [400, 401, 403, 404, 413, 422] {
+            assert!(!retryable(StatusCode::from_u16(code).unwrap()), "{code}");
+        }
+    }
 
     #[test]
     fn retry_after_forms_are_understood() {
@@ -263,3 +334,7 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+#[path = "transport_timeout_tests.rs"]
+mod timeout_tests;
