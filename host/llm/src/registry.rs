@@ -290,6 +290,18 @@ impl ModelClient for ModelRegistry {
             return script.complete(request).await;
         }
         let params = [&provider.config.params, &model.params];
+        // One reply per request: several choices would interleave in one stream.
+        if let Some(n) = params.iter().rev().find_map(|p| p.get("n")) {
+            if n.as_u64() != Some(1) {
+                return Err(ModelError::new(
+                    ModelErrorKind::BadRequest,
+                    format!(
+                        "`{}`: params.n is {n}; clawhost asks for one reply per request (remove `n`)",
+                        request.model_ref
+                    ),
+                ));
+            }
+        }
         let base = provider.base_url();
         let (url, body, mut parser): (String, serde_json::Value, Box<dyn EventParser>) =
             match provider.config.api {
@@ -369,5 +381,23 @@ mod tests {
             .catalog()
             .iter()
             .any(|e| e.model_ref == "openai/gpt-5"));
+    }
+
+    #[tokio::test]
+    async fn n_above_one_is_refused_before_sending() {
+        let registry = ModelRegistry::build(&config(
+            r#"{models: {providers: {openai: {apiKey: "${KEY}", params: {n: 2}}}}}"#,
+        ))
+        .unwrap();
+        let request = ModelRequest {
+            model_ref: "openai/gpt-5".into(),
+            system: None,
+            messages: vec![],
+            tools: vec![],
+            text_sink: None,
+        };
+        let err = registry.complete(request).await.unwrap_err();
+        assert_eq!(err.kind, ModelErrorKind::BadRequest);
+        assert!(err.message.contains("params.n is 2"), "{}", err.message);
     }
 }

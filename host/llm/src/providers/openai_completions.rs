@@ -70,6 +70,18 @@ impl EventParser for Parser {
             return Err(ModelError::new(classify(&code, &message, None), message));
         }
         let mut out = Vec::new();
+        if let Some(other) = chunk["choices"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find_map(|c| c["index"].as_u64().filter(|&i| i != 0))
+        {
+            // `n > 1` (asked by a proxy or a default): never one string of two replies.
+            return Err(ModelError::new(
+                ModelErrorKind::Protocol,
+                format!("the stream carries choice {other}: only one reply per request (n = 1) is supported"),
+            ));
+        }
         if let Some(choice) = chunk["choices"].get(0) {
             let delta = &choice["delta"];
             if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
@@ -118,5 +130,24 @@ impl EventParser for Parser {
 
     fn done(&self) -> bool {
         self.done
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_second_choice_is_refused_not_interleaved() {
+        let mut p = Parser::default();
+        let first = r#"{"choices":[{"index":0,"delta":{"content":"a"},"finish_reason":null}]}"#;
+        assert_eq!(
+            p.parse("", first).unwrap(),
+            vec![StreamEvent::TextDelta("a".into())]
+        );
+        let second = r#"{"choices":[{"index":1,"delta":{"content":"b"},"finish_reason":null}]}"#;
+        let err = p.parse("", second).unwrap_err();
+        assert_eq!(err.kind, ModelErrorKind::Protocol);
+        assert!(err.message.contains("choice 1"), "{}", err.message);
     }
 }
