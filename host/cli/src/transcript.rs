@@ -40,6 +40,16 @@ impl Theme {
     }
 }
 
+/// `text` after `label`, its further lines indented under the first.
+fn labelled(label: &str, text: &str) -> String {
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or_default();
+    std::iter::once(format!("{label} {first}"))
+        .chain(lines.map(|line| format!("         {line}")))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// One line (or a few) per event, with the default labels.
 pub fn render_event(event: &TurnEvent) -> String {
     render_event_with(event, &Theme::default())
@@ -109,14 +119,7 @@ pub fn render_event_with(event: &TurnEvent, theme: &Theme) -> String {
             "{}     {compacted} messages (~{tokens_before} tokens) summarized, {kept} kept ({trigger})",
             l("compact")
         ),
-        TurnEvent::FinalAnswer { text } => {
-            let mut lines = text.lines();
-            let first = lines.next().unwrap_or_default();
-            std::iter::once(format!("{} {first}", l("answer")))
-                .chain(lines.map(|line| format!("         {line}")))
-                .collect::<Vec<_>>()
-                .join("\n")
-        }
+        TurnEvent::FinalAnswer { text } => labelled(&l("answer"), text),
     }
 }
 
@@ -145,13 +148,7 @@ pub fn render_entry(entry: &Entry) -> String {
             Some(Message::Assistant { text, tool_calls }) => {
                 let mut lines = Vec::new();
                 if !text.is_empty() {
-                    let mut parts = text.lines();
-                    lines.push(format!(
-                        "{} {}",
-                        l("model"),
-                        parts.next().unwrap_or_default()
-                    ));
-                    lines.extend(parts.map(|line| format!("         {line}")));
+                    lines.push(labelled(&l("model"), text));
                 }
                 for call in tool_calls {
                     lines.push(format!(

@@ -16,6 +16,16 @@ fn clawhost(dir: &std::path::Path) -> Command {
     cmd
 }
 
+/// Run `cmd`: whether it succeeded, its stdout and its stderr.
+fn outcome(cmd: &mut Command) -> (bool, String, String) {
+    let out = cmd.output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// A JSON5 config with a comment, a trailing comma and an API key from
 /// `${FAKE_KEY}`, for a scripted model.
 const JSON5_CONFIG: &str = r#"{
@@ -30,104 +40,69 @@ const JSON5_CONFIG: &str = r#"{
 #[test]
 fn the_config_is_found_without_c_and_flags_go_anywhere() {
     let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
     // Nothing anywhere: the error says where it looked.
-    let out = clawhost(root.path()).arg("models").output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let (ok, _, err) = outcome(clawhost(dir).arg("models"));
+    assert!(!ok);
     assert!(
         err.contains("no config file") && err.contains("clawhost.json5") && err.contains("-c"),
         "{err}"
     );
     // ./clawhost.json5 (JSON5, with a secret from the environment).
-    std::fs::write(root.path().join("clawhost.json5"), JSON5_CONFIG).unwrap();
-    let out = clawhost(root.path())
-        .arg("models")
-        .env("FAKE_KEY", "sk-1")
-        .output()
-        .unwrap();
-    let all = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "{all}");
-    assert!(all.contains("remote/m"), "{all}");
+    std::fs::write(dir.join("clawhost.json5"), JSON5_CONFIG).unwrap();
+    let (ok, out, err) = outcome(clawhost(dir).arg("models").env("FAKE_KEY", "sk-1"));
+    assert!(ok, "{err}");
+    assert!(out.contains("remote/m"), "{out}");
     // An unset secret is named with its key, not sent as `${FAKE_KEY}`.
-    let out = clawhost(root.path()).arg("models").output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let (ok, _, err) = outcome(clawhost(dir).arg("models"));
+    assert!(!ok);
     assert!(
         err.contains("models.providers.remote.apiKey") && err.contains("`FAKE_KEY` is not set"),
         "{err}"
     );
     // $CLAWHOST_CONFIG, and -c after the subcommand's own arguments.
-    let elsewhere = root.path().join("elsewhere.json");
-    std::fs::write(
-        &elsewhere,
-        json!({"agents": {"defaults": {"model": "scripted/other"}}}).to_string(),
-    )
-    .unwrap();
-    let out = clawhost(root.path())
-        .args(["models"])
-        .env("CLAWHOST_CONFIG", &elsewhere)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let elsewhere = dir.join("elsewhere.json");
+    let other = json!({"agents": {"defaults": {"model": "scripted/other"}}});
+    std::fs::write(&elsewhere, other.to_string()).unwrap();
+    let (ok, _, err) = outcome(
+        clawhost(dir)
+            .arg("models")
+            .env("CLAWHOST_CONFIG", &elsewhere),
     );
-    let out = clawhost(root.path())
-        .args(["sessions", "list", "-c"])
-        .arg(&elsewhere)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    assert!(ok, "{err}");
+    let (ok, _, err) = outcome(
+        clawhost(dir)
+            .args(["sessions", "list", "-c"])
+            .arg(&elsewhere),
     );
+    assert!(ok, "{err}");
     // The user config dir.
-    std::fs::remove_file(root.path().join("clawhost.json5")).unwrap();
-    std::fs::create_dir_all(root.path().join("xdg/clawhost")).unwrap();
-    std::fs::write(
-        root.path().join("xdg/clawhost/clawhost.json5"),
-        JSON5_CONFIG,
-    )
-    .unwrap();
-    let out = clawhost(root.path())
-        .arg("models")
-        .env("FAKE_KEY", "sk-1")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    std::fs::remove_file(dir.join("clawhost.json5")).unwrap();
+    std::fs::create_dir_all(dir.join("xdg/clawhost")).unwrap();
+    std::fs::write(dir.join("xdg/clawhost/clawhost.json5"), JSON5_CONFIG).unwrap();
+    let (ok, _, err) = outcome(clawhost(dir).arg("models").env("FAKE_KEY", "sk-1"));
+    assert!(ok, "{err}");
 }
 
 #[test]
 fn rust_log_is_honoured_and_a_closed_pipe_ends_quietly() {
     let root = tempfile::tempdir().unwrap();
-    std::fs::write(root.path().join("clawhost.json5"), JSON5_CONFIG).unwrap();
-    let out = clawhost(root.path())
-        .arg("models")
-        .env("FAKE_KEY", "sk-1")
-        .env("RUST_LOG", "trace")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let dir = root.path();
+    std::fs::write(dir.join("clawhost.json5"), JSON5_CONFIG).unwrap();
+    let models = || {
+        let mut cmd = clawhost(dir);
+        cmd.arg("models").env("FAKE_KEY", "sk-1");
+        cmd
+    };
+    let (ok, _, err) = outcome(models().env("RUST_LOG", "trace"));
+    assert!(ok, "{err}");
     // (The default filter shows warnings only.)
     assert!(
         err.contains("INFO clawhost_llm"),
         "RUST_LOG=trace logs: {err}"
     );
     // The reader of stdout is gone before anything is printed.
-    let mut child = clawhost(root.path())
-        .arg("models")
-        .env("FAKE_KEY", "sk-1")
+    let mut child = models()
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -142,50 +117,32 @@ fn rust_log_is_honoured_and_a_closed_pipe_ends_quietly() {
 #[test]
 fn config_validate_and_get_read_the_file_found() {
     let root = tempfile::tempdir().unwrap();
-    std::fs::write(root.path().join("clawhost.json5"), JSON5_CONFIG).unwrap();
-    let out = clawhost(root.path())
-        .args(["config", "validate"])
-        .env("FAKE_KEY", "sk-1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(stdout.contains("clawhost.json5: valid"), "{stdout}");
+    let dir = root.path();
+    std::fs::write(dir.join("clawhost.json5"), JSON5_CONFIG).unwrap();
+    let config = |args: &[&str]| {
+        outcome(
+            clawhost(dir)
+                .arg("config")
+                .args(args)
+                .env("FAKE_KEY", "sk-1"),
+        )
+    };
+    let (ok, out, err) = config(&["validate"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("clawhost.json5: valid"), "{out}");
     // `get` shows the file's own text: the secret stays a reference.
-    let out = clawhost(root.path())
-        .args(["config", "get", "models.providers.remote.apiKey"])
-        .output()
-        .unwrap();
+    let (ok, out, err) = config(&["get", "models.providers.remote.apiKey"]);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "\"${FAKE_KEY}\"");
+    let (_, out, _) = config(&["get", "models.providers.scripted.models[0].id"]);
+    assert_eq!(out.trim(), "\"demo\"");
+    let (ok, _, err) = config(&["get", "plugins.limits"]);
     assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        !ok && err.contains("does not set `plugins.limits`"),
+        "{err}"
     );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim(),
-        "\"${FAKE_KEY}\""
-    );
-    let out = clawhost(root.path())
-        .args(["config", "get", "models.providers.scripted.models[0].id"])
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "\"demo\"");
-    let out = clawhost(root.path())
-        .args(["config", "get", "plugins.limits"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("does not set `plugins.limits`"));
     // An invalid file: validate fails naming the key.
-    std::fs::write(root.path().join("clawhost.json5"), "{plugins: {alow: []}}").unwrap();
-    let out = clawhost(root.path())
-        .args(["config", "validate"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("plugins.alow"));
+    std::fs::write(dir.join("clawhost.json5"), "{plugins: {alow: []}}").unwrap();
+    let (ok, _, err) = config(&["validate"]);
+    assert!(!ok && err.contains("plugins.alow"), "{err}");
 }
