@@ -5,7 +5,6 @@
 
 use std::path::Path;
 
-use anyhow::Context;
 use clawhost_config::Config;
 use clawhost_plugin_runtime::{LoadError, LoadReport, LoadedPlugin, PluginHost, PluginStatus};
 use serde_json::{json, Value};
@@ -50,14 +49,14 @@ fn mistakes(config: &Config, host: &PluginHost, reports: &[LoadReport]) -> Vec<S
     for id in config.plugins.allow.iter().flatten() {
         if !seen.contains(&id.as_str()) {
             found.push(format!(
-                "plugins.allow lists `{id}`, but no package in plugins.paths has this id"
+                "plugins.allow lists `{id}`, but no package (plugins.paths, resource extensions) has this id"
             ));
         }
     }
     for id in config.plugins.entries.keys() {
         if !seen.contains(&id.as_str()) {
             found.push(format!(
-                "plugins.entries.{id} configures a plugin no package in plugins.paths provides"
+                "plugins.entries.{id} configures a plugin no package (plugins.paths, resource extensions) provides"
             ));
         }
     }
@@ -148,8 +147,8 @@ pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
     {
         anyhow::bail!("precompile needs a cache: set plugins.cacheDir (or HOME)");
     }
-    let mut host = PluginHost::new(&config).context("setting up the plugin engine")?;
-    let reports = host.load_configured().await;
+    // What the agent would load: plugins.paths and resource extensions.
+    let (host, reports, _) = clawhost_runner::load_plugins(&config).await?;
     let mistakes = mistakes(&config, &host, &reports);
     let wanted_but_refused: Vec<&LoadReport> = reports
         .iter()

@@ -1,7 +1,8 @@
-//! `${VAR}` in configuration strings: replaced by the environment variable
-//! (for secrets such as API keys), `$${` writes a literal `${`. An unset or
-//! empty variable is an error naming the key and the variable, never a
-//! literal `${VAR}` sent to a provider.
+//! `${VAR}` in configuration strings (`VAR` in `[A-Z_][A-Z0-9_]*`, as
+//! OpenClaw matches): replaced by the environment variable (for secrets such
+//! as API keys); `$${VAR}` writes `${VAR}` itself; anything else stays text.
+//! An unset or empty variable is an error naming the key and the variable,
+//! never a literal `${VAR}` sent to a provider.
 
 use serde_json::Value;
 
@@ -41,6 +42,16 @@ fn walk(
     Ok(())
 }
 
+/// Whether `name` is what `${…}` substitutes: `[A-Z_][A-Z0-9_]*`, as
+/// OpenClaw matches (a lower-case `${name}` in a prompt stays text).
+fn is_var_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_uppercase() || c == '_')
+        && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
 fn expand_str(s: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
@@ -50,28 +61,29 @@ fn expand_str(s: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String
         if let Some(tail) = after.strip_prefix("$${") {
             out.push_str("${");
             rest = tail;
-        } else if let Some(tail) = after.strip_prefix("${") {
-            let end = tail.find('}').ok_or_else(|| {
-                "`${` without a closing `}` (write `$${` for a literal `${`)".to_string()
-            })?;
-            let name = &tail[..end];
-            if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(format!(
-                    "`${{{name}}}` is not a variable name (letters, digits, `_`)"
-                ));
-            }
-            match lookup(name) {
-                Some(v) if !v.is_empty() => out.push_str(&v),
-                _ => {
-                    return Err(format!(
-                    "environment variable `{name}` is not set (the config uses `${{{name}}}` here)"
-                ))
+            continue;
+        }
+        let var = after
+            .strip_prefix("${")
+            .and_then(|tail| Some((tail, tail.find('}')?)))
+            .filter(|(tail, end)| is_var_name(&tail[..*end]));
+        match var {
+            Some((tail, end)) => {
+                let name = &tail[..end];
+                match lookup(name) {
+                    Some(v) if !v.is_empty() => out.push_str(&v),
+                    _ => {
+                        return Err(format!(
+                            "environment variable `{name}` is not set (the config uses `${{{name}}}` here; write `$${{{name}}}` for the text itself)"
+                        ))
+                    }
                 }
+                rest = &tail[end + 1..];
             }
-            rest = &tail[end + 1..];
-        } else {
-            out.push('$');
-            rest = &after[1..];
+            None => {
+                out.push('$');
+                rest = &after[1..];
+            }
         }
     }
     out.push_str(rest);
@@ -97,8 +109,12 @@ mod tests {
         let (key, reason) = expand(&mut v, &env).unwrap_err();
         assert_eq!(key, "models.providers.o.apiKey");
         assert!(reason.contains("`MISSING` is not set"), "{reason}");
-        let mut v = json!({"k": ["${KEY", "${}"]});
+        // What is not `${UPPER_CASE}` stays text.
+        let mut v = json!({"k": ["${KEY", "${}", "${name}", "a $ b"]});
+        expand(&mut v, &env).unwrap();
+        assert_eq!(v, json!({"k": ["${KEY", "${}", "${name}", "a $ b"]}));
+        let mut v = json!({"k": ["ok", "${MISSING_2}"]});
         let (key, _) = expand(&mut v, &env).unwrap_err();
-        assert_eq!(key, "k.[0]");
+        assert_eq!(key, "k.[1]");
     }
 }

@@ -180,6 +180,11 @@ pub fn stamp(path: &Path, max: u64) -> io::Result<FileStamp> {
     Ok(FileStamp::of(&meta))
 }
 
+/// The stamp of an open file.
+pub fn stamp_of(file: &File) -> io::Result<FileStamp> {
+    Ok(FileStamp::of(&file.metadata()?))
+}
+
 /// [`read_bounded`], with the file's stamp when it did not change while it
 /// was read (the same stamp on the open file before and after).
 pub fn read_stamped(path: &Path, max: u64) -> io::Result<(Vec<u8>, Option<FileStamp>)> {

@@ -49,30 +49,40 @@ pub fn host_tools(config: &Config) -> Vec<Arc<dyn Tool>> {
     tools
 }
 
+/// Every plugin `config` names: the packages of `plugins.paths` and the
+/// extensions of its resource packages, with a report for each, and the
+/// resources themselves.
+pub async fn load_plugins(
+    config: &Config,
+) -> anyhow::Result<(PluginHost, Vec<LoadReport>, Resources)> {
+    let mut plugins = PluginHost::new(config).context("setting up the plugin engine")?;
+    let mut reports = plugins.load_configured().await;
+    let packages: Vec<_> = config
+        .resources
+        .packages
+        .iter()
+        .map(|p| config.resolve(p))
+        .collect();
+    let resources = Resources::load(&packages).context("loading resource packages")?;
+    for dir in &resources.extensions {
+        let result = plugins.load_package(dir).await;
+        reports.push(LoadReport {
+            dir: dir.clone(),
+            id: match &result {
+                Ok(p) => Some(p.id().to_string()),
+                Err(e) => e.plugin_id().map(str::to_string),
+            },
+            result: result.map(|_| ()),
+        });
+    }
+    Ok((plugins, reports, resources))
+}
+
 impl EmbeddedRunner {
     /// Load the configured plugins and wire tools and hooks. Plugins that fail
     /// to load, or whose tools cannot be registered, are reported, not fatal.
     pub async fn start(config: Config) -> anyhow::Result<(Self, Vec<LoadReport>)> {
-        let mut plugins = PluginHost::new(&config).context("setting up the plugin engine")?;
-        let mut reports = plugins.load_configured().await;
-        let packages: Vec<_> = config
-            .resources
-            .packages
-            .iter()
-            .map(|p| config.resolve(p))
-            .collect();
-        let resources = Resources::load(&packages).context("loading resource packages")?;
-        for dir in &resources.extensions {
-            let result = plugins.load_package(dir).await;
-            reports.push(LoadReport {
-                dir: dir.clone(),
-                id: match &result {
-                    Ok(p) => Some(p.id().to_string()),
-                    Err(e) => e.plugin_id().map(str::to_string),
-                },
-                result: result.map(|_| ()),
-            });
-        }
+        let (plugins, mut reports, resources) = load_plugins(&config).await?;
         let mut runner = Self::from_plugins(config, plugins)?;
         runner.resources = resources;
         reports.extend(runner.refused());

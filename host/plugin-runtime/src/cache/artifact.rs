@@ -125,9 +125,11 @@ pub(super) fn store(
     let dir = path.parent().expect("cache path has a parent");
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(artifact)?;
-    tmp.persist(path)?;
-    // Renaming moves the status-change time: the stamp is taken after.
-    let stamp = owned_path::stamp(path, MAX_ARTIFACT)?;
+    let file = tmp.persist(path)?;
+    // Renaming moves the status-change time: the stamp is taken after, of
+    // the file written here (another host may have renamed its own over it
+    // since; then the stamps differ and a reader checks the bytes).
+    let stamp = owned_path::stamp_of(&file)?;
     write_record(key, engine_key, sha256, path, &tag, &stamp)
 }
 
