@@ -4,7 +4,8 @@
 //! refused when any address it resolves to is private, loopback, link-local
 //! or otherwise not public, unless `tools.web.allowPrivate`; the connection
 //! then goes to the address that was checked (no second lookup a rebinding
-//! DNS server could answer differently). Size and time are capped.
+//! DNS server could answer differently, and no proxy from the environment).
+//! Size and time are capped.
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
@@ -112,7 +113,10 @@ impl WebFetch {
                 ));
             }
             let addr = self.address(&url).await?;
+            // No proxy from the environment either: the request goes to the
+            // address checked above, not to a proxy that resolves again.
             let client = reqwest::Client::builder()
+                .no_proxy()
                 .redirect(reqwest::redirect::Policy::none())
                 .resolve(url.host_str().unwrap_or_default(), addr)
                 .user_agent(concat!("clawhost/", env!("CARGO_PKG_VERSION")))
