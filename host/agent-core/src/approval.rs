@@ -136,6 +136,18 @@ impl Approver for FixedApprover {
 #[derive(Clone)]
 pub struct Approvals(pub Arc<dyn Approver>);
 
+impl Approvals {
+    /// The policy of runs nobody watches (`approvals.nonInteractive`):
+    /// `run`, the gateway.
+    pub fn non_interactive(config: &clawhost_config::ApprovalsConfig) -> Self {
+        let answer = match config.non_interactive {
+            clawhost_config::NonInteractivePolicy::Deny => ApprovalDecision::Deny,
+            clawhost_config::NonInteractivePolicy::Allow => ApprovalDecision::AllowOnce,
+        };
+        Self(Arc::new(FixedApprover(answer)))
+    }
+}
+
 impl Default for Approvals {
     fn default() -> Self {
         Approvals(Arc::new(FixedApprover(ApprovalDecision::Cancelled)))

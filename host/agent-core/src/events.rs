@@ -73,6 +73,14 @@ pub enum TurnEvent {
         /// Why (`threshold` or `overflow`).
         trigger: String,
     },
+    /// A piece of the model's reply text, as it streams (before its
+    /// `ModelReply`).
+    TextDelta {
+        /// Iteration number (1-based) of the model call streaming.
+        iteration: u32,
+        /// The piece of text.
+        text: String,
+    },
     /// The turn ended with this answer.
     FinalAnswer {
         /// Text.
@@ -117,6 +125,21 @@ impl EventSink {
             .push(event);
     }
 
+    /// A text sink for the model call of `iteration`: each piece becomes a
+    /// [`TurnEvent::TextDelta`], then goes on to `inner` (a harness's own sink).
+    pub fn text_sink(&self, iteration: u32, inner: Option<crate::TextSink>) -> crate::TextSink {
+        let sink = self.clone();
+        crate::TextSink::new(move |text| {
+            sink.emit(TurnEvent::TextDelta {
+                iteration,
+                text: text.to_string(),
+            });
+            if let Some(inner) = &inner {
+                inner.send(text);
+            }
+        })
+    }
+
     /// All events so far, in order.
     pub fn snapshot(&self) -> Vec<TurnEvent> {
         self.events
@@ -127,14 +150,16 @@ impl EventSink {
 }
 
 /// The messages a turn's events describe, from its last `UserMessage` on:
-/// what a failed turn had done before it failed, so it can still be recorded.
+/// what a failed or aborted turn had done before it ended, so it can still be
+/// recorded. Text of a reply that was still streaming becomes a last
+/// assistant message of the text received.
 pub fn messages_of_last_turn(events: &[TurnEvent]) -> Vec<crate::Message> {
     use crate::{Message, ToolResultMessage};
     let start = events
         .iter()
         .rposition(|e| matches!(e, TurnEvent::UserMessage { .. }))
         .unwrap_or(events.len());
-    events[start..]
+    let mut messages: Vec<Message> = events[start..]
         .iter()
         .filter_map(|e| match e {
             TurnEvent::UserMessage { text } => Some(Message::user(text.clone())),
@@ -157,5 +182,23 @@ pub fn messages_of_last_turn(events: &[TurnEvent]) -> Vec<crate::Message> {
             })),
             _ => None,
         })
-        .collect()
+        .collect();
+    let last_reply = events[start..]
+        .iter()
+        .rposition(|e| matches!(e, TurnEvent::ModelReply { .. }))
+        .map_or(start, |i| start + i + 1);
+    let partial: String = events[last_reply..]
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::TextDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    if !partial.is_empty() {
+        messages.push(Message::Assistant {
+            text: partial,
+            tool_calls: Vec::new(),
+        });
+    }
+    messages
 }

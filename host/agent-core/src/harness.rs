@@ -257,7 +257,7 @@ impl TurnMirror {
                 system,
                 messages,
                 tools,
-                text_sink,
+                text_sink: Some(self.ctx.events.text_sink(iteration, text_sink)),
             })
             .await?;
         {

@@ -31,6 +31,9 @@ pub struct RunContext {
     pub approvals: Approvals,
     /// This run's id (unique in the process), as hooks see it.
     pub run_id: String,
+    /// Cancelled to abort the run (Ctrl-C, a client that went away, a
+    /// timeout): the runner stops the turn and records what it had done.
+    pub cancel: tokio_util::sync::CancellationToken,
 }
 
 impl RunContext {
@@ -43,6 +46,7 @@ impl RunContext {
             events: EventSink::default(),
             approvals: Approvals::default(),
             run_id: next_run_id(),
+            cancel: tokio_util::sync::CancellationToken::new(),
         }
     }
 }

@@ -126,7 +126,7 @@ impl TurnLoop {
                     None => messages.clone(),
                 },
                 tools: tools.clone(),
-                text_sink: None,
+                text_sink: Some(ctx.events.text_sink(iteration, None)),
             };
             let reply = self.model.complete(request).await?;
             usage.input_tokens += reply.usage.input_tokens;

@@ -5,10 +5,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use clawhost_agent_core::{
-    ApprovalDecision, Approvals, Approver, FixedApprover, PendingApproval, TimeoutBehavior,
-};
-use clawhost_config::{ApprovalsConfig, NonInteractivePolicy};
+use clawhost_agent_core::{ApprovalDecision, Approver, PendingApproval, TimeoutBehavior};
 use tokio::sync::{mpsc, Mutex};
 
 /// The lines typed at the terminal, shared by the chat loop and the approver
@@ -85,15 +82,6 @@ impl Approver for TerminalApprover {
             }
         }
     }
-}
-
-/// The policy of runs nobody watches (`approvals.nonInteractive`).
-pub fn non_interactive(config: &ApprovalsConfig) -> Approvals {
-    let answer = match config.non_interactive {
-        NonInteractivePolicy::Deny => ApprovalDecision::Deny,
-        NonInteractivePolicy::Allow => ApprovalDecision::AllowOnce,
-    };
-    Approvals(Arc::new(FixedApprover(answer)))
 }
 
 /// The demo's operator: shows the question and answers `allow-once`.

@@ -4,12 +4,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
-use clawhost_agent_core::{Approvals, EventSink, RunContext};
+use clawhost_agent_core::{Approvals, RunContext};
 use clawhost_config::Config;
 use clawhost_llm::ModelRuntimes;
 use clawhost_runner::{EmbeddedRunner, BUILTIN_RUNTIME};
 
-use crate::transcript::{render_event, render_refusal, render_status};
+use crate::transcript::{render_refusal, render_status};
 
 /// The user message of the demo turn.
 pub const DEMO_MESSAGE: &str =
@@ -117,7 +117,7 @@ pub async fn run(plugins_dir: Option<PathBuf>, demo: Demo) -> anyhow::Result<()>
     }
     say!();
     let mut ctx = RunContext::new("main", "scripted/demo");
-    ctx.events = EventSink::with_listener(|event| say!("{}", render_event(event)));
+    ctx.events = crate::live::LivePrinter::sink(crate::live::Format::Text(Default::default()));
     // policy-guard asks before `read_note`; the demo's operator answers.
     ctx.approvals = Approvals(Arc::new(crate::approve::ScriptedOperator));
     // The path `run` takes: a one-turn session, every hook.

@@ -25,6 +25,22 @@ pub fn print_line(line: &str) {
     }
 }
 
+/// Print text without a newline and flush it (streamed reply text); a
+/// reader that went away ends the program quietly, as in [`print_line`].
+#[doc(hidden)]
+pub fn print_part(text: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+    }
+}
+
 /// `eprintln!` with the text made terminal-safe.
 #[macro_export]
 macro_rules! esay {
@@ -40,6 +56,8 @@ pub mod approve;
 pub mod build;
 pub mod config_cmd;
 pub mod demo;
+pub mod gateway;
+pub mod live;
 pub mod plugins;
 pub mod run;
 pub mod scaffold;

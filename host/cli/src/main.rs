@@ -43,6 +43,15 @@ enum Command {
         /// Model ref `provider/model`, overriding the agent's.
         #[arg(long)]
         model: Option<String>,
+        /// Continue this stored session (default: a new one, whose id is printed).
+        #[arg(long)]
+        session: Option<String>,
+        /// Abort the turn after this many seconds (as Ctrl-C does).
+        #[arg(long)]
+        timeout: Option<f64>,
+        /// Print the run's events as JSON lines.
+        #[arg(long)]
+        json: bool,
         /// The user message.
         message: String,
     },
@@ -54,6 +63,13 @@ enum Command {
         /// Resume this session (default: a new one).
         #[arg(long)]
         session: Option<String>,
+    },
+    /// Serve agents over HTTP: OpenAI-compatible chat completions, run
+    /// events, sessions (loopback only unless gateway.auth.token is set).
+    Gateway {
+        /// Listen here instead of gateway.bind (default 127.0.0.1:18789).
+        #[arg(long)]
+        bind: Option<String>,
     },
     /// List, show or fork stored sessions.
     Sessions {
@@ -171,8 +187,28 @@ async fn run() -> anyhow::Result<()> {
         Command::Run {
             agent,
             model,
+            session,
+            timeout,
+            json,
             message,
-        } => clawhost::run::run(&config_path()?, &agent, model.as_deref(), &message).await,
+        } => {
+            let timeout = match timeout {
+                Some(t) if !(t.is_finite() && t > 0.0) => {
+                    anyhow::bail!("--timeout must be a positive number of seconds, not {t}")
+                }
+                t => t.map(std::time::Duration::from_secs_f64),
+            };
+            let args = clawhost::run::RunArgs {
+                agent,
+                model,
+                message,
+                session,
+                timeout,
+                json,
+            };
+            clawhost::run::run(&config_path()?, args).await
+        }
+        Command::Gateway { bind } => clawhost::gateway::run(&config_path()?, bind.as_deref()).await,
         Command::Models => clawhost::run::models(&config_path()?),
         Command::Chat { agent, session } => {
             clawhost::sessions::chat(&config_path()?, &agent, session).await

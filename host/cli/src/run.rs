@@ -4,13 +4,16 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{anyhow, Context};
-use clawhost_agent_core::{EventSink, RunContext, TurnOutcome};
+use clawhost_agent_core::{Approvals, RunContext, TurnOutcome};
 use clawhost_config::{AgentEntry, Config};
 use clawhost_hooks::SessionEndReason;
 use clawhost_llm::{ModelRuntimeGeneration, ModelRuntimes};
-use clawhost_runner::{EmbeddedRunner, RunError, Session};
+use clawhost_runner::{
+    AgentHost, EmbeddedRunner, HostTurnError, PersistError, RunError, Session, TurnRequest,
+};
 
-use crate::transcript::{render_event, render_refusal};
+use crate::live::{Format, LivePrinter};
+use crate::transcript::{render_refusal, Theme};
 
 fn with_model(mut config: Config, agent: &str, model: Option<&str>) -> Config {
     if let Some(model) = model {
@@ -31,42 +34,131 @@ fn with_model(mut config: Config, agent: &str, model: Option<&str>) -> Config {
     config
 }
 
-/// Run one turn and print the transcript.
-pub async fn run(
-    config_path: &Path,
-    agent: &str,
-    model: Option<&str>,
-    message: &str,
-) -> anyhow::Result<()> {
-    let config = with_model(Config::load(config_path)?, agent, model);
-    let runtimes = ModelRuntimes::new();
-    runtimes
-        .rebuild(&config)
-        .context("building the model runtime generation")?;
-    let generation = runtimes
-        .current(agent)
-        .ok_or_else(|| anyhow!("agent `{agent}` is not configured (agents.list)"))?;
-    let (runner, reports) = EmbeddedRunner::start(config).await?;
+/// What `clawhost run` was asked.
+#[derive(Debug, Clone)]
+pub struct RunArgs {
+    /// Agent id.
+    pub agent: String,
+    /// Model ref overriding the agent's.
+    pub model: Option<String>,
+    /// The user message.
+    pub message: String,
+    /// Continue this stored session (default: a new one).
+    pub session: Option<String>,
+    /// Abort the turn after this long.
+    pub timeout: Option<std::time::Duration>,
+    /// Print run events as JSON lines.
+    pub json: bool,
+}
+
+/// Run one turn in a stored session (a new one unless `--session`),
+/// printing it as it happens. Ctrl-C or `--timeout` abort the turn; what it
+/// had done is stored, marked aborted.
+pub async fn run(config_path: &Path, args: RunArgs) -> anyhow::Result<()> {
+    let agent = args.agent.as_str();
+    let config = with_model(Config::load(config_path)?, agent, args.model.as_deref());
+    let (host, reports) = AgentHost::start(config, None).await?;
     for line in reports.iter().filter_map(render_refusal) {
         esay!("{line}");
     }
-    say!(
-        "agent {agent} · model {} · generation {}",
-        generation.model,
-        generation.number
-    );
+    let generation = host
+        .generation(agent)
+        .ok_or_else(|| anyhow!("agent `{agent}` is not configured (agents.list)"))?;
+    let runner = host.runner();
+    if !args.json {
+        say!(
+            "agent {agent} · model {} · generation {}{}",
+            generation.model,
+            generation.number,
+            args.session
+                .as_ref()
+                .map(|id| format!(" · session {id}"))
+                .unwrap_or_default()
+        );
+    }
     let mut ctx = RunContext::new(agent, generation.model.clone());
-    ctx.events = EventSink::with_listener(|event| say!("{}", render_event(event)));
+    ctx.events = LivePrinter::sink(if args.json {
+        Format::Json
+    } else {
+        Format::Text(Theme::default())
+    });
     // Nobody watches: approval requests get the configured answer.
-    ctx.approvals = crate::approve::non_interactive(&runner.config().approvals);
-    let outcome = one_turn(&runner, generation, &ctx, message).await?;
-    say!(
-        "turn finished: {} model calls · {} input / {} output tokens",
-        outcome.iterations,
-        outcome.usage.input_tokens,
-        outcome.usage.output_tokens
-    );
+    ctx.approvals = Approvals::non_interactive(&runner.config().approvals);
+    if let Some(id) = &args.session {
+        host.store().open_read_only(agent, id)?;
+        runner.start_session(id, agent, true).await;
+    }
+    let stop = abort_on_interrupt_or_timeout(ctx.cancel.clone(), args.timeout);
+    let request = TurnRequest {
+        agent: agent.into(),
+        session: args.session.clone(),
+        message: args.message.clone(),
+        model: None,
+    };
+    let result = host.run_turn(&request, &ctx).await;
+    stop.abort();
+    crate::live::end_open_line(&ctx.events);
+    let id = match &result {
+        Ok(reply) => Some(&reply.session_id),
+        Err(HostTurnError::Turn { session_id, .. }) => Some(session_id),
+        Err(_) => None,
+    };
+    if let Some(id) = id {
+        runner.end_session(id, agent, SessionEndReason::Quit).await;
+    }
+    runner.harnesses().dispose_all().await;
+    let reply = result.map_err(|e| match e {
+        HostTurnError::Turn {
+            session_id,
+            error: PersistError::Run(RunError::Aborted),
+        } => anyhow!("turn aborted; what it had done is stored in session {session_id}"),
+        HostTurnError::Turn { session_id, error } => {
+            anyhow!(error).context(format!("the turn failed (stored in session {session_id})"))
+        }
+        e => e.into(),
+    })?;
+    let usage = reply.outcome.usage;
+    if args.json {
+        crate::print_line(
+            &serde_json::json!({
+                "event": "turn_end",
+                "session_id": reply.session_id,
+                "iterations": reply.outcome.iterations,
+                "usage": usage,
+            })
+            .to_string(),
+        );
+    } else {
+        say!(
+            "turn finished: {} model calls · {} input / {} output tokens · session {}",
+            reply.outcome.iterations,
+            usage.input_tokens,
+            usage.output_tokens,
+            reply.session_id
+        );
+    }
     Ok(())
+}
+
+/// Cancel `cancel` on Ctrl-C or after `timeout`; abort the returned task
+/// when the turn is over.
+pub fn abort_on_interrupt_or_timeout(
+    cancel: tokio_util::sync::CancellationToken,
+    timeout: Option<std::time::Duration>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let timeout = async {
+            match timeout {
+                Some(t) => tokio::time::sleep(t).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = timeout => {}
+        }
+        cancel.cancel();
+    })
 }
 
 /// One turn on a session that lives for this turn only (it is not saved):

@@ -3,17 +3,20 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use clap::Subcommand;
-use clawhost_agent_core::{Approvals, EventSink, RunContext};
+use clawhost_agent_core::{Approvals, RunContext, Usage};
 use clawhost_config::Config;
 use clawhost_hooks::SessionEndReason;
-use clawhost_llm::ModelRuntimes;
-use clawhost_runner::EmbeddedRunner;
+use clawhost_runner::{
+    AgentHost, EmbeddedRunner, HostTurnError, PersistError, RunError, TurnRequest,
+};
 use clawhost_sessions::SessionStore;
+use tokio_util::sync::CancellationToken;
 
 use crate::approve::TerminalApprover;
-use crate::transcript::{render_entry, render_event_with, render_refusal, Theme};
+use crate::live::{Format, LivePrinter};
+use crate::transcript::{render_entry, render_refusal, Theme};
 
 /// `clawhost sessions` actions.
 #[derive(Debug, Subcommand)]
@@ -91,129 +94,276 @@ pub fn manage(config_path: &Path, agent: &str, action: Action) -> anyhow::Result
     Ok(())
 }
 
+/// The chat commands, for `/help`.
+const CHAT_HELP: &str = "\
+/new              start a new session (created when you send its first message)
+/reset            clear this session's context (its entries stay on disk)
+/status           the session's model, runtime and why it was selected
+/model [ref]      show the model, or run `provider/model` from now on
+/usage            tokens used in this chat
+/help             this list
+/quit             leave (so does Ctrl-C or Ctrl-D at the prompt)
+/<name> [text]    send a prompt template from the resource packages
+Ctrl-C during a turn aborts the turn; what it had done is stored, marked aborted.";
+
 /// Chat in a persistent session. `/<name> [text]` sends a prompt template
-/// from the resource packages.
+/// from the resource packages. Edits to the config file publish a new
+/// generation (plugins reloaded too); a failed reload is reported and the
+/// previous one keeps serving.
 pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> anyhow::Result<()> {
     let config = Config::load(config_path)?;
-    let store = SessionStore::new(config.sessions_dir());
-    let runtimes = ModelRuntimes::new();
-    runtimes
-        .rebuild(&config)
-        .context("building the model runtime generation")?;
-    let runtimes = Arc::new(runtimes);
-    // Edits to the config file (or credentials appearing) publish a new
-    // generation; each turn starts on the generation current at that time.
-    let watcher = clawhost_llm::reload::watch(
-        runtimes.clone(),
-        config_path.to_path_buf(),
-        std::time::Duration::from_secs(1),
-    );
-    let (runner, reports) = EmbeddedRunner::start(config).await?;
+    let (host, reports) = AgentHost::start(config, Some(config_path.to_path_buf())).await?;
+    let host = Arc::new(host);
     for line in reports.iter().filter_map(render_refusal) {
         esay!("{line}");
     }
-    let resumed = session.is_some();
-    let mut id = match session {
-        Some(id) => store.open(agent, &id)?.id().to_string(),
-        None => store.create(agent, None)?.id().to_string(),
+    if host.generation(agent).is_none() {
+        return Err(anyhow!("agent `{agent}` is not configured (agents.list)"));
+    }
+    let watcher = watch_config(host.clone(), config_path.to_path_buf());
+    // The approver reads its answers from the same lines, while a turn waits.
+    let lines = crate::approve::stdin_lines();
+    let mut chat = Chat {
+        host: &host,
+        agent,
+        id: None,
+        model: None,
+        usage: Usage::default(),
+        theme: theme_of(&host.runner()),
+        approvals: Approvals(Arc::new(TerminalApprover::new(lines.clone()))),
     };
-    runner.start_session(&id, agent, resumed).await;
-    let theme = runner
+    if let Some(id) = session {
+        let id = host.store().open_read_only(agent, &id)?.id().to_string();
+        host.runner().start_session(&id, agent, true).await;
+        say!("session {id} (type /help for commands)");
+        chat.id = Some(id);
+    } else {
+        say!("new session (type /help for commands)");
+    }
+    let interrupts = Interrupts::listen();
+    loop {
+        let line = tokio::select! {
+            line = async { lines.lock().await.recv().await } => line,
+            () = interrupts.idle() => None,
+        };
+        let Some(line) = line else { break };
+        match chat.command(line.trim()).await? {
+            Flow::Go => {}
+            Flow::Quit => break,
+            Flow::Send(text) => chat.send(&text, &interrupts).await,
+        }
+    }
+    if let Some(id) = &chat.id {
+        host.runner()
+            .end_session(id, agent, SessionEndReason::Quit)
+            .await;
+    }
+    host.runner().harnesses().dispose_all().await;
+    watcher.abort();
+    Ok(())
+}
+
+fn theme_of(runner: &EmbeddedRunner) -> Theme {
+    runner
         .resources()
         .themes
         .first()
         .map(|(_, v)| Theme::from_json(v))
-        .unwrap_or_default();
-    say!("session {id} (type /new, /reset, /status or /quit)");
-    // The approver reads its answers from the same lines, while a turn waits.
-    let lines = crate::approve::stdin_lines();
-    let approvals = Approvals(Arc::new(TerminalApprover::new(lines.clone())));
-    let turn = Turn {
-        runner: &runner,
-        store: &store,
-        agent,
-        theme: &theme,
-        approvals: &approvals,
-    };
-    loop {
-        let Some(line) = lines.lock().await.recv().await else {
-            break;
-        };
-        let generation = runtimes
-            .current(agent)
-            .ok_or_else(|| anyhow!("agent `{agent}` is not configured"))?;
-        match line.trim() {
-            "" => continue,
-            "/quit" => break,
+        .unwrap_or_default()
+}
+
+/// Reload the host when the config file changes (checked every second);
+/// a reload that fails is reported here, and the old generation serves on.
+fn watch_config(host: Arc<AgentHost>, path: std::path::PathBuf) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut last = std::fs::read(&path).ok();
+        loop {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+            let now = std::fs::read(&path).ok();
+            if now == last {
+                continue;
+            }
+            last = now;
+            match host.reload().await {
+                Ok(report) => {
+                    esay!("config reloaded: generation {}", report.generation);
+                    for line in report.plugins.iter().filter_map(render_refusal) {
+                        esay!("{line}");
+                    }
+                }
+                Err(e) => {
+                    esay!("config reload failed, the previous configuration keeps serving: {e:#}")
+                }
+            }
+        }
+    })
+}
+
+/// Ctrl-C: aborts the running turn, or ends the chat at the prompt.
+struct Interrupts {
+    turn: Arc<std::sync::Mutex<Option<CancellationToken>>>,
+    idle: Arc<tokio::sync::Notify>,
+}
+
+impl Interrupts {
+    fn listen() -> Self {
+        let turn: Arc<std::sync::Mutex<Option<CancellationToken>>> = Arc::default();
+        let idle = Arc::new(tokio::sync::Notify::new());
+        let (t, i) = (turn.clone(), idle.clone());
+        tokio::spawn(async move {
+            while tokio::signal::ctrl_c().await.is_ok() {
+                match t.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                    Some(cancel) => cancel.cancel(),
+                    None => i.notify_one(),
+                }
+            }
+        });
+        Self { turn, idle }
+    }
+
+    async fn idle(&self) {
+        self.idle.notified().await
+    }
+
+    fn during(&self, cancel: Option<CancellationToken>) {
+        *self.turn.lock().unwrap_or_else(|p| p.into_inner()) = cancel;
+    }
+}
+
+enum Flow {
+    Go,
+    Quit,
+    Send(String),
+}
+
+/// One chat's state.
+struct Chat<'a> {
+    host: &'a AgentHost,
+    agent: &'a str,
+    /// The session; `None` until the first message is sent.
+    id: Option<String>,
+    model: Option<String>,
+    usage: Usage,
+    theme: Theme,
+    approvals: Approvals,
+}
+
+impl Chat<'_> {
+    async fn command(&mut self, line: &str) -> anyhow::Result<Flow> {
+        let agent = self.agent;
+        let runner = self.host.runner();
+        match line {
+            "" => {}
+            "/quit" | "/exit" => return Ok(Flow::Quit),
+            "/help" => say!("{CHAT_HELP}"),
             "/new" => {
-                runner.end_session(&id, agent, SessionEndReason::New).await;
-                id = store.create(agent, None)?.id().to_string();
-                runner.start_session(&id, agent, false).await;
-                say!("session {id}");
+                if let Some(id) = self.id.take() {
+                    runner.end_session(&id, agent, SessionEndReason::New).await;
+                }
+                say!("new session");
             }
-            "/reset" => {
-                runner
-                    .end_session(&id, agent, SessionEndReason::Reset)
-                    .await;
-                runner.reset_persisted(&store, agent, &id).await?;
-                runner.start_session(&id, agent, false).await;
-                say!("session {id} reset");
-            }
+            "/reset" => match &self.id {
+                Some(id) => {
+                    runner.end_session(id, agent, SessionEndReason::Reset).await;
+                    runner.reset_persisted(self.host.store(), agent, id).await?;
+                    runner.start_session(id, agent, false).await;
+                    say!("session {id} reset");
+                }
+                None => say!("nothing to reset: no message sent yet"),
+            },
             "/status" => {
-                let session =
-                    clawhost_runner::persist::session_of(&store.open_read_only(agent, &id)?);
+                let generation = self.generation()?;
+                let session = match &self.id {
+                    Some(id) => clawhost_runner::persist::session_of(
+                        &self.host.store().open_read_only(agent, id)?,
+                    ),
+                    None => clawhost_runner::Session::new("(not created yet)", agent),
+                };
                 for l in runner.status(&session, &generation) {
                     say!("{l}");
+                }
+            }
+            "/usage" => say!(
+                "{} input / {} output tokens in this chat",
+                self.usage.input_tokens,
+                self.usage.output_tokens
+            ),
+            "/model" => say!("model {}", self.generation()?.model),
+            command if command.starts_with("/model ") => {
+                let model = command["/model ".len()..].trim();
+                match self.generation()?.registry.resolve(model) {
+                    Ok(_) => {
+                        self.model = Some(model.to_string());
+                        say!("model {model} from now on");
+                    }
+                    Err(e) => say!("error: {e}"),
                 }
             }
             command if command.starts_with('/') => {
                 let (name, rest) = command[1..].split_once(' ').unwrap_or((&command[1..], ""));
                 let Some(template) = runner.resources().prompts.iter().find(|p| p.name == name)
                 else {
-                    say!("unknown command /{name}: use /new, /reset, /status, /quit or a prompt template");
-                    continue;
+                    say!("unknown command /{name}: type /help for the commands");
+                    return Ok(Flow::Go);
                 };
-                let text = format!("{}\n{rest}", template.text.trim_end())
-                    .trim_end()
-                    .to_string();
-                turn.send(&id, generation, &text).await;
+                let text = format!("{}\n{rest}", template.text.trim_end());
+                return Ok(Flow::Send(text.trim_end().to_string()));
             }
-            text => turn.send(&id, generation, text).await,
+            text => return Ok(Flow::Send(text.to_string())),
         }
+        Ok(Flow::Go)
     }
-    runner.end_session(&id, agent, SessionEndReason::Quit).await;
-    runner.harnesses().dispose_all().await;
-    watcher.abort();
-    Ok(())
-}
 
-/// What a chat turn runs against.
-struct Turn<'a> {
-    runner: &'a EmbeddedRunner,
-    store: &'a SessionStore,
-    agent: &'a str,
-    theme: &'a Theme,
-    approvals: &'a Approvals,
-}
+    /// The generation a turn would run on now, with `/model` applied.
+    fn generation(&self) -> anyhow::Result<Arc<clawhost_llm::ModelRuntimeGeneration>> {
+        let generation = self
+            .host
+            .generation(self.agent)
+            .ok_or_else(|| anyhow!("agent `{}` is not configured", self.agent))?;
+        Ok(match &self.model {
+            Some(m) => Arc::new(generation.with_model(m.clone())),
+            None => generation,
+        })
+    }
 
-impl Turn<'_> {
-    /// Run one chat turn, printing the transcript as it goes.
-    async fn send(
-        &self,
-        id: &str,
-        generation: Arc<clawhost_llm::ModelRuntimeGeneration>,
-        text: &str,
-    ) {
+    /// Run one chat turn, printing it as it goes; Ctrl-C aborts it.
+    async fn send(&mut self, text: &str, interrupts: &Interrupts) {
+        let generation = match self.generation() {
+            Ok(g) => g,
+            Err(e) => return say!("error: {e}"),
+        };
         let mut ctx = RunContext::new(self.agent, generation.model.clone());
-        let theme = self.theme.clone();
-        ctx.events = EventSink::with_listener(move |e| say!("{}", render_event_with(e, &theme)));
+        ctx.events = LivePrinter::sink(Format::Text(self.theme.clone()));
         ctx.approvals = self.approvals.clone();
-        if let Err(e) = self
-            .runner
-            .run_persisted_turn(self.store, self.agent, id, generation, &ctx, text)
-            .await
-        {
-            say!("error: {e}");
+        interrupts.during(Some(ctx.cancel.clone()));
+        let request = TurnRequest {
+            agent: self.agent.into(),
+            session: self.id.clone(),
+            message: text.into(),
+            model: self.model.clone(),
+        };
+        let result = self.host.run_turn(&request, &ctx).await;
+        interrupts.during(None);
+        crate::live::end_open_line(&ctx.events);
+        match result {
+            Ok(reply) => {
+                self.usage.input_tokens += reply.outcome.usage.input_tokens;
+                self.usage.output_tokens += reply.outcome.usage.output_tokens;
+                if self.id.is_none() {
+                    say!("session {}", reply.session_id);
+                }
+                self.id = Some(reply.session_id);
+            }
+            Err(HostTurnError::Turn { session_id, error }) => {
+                self.id = Some(session_id);
+                match error {
+                    PersistError::Run(RunError::Aborted) => {
+                        say!("turn aborted (stored, marked aborted)")
+                    }
+                    e => say!("error: {e}"),
+                }
+            }
+            Err(e) => say!("error: {e}"),
         }
     }
 }

@@ -119,6 +119,7 @@ pub fn render_event_with(event: &TurnEvent, theme: &Theme) -> String {
             "{}     {compacted} messages (~{tokens_before} tokens) summarized, {kept} kept ({trigger})",
             l("compact")
         ),
+        TurnEvent::TextDelta { text, .. } => text.clone(),
         TurnEvent::FinalAnswer { text } => labelled(&l("answer"), text),
     }
 }

@@ -111,6 +111,9 @@ pub struct Config {
     /// How approval requests are answered without an operator, and how long one has.
     #[serde(default)]
     pub approvals: ApprovalsConfig,
+    /// `clawhost gateway`: where it listens and the token it asks for.
+    #[serde(default)]
+    pub gateway: GatewayConfig,
     /// Directory relative paths in this config resolve against (the file's directory).
     #[serde(skip)]
     pub base_dir: PathBuf,
@@ -126,6 +129,50 @@ pub struct ResourcesConfig {
     /// Package directories (relative to the config file).
     #[serde(default)]
     pub packages: Vec<PathBuf>,
+}
+
+/// `clawhost gateway` settings.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GatewayConfig {
+    /// Address to listen on (default `127.0.0.1:18789`). Any address other
+    /// than loopback requires `auth.token`.
+    #[serde(default = "default_gateway_bind")]
+    pub bind: String,
+    /// Client authentication.
+    #[serde(default)]
+    pub auth: GatewayAuth,
+    /// The longest a gateway turn may run, in seconds (then it is aborted).
+    #[serde(default = "default_gateway_turn_timeout")]
+    pub turn_timeout_secs: u64,
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        Self {
+            bind: default_gateway_bind(),
+            auth: GatewayAuth::default(),
+            turn_timeout_secs: default_gateway_turn_timeout(),
+        }
+    }
+}
+
+fn default_gateway_bind() -> String {
+    "127.0.0.1:18789".into()
+}
+
+fn default_gateway_turn_timeout() -> u64 {
+    600
+}
+
+/// How gateway clients authenticate.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GatewayAuth {
+    /// The bearer token every request must carry (`Authorization: Bearer
+    /// <token>`); write `${CLAWHOST_GATEWAY_TOKEN}` to keep it out of the file.
+    #[serde(default)]
+    pub token: Option<String>,
 }
 
 /// Session storage settings.

@@ -2,6 +2,7 @@
 //! plugin tools behind one dispatcher, collects hook subscriptions, and runs
 //! turns with the built-in `openclaw` loop.
 
+mod agent_host;
 mod compact;
 mod observed_model;
 pub mod persist;
@@ -20,6 +21,7 @@ use clawhost_plugin_runtime::{LoadReport, PluginHost};
 use clawhost_resources::Resources;
 use clawhost_tools::{EchoTool, Tool, ToolDispatcher, ToolLimits, ToolPolicy, ToolRegistry};
 
+pub use agent_host::{AgentHost, HostTurnError, ReloadReport, TurnReply, TurnRequest};
 pub use clawhost_harness::BUILTIN as BUILTIN_RUNTIME;
 pub use compact::{compact, CompactionHooks, CompactionRecord};
 pub use observed_model::ObservedModel;
@@ -206,6 +208,13 @@ impl EmbeddedRunner {
             .unwrap_or_default();
         let full = format!("{base}{}", self.resources.skills_prompt());
         (!full.trim().is_empty()).then(|| full.trim_start().to_string())
+    }
+
+    /// Share `lanes` with other runners (the ones a reload replaces), so a
+    /// session's turns stay serialized across a reload.
+    pub fn with_lanes(mut self, lanes: clawhost_sessions::SessionLanes) -> Self {
+        self.lanes = lanes;
+        self
     }
 
     /// Per-session lanes (runs on one session are serialized).

@@ -17,8 +17,9 @@ pub enum PersistError {
     /// The session store failed.
     #[error(transparent)]
     Store(#[from] SessionError),
-    /// The turn failed. What it did before failing (the user message, model
-    /// replies, tool results) and a `turn_error` entry were recorded.
+    /// The turn failed or was aborted. What it did before (the user message,
+    /// model replies, tool results, the text of a reply still streaming) and
+    /// a `turn_error` or `turn_aborted` entry were recorded.
     #[error(transparent)]
     Run(#[from] RunError),
 }
@@ -69,9 +70,15 @@ impl EmbeddedRunner {
                         transcript.append_message(message)?;
                     }
                 }
-                transcript.append(EntryBody::Custom {
-                    custom_type: "turn_error".into(),
-                    data: serde_json::json!({ "error": error.to_string() }),
+                transcript.append(match error {
+                    RunError::Aborted => EntryBody::Custom {
+                        custom_type: "turn_aborted".into(),
+                        data: serde_json::Value::Null,
+                    },
+                    _ => EntryBody::Custom {
+                        custom_type: "turn_error".into(),
+                        data: serde_json::json!({ "error": error.to_string() }),
+                    },
                 })?;
                 store.commit(agent, &mut transcript)?;
                 return Err(error.into());

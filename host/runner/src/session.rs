@@ -73,6 +73,9 @@ pub enum RunError {
     /// A hook whose fail policy is `block` failed.
     #[error("turn stopped: {0}")]
     HookBlocked(String),
+    /// The run was cancelled ([`RunContext::cancel`]) before it ended.
+    #[error("turn aborted")]
+    Aborted,
     /// A plugin harness failed.
     #[error("harness `{harness}` failed: {error}")]
     Harness {
@@ -161,7 +164,9 @@ impl EmbeddedRunner {
     /// compacted first when it nears the model's context window, and
     /// compacted-then-retried (bounded) after a context-overflow error;
     /// `agent_end` observes the result. The session records the runtime and
-    /// the turn's messages.
+    /// the turn's messages. Cancelling `ctx.cancel` drops the turn where it
+    /// is (the model stream, a running guest) and ends it with
+    /// [`RunError::Aborted`].
     pub async fn run_session_turn(
         &self,
         session: &mut Session,
@@ -169,9 +174,11 @@ impl EmbeddedRunner {
         ctx: &RunContext,
         user_text: &str,
     ) -> Result<TurnOutcome, RunError> {
-        let result = self
-            .run_session_turn_inner(session, generation, ctx, user_text)
-            .await;
+        let result = tokio::select! {
+            biased;
+            () = ctx.cancel.cancelled() => Err(RunError::Aborted),
+            result = self.run_session_turn_inner(session, generation, ctx, user_text) => result,
+        };
         let (success, text, iterations) = match &result {
             Ok(o) => (true, o.answer.clone(), o.iterations),
             Err(e) => (false, e.to_string(), 0),

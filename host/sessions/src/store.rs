@@ -73,10 +73,13 @@ impl SessionError {
     }
 }
 
-/// The session store of all agents under one root directory.
+/// The session store of all agents under one root directory. Clones share
+/// one lock over the index files, so sessions committed concurrently (the
+/// gateway's many lanes) never drop each other's index rows.
 #[derive(Debug, Clone)]
 pub struct SessionStore {
     root: PathBuf,
+    index_lock: std::sync::Arc<std::sync::Mutex<()>>,
 }
 
 fn check_id(id: &str) -> Result<(), SessionError> {
@@ -119,7 +122,10 @@ fn row(t: &Transcript, updated_at_ms: u64) -> IndexEntry {
 impl SessionStore {
     /// A store rooted at `root` (created on first write).
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        Self { root: root.into() }
+        Self {
+            root: root.into(),
+            index_lock: std::sync::Arc::default(),
+        }
     }
 
     fn agent_dir(&self, agent: &str) -> Result<PathBuf, SessionError> {
@@ -209,12 +215,25 @@ impl SessionStore {
     pub fn commit(&self, agent: &str, t: &mut Transcript) -> Result<(), SessionError> {
         t.sync()?;
         let index_path = self.agent_dir(agent)?.join("index.json");
+        let _index = self.index_lock.lock().unwrap_or_else(|p| p.into_inner());
         let mut rows = self.list(agent)?;
         let new = row(t, now_ms());
         match rows.iter_mut().find(|e| e.id == new.id) {
             Some(existing) => *existing = new,
             None => rows.push(new),
         }
+        index::write(&index_path, &rows).map_err(|e| SessionError::io(&index_path, e))
+    }
+
+    /// Delete a session: its transcript and its index row. A fork keeps its
+    /// own copy of the entries it was made from.
+    pub fn delete(&self, agent: &str, session: &str) -> Result<(), SessionError> {
+        let path = self.existing(agent, session)?;
+        let index_path = self.agent_dir(agent)?.join("index.json");
+        let _index = self.index_lock.lock().unwrap_or_else(|p| p.into_inner());
+        std::fs::remove_file(&path).map_err(|e| SessionError::io(&path, e))?;
+        let mut rows = self.list(agent)?;
+        rows.retain(|r| r.id != session);
         index::write(&index_path, &rows).map_err(|e| SessionError::io(&index_path, e))
     }
 

@@ -1,0 +1,292 @@
+//! `POST /v1/chat/completions` and `GET /v1/models`, in OpenAI's wire
+//! format: `model` names an agent (`main` or `agent/main`); the agent's own
+//! model, tools, hooks and system prompt apply.
+//!
+//! Sessions: `X-Clawhost-Session: <id>` (or `"session"` in the body)
+//! continues a stored session, whose history is the context (earlier
+//! messages in the request are then not used). Without one, a new session is
+//! created holding the request's earlier messages; its id comes back in the
+//! `X-Clawhost-Session` response header and as `session_id` in the body.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use clawhost_agent_core::{Message, TurnEvent};
+use clawhost_runner::TurnRequest;
+use futures::StreamExt;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::turn::{self, Update};
+use crate::{ApiError, Gateway};
+
+/// The header naming a session.
+pub const SESSION_HEADER: &str = "x-clawhost-session";
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct ChatRequest {
+    model: String,
+    messages: Vec<ChatMessage>,
+    #[serde(default)]
+    stream: bool,
+    #[serde(default)]
+    stream_options: Option<StreamOptions>,
+    #[serde(default)]
+    n: Option<u64>,
+    #[serde(default)]
+    tools: Option<Value>,
+    #[serde(default)]
+    functions: Option<Value>,
+    #[serde(default)]
+    session: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct StreamOptions {
+    #[serde(default)]
+    include_usage: bool,
+}
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct ChatMessage {
+    role: String,
+    #[serde(default)]
+    content: Option<Value>,
+}
+
+/// The text of a message's content: a string, or text parts.
+fn text_of(content: Option<&Value>) -> Result<String, ApiError> {
+    match content {
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .map(|p| match (p["type"].as_str(), p["text"].as_str()) {
+                (Some("text"), Some(t)) => Ok(t),
+                (kind, _) => Err(ApiError::bad_request(format!(
+                    "content parts of type {} are not supported; send text",
+                    kind.unwrap_or("(none)")
+                ))),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(|t| t.concat()),
+        Some(_) => Err(ApiError::bad_request(
+            "`content` must be a string or an array of text parts",
+        )),
+    }
+}
+
+/// The agent a `model` names.
+pub fn agent_of(gw: &Gateway, model: &str) -> Result<String, ApiError> {
+    let agent = model.strip_prefix("agent/").unwrap_or(model);
+    if gw.host.generation(agent).is_some() {
+        return Ok(agent.to_string());
+    }
+    let known: Vec<String> = agents(gw);
+    Err(ApiError::not_found(format!(
+        "no agent `{agent}`: `model` names an agent here ({})",
+        known.join(", ")
+    )))
+}
+
+fn agents(gw: &Gateway) -> Vec<String> {
+    gw.host
+        .runtimes()
+        .snapshot()
+        .map(|s| s.agents.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// The earlier messages and the user's new one.
+fn conversation(messages: &[ChatMessage]) -> Result<(Vec<Message>, String), ApiError> {
+    let mut history = Vec::new();
+    for m in messages {
+        match m.role.as_str() {
+            // The agent's configured system prompt applies.
+            "system" | "developer" => {}
+            "user" => history.push(Message::user(text_of(m.content.as_ref())?)),
+            "assistant" => history.push(Message::Assistant {
+                text: text_of(m.content.as_ref())?,
+                tool_calls: Vec::new(),
+            }),
+            other => return Err(ApiError::bad_request(format!(
+                "messages of role `{other}` are not supported: the agent's tools run on the host"
+            ))),
+        }
+    }
+    match history.pop() {
+        Some(Message::User { text }) => Ok((history, text)),
+        _ => Err(ApiError::bad_request("the last message must be the user's")),
+    }
+}
+
+/// `POST /v1/chat/completions`.
+pub(crate) async fn chat_completions(
+    State(gw): State<Arc<Gateway>>,
+    headers: HeaderMap,
+    Json(req): Json<ChatRequest>,
+) -> Result<Response, ApiError> {
+    if req.tools.is_some() || req.functions.is_some() {
+        return Err(ApiError::bad_request(
+            "`tools` are not accepted: the agent's own tools run on the host",
+        ));
+    }
+    if req.n.is_some_and(|n| n != 1) {
+        return Err(ApiError::bad_request("only `n: 1` is supported"));
+    }
+    let agent = agent_of(&gw, &req.model)?;
+    let (history, message) = conversation(&req.messages)?;
+    let session = match headers
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .or(req.session)
+    {
+        Some(id) => gw
+            .host
+            .store()
+            .open_read_only(&agent, &id)?
+            .id()
+            .to_string(),
+        None => gw.host.create_session(&agent, &history).await?,
+    };
+    let live = turn::start(
+        &gw,
+        TurnRequest {
+            agent,
+            session: Some(session.clone()),
+            message,
+            model: None,
+        },
+    );
+    let id = format!("chatcmpl-{}-{}", session, live.run_id);
+    let created = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default();
+    let shape = Shape {
+        id,
+        created,
+        model: req.model,
+    };
+    let mut response = if req.stream {
+        let include_usage = req.stream_options.is_some_and(|o| o.include_usage);
+        stream(shape, live, include_usage).into_response()
+    } else {
+        whole(shape, live, &session).await?.into_response()
+    };
+    if let Ok(v) = HeaderValue::from_str(&session) {
+        response.headers_mut().insert(SESSION_HEADER, v);
+    }
+    Ok(response)
+}
+
+/// The fields every chunk and reply carry.
+struct Shape {
+    id: String,
+    created: u64,
+    model: String,
+}
+
+impl Shape {
+    fn chunk(&self, delta: Value, finish: Option<&str>) -> Value {
+        json!({
+            "id": self.id,
+            "object": "chat.completion.chunk",
+            "created": self.created,
+            "model": self.model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": null}],
+        })
+    }
+}
+
+fn usage_json(usage: clawhost_agent_core::Usage) -> Value {
+    json!({
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+    })
+}
+
+async fn whole(shape: Shape, live: turn::LiveTurn, session: &str) -> Result<Json<Value>, ApiError> {
+    let mut updates = std::pin::pin!(turn::updates(live));
+    while let Some(update) = updates.next().await {
+        if let Update::Done(result) = update {
+            let reply = result?;
+            return Ok(Json(json!({
+                "id": shape.id,
+                "object": "chat.completion",
+                "created": shape.created,
+                "model": shape.model,
+                "choices": [{
+                    "index": 0,
+                    "message": {"role": "assistant", "content": reply.outcome.answer, "refusal": null},
+                    "finish_reason": "stop",
+                    "logprobs": null,
+                }],
+                "usage": usage_json(reply.outcome.usage),
+                "session_id": session,
+            })));
+        }
+    }
+    Err(ApiError::internal("the turn ended without a result"))
+}
+
+/// The reply as `chat.completion.chunk` events: the text of every model
+/// call as it streams (calls separated by a blank line), then the finish
+/// chunk, the usage chunk when asked for, and `[DONE]`.
+fn stream(
+    shape: Shape,
+    live: turn::LiveTurn,
+    include_usage: bool,
+) -> Sse<impl futures::Stream<Item = Result<Event, std::convert::Infallible>>> {
+    let data = |v: Value| Event::default().data(v.to_string());
+    let first = data(shape.chunk(json!({"role": "assistant", "content": ""}), None));
+    let mut last_iteration = None;
+    let body = turn::updates(live).flat_map(move |update| {
+        let events: Vec<Event> = match update {
+            Update::Event(TurnEvent::TextDelta { iteration, text }) => {
+                let sep = match last_iteration.replace(iteration) {
+                    Some(i) if i != iteration => "\n\n",
+                    _ => "",
+                };
+                vec![data(
+                    shape.chunk(json!({"content": format!("{sep}{text}")}), None),
+                )]
+            }
+            Update::Event(_) => Vec::new(),
+            Update::Done(Ok(reply)) => {
+                let mut out = vec![data(shape.chunk(json!({}), Some("stop")))];
+                if include_usage {
+                    out.push(data(json!({
+                        "id": shape.id,
+                        "object": "chat.completion.chunk",
+                        "created": shape.created,
+                        "model": shape.model,
+                        "choices": [],
+                        "usage": usage_json(reply.outcome.usage),
+                    })));
+                }
+                out.push(Event::default().data("[DONE]"));
+                out
+            }
+            Update::Done(Err(e)) => vec![data(e.body())],
+        };
+        futures::stream::iter(events.into_iter().map(Ok))
+    });
+    Sse::new(futures::stream::once(async move { Ok(first) }).chain(body))
+        .keep_alive(KeepAlive::default())
+}
+
+/// `GET /v1/models`: the agents, as models.
+pub async fn models(State(gw): State<Arc<Gateway>>) -> Json<Value> {
+    let data: Vec<Value> = agents(&gw)
+        .into_iter()
+        .map(|id| json!({"id": id, "object": "model", "created": 0, "owned_by": "clawhost"}))
+        .collect();
+    Json(json!({"object": "list", "data": data}))
+}

@@ -1,0 +1,91 @@
+//! `POST /v1/runs`: one turn with clawhost's own run events as server-sent
+//! events (`event: <kind>`, `data: <the event as JSON>`): text deltas, model
+//! replies with their tool calls, hook decisions, approvals, tool results,
+//! compactions; then `turn_end` (session, usage) or `error`.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::Json;
+use clawhost_runner::TurnRequest;
+use futures::StreamExt;
+use serde::Deserialize;
+use serde_json::json;
+
+use crate::chat_completions::agent_of;
+use crate::turn::{self, Update};
+use crate::{ApiError, Gateway};
+
+/// A run request.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RunBody {
+    /// Agent id (default `main`).
+    #[serde(default = "main")]
+    agent: String,
+    /// Session to continue (default: a new one).
+    #[serde(default)]
+    session: Option<String>,
+    /// The user's message.
+    message: String,
+    /// A model ref instead of the agent's.
+    #[serde(default)]
+    model: Option<String>,
+}
+
+fn main() -> String {
+    "main".into()
+}
+
+/// `POST /v1/runs`.
+pub(crate) async fn run(
+    State(gw): State<Arc<Gateway>>,
+    Json(body): Json<RunBody>,
+) -> Result<Sse<impl futures::Stream<Item = Result<Event, std::convert::Infallible>>>, ApiError> {
+    let agent = agent_of(&gw, &body.agent)?;
+    let session = match body.session {
+        Some(id) => gw
+            .host
+            .store()
+            .open_read_only(&agent, &id)?
+            .id()
+            .to_string(),
+        None => gw.host.create_session(&agent, &[]).await?,
+    };
+    let live = turn::start(
+        &gw,
+        TurnRequest {
+            agent,
+            session: Some(session.clone()),
+            message: body.message,
+            model: body.model,
+        },
+    );
+    let start = Event::default()
+        .event("turn_start")
+        .data(json!({"session_id": session, "run_id": live.run_id}).to_string());
+    let body = turn::updates(live).map(|update| {
+        Ok(match update {
+            Update::Event(e) => {
+                let value = serde_json::to_value(&e).unwrap_or_default();
+                let kind = value["event"].as_str().unwrap_or("event").to_string();
+                Event::default().event(kind).data(value.to_string())
+            }
+            Update::Done(Ok(reply)) => Event::default().event("turn_end").data(
+                json!({
+                    "session_id": reply.session_id,
+                    "answer": reply.outcome.answer,
+                    "iterations": reply.outcome.iterations,
+                    "usage": reply.outcome.usage,
+                })
+                .to_string(),
+            ),
+            Update::Done(Err(e)) => Event::default().event("error").data(e.body().to_string()),
+        })
+    });
+    Ok(
+        Sse::new(futures::stream::once(async move { Ok(start) }).chain(body))
+            .keep_alive(KeepAlive::default()),
+    )
+}

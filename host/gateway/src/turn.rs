@@ -1,0 +1,101 @@
+//! A turn started by a request: run on a task of its own, so that a client
+//! going away cancels it (through the guard the response holds) instead of
+//! dropping it mid-write; its events flow to the response as they happen.
+
+use std::sync::Arc;
+
+use clawhost_agent_core::{Approvals, EventSink, RunContext, TurnEvent};
+use clawhost_runner::{HostTurnError, TurnReply, TurnRequest};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::DropGuard;
+
+use crate::{ApiError, Gateway};
+
+/// A running turn.
+pub struct LiveTurn {
+    /// Its events, in order, as they happen.
+    pub events: mpsc::UnboundedReceiver<TurnEvent>,
+    /// Its result, once it ends.
+    pub done: oneshot::Receiver<Result<TurnReply, HostTurnError>>,
+    /// Cancels the turn when dropped (the client went away); what it had
+    /// done is stored, marked aborted.
+    guard: DropGuard,
+    /// The run id (unique in the process).
+    pub run_id: String,
+}
+
+/// Start `request` on the gateway's host. Approval requests get the
+/// configured non-interactive answer (`approvals.nonInteractive`); the turn
+/// is aborted after `gateway.turnTimeoutSecs`.
+pub fn start(gw: &Arc<Gateway>, request: TurnRequest) -> LiveTurn {
+    let host = gw.host.clone();
+    let (tx, events) = mpsc::unbounded_channel();
+    let mut ctx = RunContext::new(&request.agent, "");
+    ctx.events = EventSink::with_listener(move |e| {
+        let _ = tx.send(e.clone());
+    });
+    ctx.approvals = Approvals::non_interactive(&host.runner().config().approvals);
+    let cancel = ctx.cancel.clone();
+    let run_id = ctx.run_id.clone();
+    let timeout = gw.turn_timeout;
+    let (send, done) = oneshot::channel();
+    tokio::spawn(async move {
+        let timer = {
+            let cancel = ctx.cancel.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(timeout).await;
+                cancel.cancel();
+            })
+        };
+        let result = host.run_turn(&request, &ctx).await;
+        timer.abort();
+        let _ = send.send(result);
+    });
+    LiveTurn {
+        events,
+        done,
+        guard: cancel.drop_guard(),
+        run_id,
+    }
+}
+
+/// What a running turn reports: its events, then how it ended.
+pub enum Update {
+    /// Something happened.
+    Event(TurnEvent),
+    /// The turn ended (`Err` also when its task died).
+    Done(Result<TurnReply, ApiError>),
+}
+
+/// The turn as a stream of updates; the stream owns the guard, so dropping
+/// it (the client went away) aborts the turn.
+pub fn updates(live: LiveTurn) -> impl futures::Stream<Item = Update> + Send {
+    futures::stream::unfold(Some(live), |state| async move {
+        let mut live = state?;
+        // Held by the stream's state until the turn is over.
+        let _ = &live.guard;
+        tokio::select! {
+            biased;
+            Some(event) = live.events.recv() => Some((Update::Event(event), Some(live))),
+            result = &mut live.done => {
+                let result = match result {
+                    Ok(result) => result.map_err(turn_error),
+                    Err(_) => Err(ApiError::internal("the turn's task ended without a result")),
+                };
+                Some((Update::Done(result), None))
+            }
+        }
+    })
+}
+
+/// A failed turn as the client sees it.
+pub fn turn_error(e: HostTurnError) -> ApiError {
+    match e {
+        HostTurnError::UnknownAgent(_) => ApiError::not_found(e.to_string()),
+        HostTurnError::Model(_) => ApiError::bad_request(e.to_string()),
+        HostTurnError::Session(e) => e.into(),
+        HostTurnError::Turn { session_id, error } => {
+            ApiError::internal(format!("{error} (stored in session {session_id})"))
+        }
+    }
+}

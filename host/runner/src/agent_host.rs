@@ -1,0 +1,252 @@
+//! The composition root every entry point shares (`run`, `chat`, the
+//! gateway): the published model runtime generations, the wired runner
+//! (plugins, tools, hooks), the session store and its lanes, and reload.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{anyhow, Context};
+use arc_swap::ArcSwap;
+use clawhost_agent_core::{Message, RunContext, TurnOutcome};
+use clawhost_config::Config;
+use clawhost_llm::{ModelRuntimeGeneration, ModelRuntimes};
+use clawhost_plugin_runtime::LoadReport;
+use clawhost_sessions::{SessionError, SessionLanes, SessionStore};
+
+use crate::{EmbeddedRunner, PersistError, Session};
+
+/// One turn asked of the host.
+#[derive(Debug, Clone)]
+pub struct TurnRequest {
+    /// Agent id.
+    pub agent: String,
+    /// The stored session to continue; `None` starts a new one.
+    pub session: Option<String>,
+    /// The user's message.
+    pub message: String,
+    /// A model ref to run instead of the agent's (`/model`, a gateway request).
+    pub model: Option<String>,
+}
+
+/// What a turn produced, and where it was stored.
+#[derive(Debug)]
+pub struct TurnReply {
+    /// The session the turn was stored in.
+    pub session_id: String,
+    /// The turn's outcome.
+    pub outcome: TurnOutcome,
+    /// The session after the turn.
+    pub session: Session,
+}
+
+/// Why a turn could not run or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum HostTurnError {
+    /// The agent is not configured.
+    #[error("agent `{0}` is not configured (agents.list)")]
+    UnknownAgent(String),
+    /// The model asked for does not resolve in the current generation.
+    #[error("{0}")]
+    Model(#[from] clawhost_agent_core::ModelError),
+    /// The session asked for could not be opened, or a new one created.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The turn failed or was aborted; the session was stored as far as it
+    /// got (see [`PersistError`]).
+    #[error("{error}")]
+    Turn {
+        /// The session the turn ran in.
+        session_id: String,
+        /// What went wrong.
+        #[source]
+        error: PersistError,
+    },
+}
+
+/// What a reload published.
+#[derive(Debug)]
+pub struct ReloadReport {
+    /// The generation number now serving.
+    pub generation: u64,
+    /// Plugins that loaded or were refused, as at start.
+    pub plugins: Vec<LoadReport>,
+}
+
+/// The agent host: one per process.
+pub struct AgentHost {
+    config_path: Option<PathBuf>,
+    runtimes: Arc<ModelRuntimes>,
+    runner: ArcSwap<EmbeddedRunner>,
+    store: SessionStore,
+    lanes: SessionLanes,
+    reloading: tokio::sync::Mutex<()>,
+    last_reload_error: Mutex<Option<String>>,
+}
+
+impl AgentHost {
+    /// Build the first generation and wire the plugins of `config`;
+    /// `config_path` is re-read on [`AgentHost::reload`] (`None`: reload
+    /// is refused).
+    pub async fn start(
+        config: Config,
+        config_path: Option<PathBuf>,
+    ) -> anyhow::Result<(Self, Vec<LoadReport>)> {
+        let runtimes = Arc::new(ModelRuntimes::new());
+        runtimes
+            .rebuild(&config)
+            .context("building the model runtime generation")?;
+        let store = SessionStore::new(config.sessions_dir());
+        let lanes = SessionLanes::new();
+        let (runner, reports) = EmbeddedRunner::start(config).await?;
+        let host = Self {
+            config_path,
+            runtimes,
+            runner: ArcSwap::from_pointee(runner.with_lanes(lanes.clone())),
+            store,
+            lanes,
+            reloading: tokio::sync::Mutex::new(()),
+            last_reload_error: Mutex::new(None),
+        };
+        Ok((host, reports))
+    }
+
+    /// The runner now serving. A turn keeps the one it started with.
+    pub fn runner(&self) -> Arc<EmbeddedRunner> {
+        self.runner.load_full()
+    }
+
+    /// The current generation of an agent.
+    pub fn generation(&self, agent: &str) -> Option<Arc<ModelRuntimeGeneration>> {
+        self.runtimes.current(agent)
+    }
+
+    /// The model runtime generations.
+    pub fn runtimes(&self) -> &Arc<ModelRuntimes> {
+        &self.runtimes
+    }
+
+    /// The session store.
+    pub fn store(&self) -> &SessionStore {
+        &self.store
+    }
+
+    /// Why the last reload failed, if it did (cleared by a good one).
+    pub fn last_reload_error(&self) -> Option<String> {
+        self.last_reload_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Re-read the config file and publish a complete new generation: the
+    /// plugins are loaded and wired again (changed packages re-admitted), then
+    /// the model runtimes rebuilt. Turns in flight finish on what they
+    /// started with. On failure nothing is published, the old generation
+    /// keeps serving, and the reason is kept for [`Self::last_reload_error`].
+    pub async fn reload(&self) -> anyhow::Result<ReloadReport> {
+        let _one_at_a_time = self.reloading.lock().await;
+        let result = self.reload_inner().await;
+        *self
+            .last_reload_error
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = result.as_ref().err().map(|e| format!("{e:#}"));
+        result
+    }
+
+    async fn reload_inner(&self) -> anyhow::Result<ReloadReport> {
+        let path = self
+            .config_path
+            .as_deref()
+            .ok_or_else(|| anyhow!("this host was started without a config file to reload"))?;
+        let config = Config::load(path)?;
+        let (runner, plugins) = EmbeddedRunner::start(config.clone()).await?;
+        let set = match self.runtimes.rebuild(&config) {
+            Ok(set) => set,
+            Err(e) => {
+                runner.harnesses().dispose_all().await;
+                return Err(anyhow!(e).context("building the model runtime generation"));
+            }
+        };
+        let old = self
+            .runner
+            .swap(Arc::new(runner.with_lanes(self.lanes.clone())));
+        // The old runner's harnesses go once the last turn on it lets go.
+        tokio::spawn(async move {
+            while Arc::strong_count(&old) > 1 {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            old.harnesses().dispose_all().await;
+        });
+        Ok(ReloadReport {
+            generation: set.number,
+            plugins,
+        })
+    }
+
+    /// Create a session holding `history` (a client that resends the whole
+    /// conversation starts one this way), and fire `session_start`.
+    pub async fn create_session(
+        &self,
+        agent: &str,
+        history: &[Message],
+    ) -> Result<String, SessionError> {
+        let mut transcript = self.store.create(agent, None)?;
+        for message in history {
+            transcript.append_message(message.clone())?;
+        }
+        if !history.is_empty() {
+            self.store.commit(agent, &mut transcript)?;
+        }
+        let id = transcript.id().to_string();
+        self.runner().start_session(&id, agent, false).await;
+        Ok(id)
+    }
+
+    /// Run one turn: in the session asked for (a new one when `None`,
+    /// created only now that there is a message), in its lane, on the
+    /// runner and generation current as it starts, with every hook, and
+    /// stored as it went (an aborted or failed turn too).
+    pub async fn run_turn(
+        &self,
+        request: &TurnRequest,
+        ctx: &RunContext,
+    ) -> Result<TurnReply, HostTurnError> {
+        let agent = request.agent.as_str();
+        let generation = self
+            .generation(agent)
+            .ok_or_else(|| HostTurnError::UnknownAgent(agent.into()))?;
+        let generation = match &request.model {
+            Some(model) if *model != generation.model => {
+                generation.registry.resolve(model)?;
+                Arc::new(generation.with_model(model.clone()))
+            }
+            _ => generation,
+        };
+        let runner = self.runner();
+        let session_id = match &request.session {
+            Some(id) => self.store.open_read_only(agent, id)?.id().to_string(),
+            None => self.create_session(agent, &[]).await?,
+        };
+        let mut ctx = ctx.clone();
+        ctx.model_ref = generation.model.clone();
+        let (outcome, session) = runner
+            .run_persisted_turn(
+                &self.store,
+                agent,
+                &session_id,
+                generation,
+                &ctx,
+                &request.message,
+            )
+            .await
+            .map_err(|error| HostTurnError::Turn {
+                session_id: session_id.clone(),
+                error,
+            })?;
+        Ok(TurnReply {
+            session_id,
+            outcome,
+            session,
+        })
+    }
+}
