@@ -45,9 +45,9 @@ fn run_fires_the_prompt_session_and_agent_end_hooks() {
         "{all}"
     );
     for line in [
-        "observed session_start run-",
+        "observed session_start ",
         "observed agent_end success=true",
-        "observed session_end run-",
+        "observed session_end ",
         "observed llm_input",
     ] {
         assert!(all.contains(line), "missing `{line}` in:\n{all}");

@@ -113,9 +113,11 @@ fn conversation(messages: &[ChatMessage]) -> Result<(Vec<Message>, String), ApiE
                 text: text_of(m.content.as_ref())?,
                 tool_calls: Vec::new(),
             }),
-            other => return Err(ApiError::bad_request(format!(
+            other => {
+                return Err(ApiError::bad_request(format!(
                 "messages of role `{other}` are not supported: the agent's tools run on the host"
-            ))),
+            )))
+            }
         }
     }
     match history.pop() {

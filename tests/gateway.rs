@@ -1,0 +1,458 @@
+//! `clawhost gateway` end to end over loopback: the official OpenAI Python
+//! client (streaming and not) against the gateway, whose agent talks to a
+//! fake provider speaking OpenAI's wire format; sessions stored and
+//! continued; tokens; a client that goes away aborts its turn and nothing
+//! already done is lost; many sessions at once; reload.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clawhost_gateway::Gateway;
+use clawhost_runner::AgentHost;
+use clawhost_tests::fake_provider::{FakeProvider, Reply};
+use clawhost_tests::wire;
+use serde_json::{json, Value};
+
+/// A gateway on an ephemeral loopback port, its config in `dir`.
+struct Running {
+    addr: SocketAddr,
+    gateway: Arc<Gateway>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    server: tokio::task::JoinHandle<std::io::Result<()>>,
+    config: PathBuf,
+}
+
+impl Running {
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    /// Stop taking requests, let turns in flight finish.
+    async fn shutdown(mut self) {
+        let _ = self.stop.take().unwrap().send(());
+        self.server.await.unwrap().unwrap();
+    }
+}
+
+fn config_json(fake: &FakeProvider, dir: &Path, extra: Value) -> Value {
+    let mut config = json!({
+        "models": {"providers": {"fake": {
+            "api": "openai-completions", "baseUrl": fake.url(), "models": [{"id": "m"}]
+        }}},
+        "agents": {"defaults": {"model": "fake/m"}},
+        "sessions": {"dir": dir.join("sessions")},
+        "plugins": {"cacheDir": clawhost_tests::cache_dir(),
+                    "cacheKeyFile": clawhost_tests::cache_key_file()},
+    });
+    if let (Some(c), Some(e)) = (config.as_object_mut(), extra.as_object()) {
+        for (k, v) in e {
+            c.insert(k.clone(), v.clone());
+        }
+    }
+    config
+}
+
+async fn start(fake: &FakeProvider, dir: &Path, extra: Value, bind: &str) -> Running {
+    let config = dir.join("clawhost.json");
+    std::fs::write(&config, config_json(fake, dir, extra).to_string()).unwrap();
+    let loaded = clawhost_config::Config::load(&config).unwrap();
+    let (host, _) = AgentHost::start(loaded, Some(config.clone()))
+        .await
+        .unwrap();
+    let gateway = Gateway::new(Arc::new(host));
+    let listener = gateway.listen(Some(bind)).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(gateway.clone().serve(listener, async move {
+        let _ = stopped.await;
+    }));
+    Running {
+        addr,
+        gateway,
+        stop: Some(stop),
+        server,
+        config,
+    }
+}
+
+fn stored_messages(gw: &Gateway, session: &str) -> Vec<Value> {
+    let t = gw
+        .host()
+        .store()
+        .open_read_only("main", session)
+        .expect("the session is stored");
+    t.entries()
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .collect()
+}
+
+/// The official OpenAI Python client, from PyPI (`.ci/run` installs it).
+const PY_CLIENT: &str = r#"
+import json, sys
+from openai import OpenAI
+client = OpenAI(base_url=sys.argv[1] + "/v1", api_key="t0ken-for-tests")
+raw = client.chat.completions.with_raw_response.create(
+    model="main", messages=[{"role": "user", "content": "first question"}])
+first = raw.parse()
+session = raw.headers["x-clawhost-session"]
+pieces = []
+usage = None
+for chunk in client.chat.completions.create(
+        model="agent/main", stream=True, stream_options={"include_usage": True},
+        messages=[{"role": "user", "content": "second question"}],
+        extra_headers={"X-Clawhost-Session": session}):
+    if chunk.choices and chunk.choices[0].delta.content:
+        pieces.append(chunk.choices[0].delta.content)
+    if chunk.usage:
+        usage = chunk.usage.total_tokens
+print(json.dumps({"first": first.choices[0].message.content,
+                  "first_usage": first.usage.total_tokens,
+                  "session": session, "streamed": pieces, "usage": usage}))
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_openai_client_talks_to_the_gateway_and_the_session_is_stored() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::sse(wire::chat_text(&["first ", "answer"], 10, 2)));
+    fake.push(Reply::sse(wire::chat_text(&["second ", "answer"], 20, 3)));
+    let dir = tempfile::tempdir().unwrap();
+    let gw = start(
+        &fake,
+        dir.path(),
+        json!({"gateway": {"auth": {"token": "t0ken-for-tests"}}}),
+        "127.0.0.1:0",
+    )
+    .await;
+    let out = tokio::process::Command::new("python3")
+        .arg("-c")
+        .arg(PY_CLIENT)
+        .arg(gw.url(""))
+        .output()
+        .await
+        .expect("python3 runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the OpenAI client failed (is it installed? `python3 -m pip install openai`):\n{stderr}"
+    );
+    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got["first"], "first answer", "{got}");
+    assert_eq!(got["first_usage"], 12, "{got}");
+    assert_eq!(got["streamed"], json!(["second ", "answer"]), "{got}");
+    assert_eq!(got["usage"], 23, "{got}");
+    // The second request continued the first one's session: the model saw
+    // the whole conversation, and the transcript holds all four messages.
+    let requests = fake.requests();
+    let sent = &requests[1].body["messages"];
+    let texts: Vec<&str> = sent
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(
+        texts,
+        ["first question", "first answer", "second question"],
+        "{sent}"
+    );
+    let session = got["session"].as_str().unwrap();
+    let stored = serde_json::to_string(&stored_messages(&gw.gateway, session)).unwrap();
+    for text in [
+        "first question",
+        "first answer",
+        "second question",
+        "second answer",
+    ] {
+        assert!(stored.contains(text), "`{text}` not stored: {stored}");
+    }
+    gw.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_token_is_asked_for_and_compared_and_open_binds_need_one() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let gw = start(
+        &fake,
+        dir.path(),
+        json!({"gateway": {"auth": {"token": "right"}}}),
+        "127.0.0.1:0",
+    )
+    .await;
+    let http = reqwest::Client::new();
+    let models = |auth: Option<&'static str>| {
+        let mut r = http.get(gw.url("/v1/models"));
+        if let Some(a) = auth {
+            r = r.header("authorization", a);
+        }
+        r.send()
+    };
+    assert_eq!(models(None).await.unwrap().status(), 401);
+    assert_eq!(models(Some("Bearer wrong")).await.unwrap().status(), 401);
+    assert_eq!(models(Some("right")).await.unwrap().status(), 401);
+    let ok = models(Some("Bearer right")).await.unwrap();
+    assert_eq!(ok.status(), 200);
+    let body: Value = ok.json().await.unwrap();
+    assert_eq!(body["data"][0]["id"], "main", "{body}");
+    // Liveness needs no token.
+    let health = http.get(gw.url("/healthz")).send().await.unwrap();
+    assert_eq!(health.status(), 200);
+    gw.shutdown().await;
+
+    // Without a token, only loopback.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("clawhost.json");
+    std::fs::write(
+        &config,
+        config_json(&fake, dir.path(), json!({})).to_string(),
+    )
+    .unwrap();
+    let (host, _) = AgentHost::start(clawhost_config::Config::load(&config).unwrap(), None)
+        .await
+        .unwrap();
+    let open = Gateway::new(Arc::new(host));
+    let err = open.listen(Some("0.0.0.0:0")).await.unwrap_err();
+    assert!(err.to_string().contains("gateway.auth.token"), "{err}");
+}
+
+#[tokio::test]
+async fn bad_requests_get_openai_shaped_errors() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let gw = start(&fake, dir.path(), json!({}), "127.0.0.1:0").await;
+    let http = reqwest::Client::new();
+    for (body, status, says) in [
+        (
+            json!({"model": "nobody", "messages": [{"role": "user", "content": "hi"}]}),
+            404,
+            "no agent `nobody`",
+        ),
+        (
+            json!({"model": "main", "messages": [{"role": "assistant", "content": "hi"}]}),
+            400,
+            "last message must be the user's",
+        ),
+        (
+            json!({"model": "main", "tools": [], "messages": [{"role": "user", "content": "hi"}]}),
+            400,
+            "`tools` are not accepted",
+        ),
+        (
+            json!({"model": "main", "messages": [{"role": "user", "content": "hi"}],
+                   "session": "no-such-session"}),
+            404,
+            "no session `no-such-session`",
+        ),
+    ] {
+        let r = http
+            .post(gw.url("/v1/chat/completions"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), status, "{body}");
+        let err: Value = r.json().await.unwrap();
+        let message = err["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(says), "{err}");
+    }
+    assert!(
+        fake.requests().is_empty(),
+        "no bad request reached the model"
+    );
+    gw.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_client_that_goes_away_aborts_its_turn_and_what_streamed_is_stored() {
+    let fake = FakeProvider::start().await;
+    // One piece of text, then the provider stalls.
+    let mut events = wire::chat_text(&["partial ", "never sent"], 1, 1);
+    events.truncate(2);
+    fake.push(Reply::sse_stalling(events, 2));
+    let dir = tempfile::tempdir().unwrap();
+    let gw = start(&fake, dir.path(), json!({}), "127.0.0.1:0").await;
+    let http = reqwest::Client::new();
+    let mut response = http
+        .post(gw.url("/v1/runs"))
+        .json(&json!({"message": "tell me"}))
+        .send()
+        .await
+        .unwrap();
+    let mut seen = String::new();
+    let session = tokio::time::timeout(FakeProvider::PATIENCE, async {
+        while !seen.contains("event: text_delta") {
+            seen.push_str(&String::from_utf8_lossy(
+                &response.chunk().await.unwrap().unwrap(),
+            ));
+        }
+        let start = seen.find("\"session_id\":\"").unwrap() + 14;
+        seen[start..start + seen[start..].find('"').unwrap()].to_string()
+    })
+    .await
+    .expect("the run streams its first text");
+    drop(response);
+    // The turn is aborted and stored: the user's message, the text that
+    // had streamed, and the abort marker.
+    let stored = tokio::time::timeout(FakeProvider::PATIENCE, async {
+        loop {
+            let stored = serde_json::to_string(&stored_messages(&gw.gateway, &session)).unwrap();
+            if stored.contains("turn_aborted") {
+                return stored;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the turn is aborted once the client is gone");
+    assert!(stored.contains("tell me"), "{stored}");
+    assert!(stored.contains("partial "), "{stored}");
+    gw.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_sessions_run_at_once_and_every_one_is_indexed() {
+    const N: usize = 24;
+    let fake = FakeProvider::start().await;
+    for _ in 0..N {
+        fake.push(Reply::sse(wire::chat_text(&["ok"], 1, 1)));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let gw = start(&fake, dir.path(), json!({}), "127.0.0.1:0").await;
+    let http = reqwest::Client::new();
+    let turns = (0..N).map(|i| {
+        let request = http.post(gw.url("/v1/chat/completions")).json(
+            &json!({"model": "main", "messages": [{"role": "user", "content": format!("q{i}")}]}),
+        );
+        async move {
+            let r = request.send().await.unwrap();
+            assert_eq!(r.status(), 200);
+            let body: Value = r.json().await.unwrap();
+            assert_eq!(body["choices"][0]["message"]["content"], "ok", "{body}");
+            body["session_id"].as_str().unwrap().to_string()
+        }
+    });
+    let mut sessions = futures::future::join_all(turns).await;
+    sessions.sort();
+    sessions.dedup();
+    assert_eq!(sessions.len(), N);
+    let listed: Value = http
+        .get(gw.url("/v1/sessions?agent=main"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let listed = listed["data"].as_array().unwrap();
+    assert_eq!(listed.len(), N, "every session has its index row");
+    gw.shutdown().await;
+}
+
+#[tokio::test]
+async fn sessions_are_shown_forked_and_deleted() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::sse(wire::chat_text(&["hello back"], 1, 1)));
+    let dir = tempfile::tempdir().unwrap();
+    let gw = start(&fake, dir.path(), json!({}), "127.0.0.1:0").await;
+    let http = reqwest::Client::new();
+    let body: Value = http
+        .post(gw.url("/v1/chat/completions"))
+        .json(&json!({"model": "main", "messages": [{"role": "user", "content": "hello"}]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = body["session_id"].as_str().unwrap().to_string();
+    let shown: Value = http
+        .get(gw.url(&format!("/v1/sessions/main/{id}")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        shown["entries"].to_string().contains("hello back"),
+        "{shown}"
+    );
+    let fork: Value = http
+        .post(gw.url(&format!("/v1/sessions/main/{id}/fork")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let fork_id = fork["id"].as_str().unwrap();
+    assert_ne!(fork_id, id);
+    let deleted = http
+        .delete(gw.url(&format!("/v1/sessions/main/{id}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 204);
+    let gone = http
+        .get(gw.url(&format!("/v1/sessions/main/{id}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), 404);
+    // The fork keeps its own copy.
+    let fork_shown = http
+        .get(gw.url(&format!("/v1/sessions/main/{fork_id}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(fork_shown.status(), 200);
+    gw.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_failed_reload_keeps_the_old_generation_serving_and_says_why() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::sse(wire::chat_text(&["still here"], 1, 1)));
+    let dir = tempfile::tempdir().unwrap();
+    let gw = start(&fake, dir.path(), json!({}), "127.0.0.1:0").await;
+    let http = reqwest::Client::new();
+    let good: Value = http
+        .post(gw.url("/admin/reload"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(good["generation"], 2, "{good}");
+    std::fs::write(&gw.config, "{ not json").unwrap();
+    let bad = http.post(gw.url("/admin/reload")).send().await.unwrap();
+    assert_eq!(bad.status(), 409);
+    let ready: Value = http
+        .get(gw.url("/readyz"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(ready["ready"], true, "{ready}");
+    assert_eq!(ready["generation"], 2, "{ready}");
+    assert!(ready["lastReloadError"].as_str().is_some(), "{ready}");
+    let body: Value = http
+        .post(gw.url("/v1/chat/completions"))
+        .json(&json!({"model": "main", "messages": [{"role": "user", "content": "hi"}]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        body["choices"][0]["message"]["content"], "still here",
+        "{body}"
+    );
+    gw.shutdown().await;
+}
