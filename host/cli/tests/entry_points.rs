@@ -212,3 +212,112 @@ fn sessions_show_renders_a_readable_transcript_and_json_on_request() {
     assert!(entries.len() >= 4, "{raw}");
     assert!(entries.iter().all(|e| e["id"].is_string()));
 }
+
+/// A config whose scripted model runs `exec` with `command` (allowlisted),
+/// then answers.
+fn exec_config(root: &std::path::Path, command: &str) -> std::path::PathBuf {
+    let script = root.join("script.json");
+    std::fs::write(
+        &script,
+        json!([
+            {"toolCalls": [{"name": "exec", "arguments": {"command": command}}]},
+            {"answer": "ran it"}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    write_config(
+        root,
+        json!({
+            "plugins": {},
+            "tools": {"exec": {"allow": ["sleep"]}},
+            "models": {"providers": {"scripted": {"api": "scripted", "script": script}}},
+            "agents": {"defaults": {"model": "scripted/test"}}
+        }),
+    )
+}
+
+#[test]
+fn run_timeout_aborts_the_turn_stops_the_tool_and_stores_what_was_done() {
+    let root = tempfile::tempdir().unwrap();
+    // A duration of its own names this run's process among any others.
+    let command = format!("sleep 47.{}", std::process::id());
+    let config = exec_config(root.path(), &command);
+    let started = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_clawhost"))
+        .args(["run", "--timeout", "1", "-c"])
+        .arg(&config)
+        .arg("take your time")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "the turn was not stopped at its timeout"
+    );
+    let id = stderr
+        .split("stored in session ")
+        .nth(1)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|| panic!("no session named in: {stderr}"));
+    let running = Command::new("pgrep")
+        .args(["-f", &command])
+        .output()
+        .unwrap();
+    assert!(
+        running.stdout.is_empty(),
+        "the tool's process outlived the aborted turn"
+    );
+    let shown = Command::new(env!("CARGO_BIN_EXE_clawhost"))
+        .args(["sessions", "show", "--json", &id, "-c"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&shown.stdout);
+    assert!(shown.contains("take your time"), "{shown}");
+    assert!(shown.contains("\"exec\""), "the tool call is kept: {shown}");
+    assert!(shown.contains("turn_aborted"), "{shown}");
+}
+
+#[test]
+fn run_json_prints_each_event_as_it_happens_and_names_the_session() {
+    let root = tempfile::tempdir().unwrap();
+    let config = approval_config(root.path(), json!({"nonInteractive": "allow"}));
+    let out = Command::new(env!("CARGO_BIN_EXE_clawhost"))
+        .args(["run", "--json", "-c"])
+        .arg(&config)
+        .arg("hello")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("every line is JSON"))
+        .collect();
+    let kinds: Vec<&str> = lines.iter().filter_map(|l| l["event"].as_str()).collect();
+    for kind in [
+        "user_message",
+        "model_reply",
+        "tool_result",
+        "text_delta",
+        "turn_end",
+    ] {
+        assert!(kinds.contains(&kind), "no {kind} in {kinds:?}");
+    }
+    let end = lines.last().unwrap();
+    let id = end["session_id"].as_str().unwrap();
+    // The session was saved: a second run continues it.
+    let again = Command::new(env!("CARGO_BIN_EXE_clawhost"))
+        .args(["run", "--session", id, "-c"])
+        .arg(&config)
+        .arg("again")
+        .output()
+        .unwrap();
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+}

@@ -221,6 +221,9 @@ impl Exec {
             };
             return self.keep_in_background(child, started, limit);
         }
+        // A turn aborted while the command runs drops this future: the
+        // whole group goes with it, not only the shell.
+        let group = GroupGuard(pid);
         let (code, timed_out) =
             match tokio::time::timeout(Duration::from_millis(limit), child.wait()).await {
                 Ok(status) => (status.map_err(|e| e.to_string())?.code(), false),
@@ -230,6 +233,7 @@ impl Exec {
                     (None, true)
                 }
             };
+        std::mem::forget(group);
         // A process that left the group may still hold the pipes open.
         for reader in readers {
             let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
@@ -284,6 +288,15 @@ impl Exec {
         });
         running.insert(id.clone(), Background { started, status });
         Ok(json!({"processId": id, "running": true}))
+    }
+}
+
+/// Kills a foreground command's process group when dropped before it ended.
+struct GroupGuard(Option<u32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        kill_group(self.0);
     }
 }
 
