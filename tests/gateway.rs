@@ -125,19 +125,7 @@ async fn the_official_openai_client_talks_to_the_gateway_and_the_session_is_stor
         "127.0.0.1:0",
     )
     .await;
-    let out = tokio::process::Command::new("python3")
-        .arg("-c")
-        .arg(PY_CLIENT)
-        .arg(gw.url(""))
-        .output()
-        .await
-        .expect("python3 runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "the OpenAI client failed (is it installed? `python3 -m pip install openai`):\n{stderr}"
-    );
-    let got: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let got = python(PY_CLIENT, &gw.url("")).await;
     assert_eq!(got["first"], "first answer", "{got}");
     assert_eq!(got["first_usage"], 12, "{got}");
     assert_eq!(got["streamed"], json!(["second ", "answer"]), "{got}");
@@ -167,6 +155,61 @@ async fn the_official_openai_client_talks_to_the_gateway_and_the_session_is_stor
     ] {
         assert!(stored.contains(text), "`{text}` not stored: {stored}");
     }
+    gw.shutdown().await;
+}
+
+/// The Responses API through the same client: `previous_response_id`
+/// continues the session; the stream helper assembles the streamed text.
+const PY_RESPONSES: &str = r#"
+import json, sys
+from openai import OpenAI
+client = OpenAI(base_url=sys.argv[1] + "/v1", api_key="unused")
+first = client.responses.create(model="main", input="first question")
+pieces = []
+with client.responses.stream(model="main", input="second question",
+                             previous_response_id=first.id) as stream:
+    for event in stream:
+        if event.type == "response.output_text.delta":
+            pieces.append(event.delta)
+    final = stream.get_final_response()
+print(json.dumps({"first": first.output_text, "streamed": pieces,
+                  "final": final.output_text, "usage": final.usage.total_tokens}))
+"#;
+
+async fn python(script: &str, url: &str) -> Value {
+    let out = tokio::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(url)
+        .output()
+        .await
+        .expect("python3 runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the OpenAI client failed (is it installed? `python3 -m pip install openai`):\n{stderr}"
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_openai_responses_api_streams_and_previous_response_id_continues_the_session() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::sse(wire::chat_text(&["first ", "answer"], 10, 2)));
+    fake.push(Reply::sse(wire::chat_text(&["second ", "answer"], 20, 3)));
+    let dir = tempfile::tempdir().unwrap();
+    let gw = start(&fake, dir.path(), json!({}), "127.0.0.1:0").await;
+    let got = python(PY_RESPONSES, &gw.url("")).await;
+    assert_eq!(got["first"], "first answer", "{got}");
+    assert_eq!(got["streamed"], json!(["second ", "answer"]), "{got}");
+    assert_eq!(got["final"], "second answer", "{got}");
+    assert_eq!(got["usage"], 23, "{got}");
+    let requests = fake.requests();
+    let sent = requests[1].body["messages"].to_string();
+    assert!(
+        sent.contains("first question") && sent.contains("first answer"),
+        "the second response continued the first one's session: {sent}"
+    );
     gw.shutdown().await;
 }
 

@@ -21,11 +21,9 @@ use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::request::{agent_of, agents, session_for, text_of, SESSION_HEADER};
 use crate::turn::{self, Update};
 use crate::{ApiError, Gateway};
-
-/// The header naming a session.
-pub const SESSION_HEADER: &str = "x-clawhost-session";
 
 #[derive(Debug, Deserialize)]
 pub(crate) struct ChatRequest {
@@ -56,49 +54,6 @@ pub(crate) struct ChatMessage {
     role: String,
     #[serde(default)]
     content: Option<Value>,
-}
-
-/// The text of a message's content: a string, or text parts.
-fn text_of(content: Option<&Value>) -> Result<String, ApiError> {
-    match content {
-        None | Some(Value::Null) => Ok(String::new()),
-        Some(Value::String(s)) => Ok(s.clone()),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .map(|p| match (p["type"].as_str(), p["text"].as_str()) {
-                (Some("text"), Some(t)) => Ok(t),
-                (kind, _) => Err(ApiError::bad_request(format!(
-                    "content parts of type {} are not supported; send text",
-                    kind.unwrap_or("(none)")
-                ))),
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map(|t| t.concat()),
-        Some(_) => Err(ApiError::bad_request(
-            "`content` must be a string or an array of text parts",
-        )),
-    }
-}
-
-/// The agent a `model` names.
-pub fn agent_of(gw: &Gateway, model: &str) -> Result<String, ApiError> {
-    let agent = model.strip_prefix("agent/").unwrap_or(model);
-    if gw.host.generation(agent).is_some() {
-        return Ok(agent.to_string());
-    }
-    let known: Vec<String> = agents(gw);
-    Err(ApiError::not_found(format!(
-        "no agent `{agent}`: `model` names an agent here ({})",
-        known.join(", ")
-    )))
-}
-
-fn agents(gw: &Gateway) -> Vec<String> {
-    gw.host
-        .runtimes()
-        .snapshot()
-        .map(|s| s.agents.keys().cloned().collect())
-        .unwrap_or_default()
 }
 
 /// The earlier messages and the user's new one.
@@ -142,20 +97,7 @@ pub(crate) async fn chat_completions(
     }
     let agent = agent_of(&gw, &req.model)?;
     let (history, message) = conversation(&req.messages)?;
-    let session = match headers
-        .get(SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string)
-        .or(req.session)
-    {
-        Some(id) => gw
-            .host
-            .store()
-            .open_read_only(&agent, &id)?
-            .id()
-            .to_string(),
-        None => gw.host.create_session(&agent, &history).await?,
-    };
+    let session = session_for(&gw, &agent, &headers, req.session, &history).await?;
     let live = turn::start(
         &gw,
         TurnRequest {

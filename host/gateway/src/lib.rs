@@ -6,6 +6,8 @@
 mod auth;
 mod chat_completions;
 mod error;
+mod request;
+mod responses;
 mod runs;
 mod sessions_api;
 mod turn;
@@ -94,6 +96,7 @@ impl Gateway {
                 "/v1/chat/completions",
                 post(chat_completions::chat_completions),
             )
+            .route("/v1/responses", post(responses::responses))
             .route("/v1/models", get(chat_completions::models))
             .route("/v1/runs", post(runs::run))
             .route("/v1/sessions", get(sessions_api::list))

@@ -13,7 +13,7 @@ use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
 
-use crate::chat_completions::agent_of;
+use crate::request::agent_of;
 use crate::turn::{self, Update};
 use crate::{ApiError, Gateway};
 

@@ -1,0 +1,76 @@
+//! What the OpenAI-shaped endpoints share: the agent a `model` names, the
+//! text of a message's content, and the session a request runs in.
+
+use axum::http::HeaderMap;
+use clawhost_agent_core::Message;
+use serde_json::Value;
+
+use crate::{ApiError, Gateway};
+
+/// The header naming a session, in requests and responses.
+pub const SESSION_HEADER: &str = "x-clawhost-session";
+
+/// The text of a message's content: a string, or text parts (`text`,
+/// and the Responses API's `input_text` / `output_text`).
+pub fn text_of(content: Option<&Value>) -> Result<String, ApiError> {
+    match content {
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .map(|p| match (p["type"].as_str(), p["text"].as_str()) {
+                (Some("text" | "input_text" | "output_text"), Some(t)) => Ok(t),
+                (kind, _) => Err(ApiError::bad_request(format!(
+                    "content parts of type {} are not supported; send text",
+                    kind.unwrap_or("(none)")
+                ))),
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(|t| t.concat()),
+        Some(_) => Err(ApiError::bad_request(
+            "`content` must be a string or an array of text parts",
+        )),
+    }
+}
+
+/// The agent a `model` names.
+pub fn agent_of(gw: &Gateway, model: &str) -> Result<String, ApiError> {
+    let agent = model.strip_prefix("agent/").unwrap_or(model);
+    if gw.host.generation(agent).is_some() {
+        return Ok(agent.to_string());
+    }
+    let known: Vec<String> = agents(gw);
+    Err(ApiError::not_found(format!(
+        "no agent `{agent}`: `model` names an agent here ({})",
+        known.join(", ")
+    )))
+}
+
+pub fn agents(gw: &Gateway) -> Vec<String> {
+    gw.host
+        .runtimes()
+        .snapshot()
+        .map(|s| s.agents.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// The session a request continues (the `X-Clawhost-Session` header, else
+/// `named` from the body), or a new one holding `history` (the earlier
+/// messages of a client that resends the conversation).
+pub async fn session_for(
+    gw: &Gateway,
+    agent: &str,
+    headers: &HeaderMap,
+    named: Option<String>,
+    history: &[Message],
+) -> Result<String, ApiError> {
+    let named = headers
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+        .or(named);
+    Ok(match named {
+        Some(id) => gw.host.store().open_read_only(agent, &id)?.id().to_string(),
+        None => gw.host.create_session(agent, history).await?,
+    })
+}

@@ -1,0 +1,308 @@
+//! `POST /v1/responses`, in OpenAI's Responses wire format: `model` names an
+//! agent; `input` is a string or a list of messages. A response's id names
+//! its session, so `previous_response_id` continues the conversation (as
+//! does `X-Clawhost-Session`). `instructions` are not used: the agent's own
+//! system prompt applies.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use clawhost_agent_core::{Message, TurnEvent, Usage};
+use clawhost_runner::TurnRequest;
+use futures::StreamExt;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::request::{agent_of, session_for, text_of, SESSION_HEADER};
+use crate::turn::{self, Update};
+use crate::{ApiError, Gateway};
+
+#[derive(Debug, Deserialize)]
+pub(crate) struct ResponsesRequest {
+    model: String,
+    input: Value,
+    #[serde(default)]
+    stream: bool,
+    #[serde(default)]
+    previous_response_id: Option<String>,
+    #[serde(default)]
+    tools: Option<Vec<Value>>,
+}
+
+/// A response id: `resp_<session>_<run>`.
+fn response_id(session: &str, run: &str) -> String {
+    format!("resp_{session}_{}", run.replace('-', ""))
+}
+
+/// The session a response id names.
+fn session_of_response(id: &str) -> Result<String, ApiError> {
+    id.strip_prefix("resp_")
+        .and_then(|rest| rest.rsplit_once('_'))
+        .map(|(session, _)| session.to_string())
+        .ok_or_else(|| ApiError::bad_request(format!("`{id}` is not a response id of this gateway")))
+}
+
+/// The earlier messages and the user's new one.
+fn conversation(input: &Value) -> Result<(Vec<Message>, String), ApiError> {
+    let items = match input {
+        Value::String(text) => return Ok((Vec::new(), text.clone())),
+        Value::Array(items) => items,
+        _ => {
+            return Err(ApiError::bad_request(
+                "`input` must be a string or a list of messages",
+            ))
+        }
+    };
+    let mut history = Vec::new();
+    for item in items {
+        let kind = item["type"].as_str().unwrap_or("message");
+        if kind != "message" {
+            return Err(ApiError::bad_request(format!(
+                "input items of type `{kind}` are not supported: the agent's tools run on the host"
+            )));
+        }
+        let text = text_of(item.get("content"))?;
+        match item["role"].as_str() {
+            Some("system" | "developer") => {}
+            Some("user") => history.push(Message::user(text)),
+            Some("assistant") => history.push(Message::Assistant {
+                text,
+                tool_calls: Vec::new(),
+            }),
+            other => {
+                return Err(ApiError::bad_request(format!(
+                    "input messages of role {other:?} are not supported"
+                )))
+            }
+        }
+    }
+    match history.pop() {
+        Some(Message::User { text }) => Ok((history, text)),
+        _ => Err(ApiError::bad_request("the last input message must be the user's")),
+    }
+}
+
+/// `POST /v1/responses`.
+pub(crate) async fn responses(
+    State(gw): State<Arc<Gateway>>,
+    headers: HeaderMap,
+    Json(req): Json<ResponsesRequest>,
+) -> Result<Response, ApiError> {
+    if req.tools.as_ref().is_some_and(|t| !t.is_empty()) {
+        return Err(ApiError::bad_request(
+            "`tools` are not accepted: the agent's own tools run on the host",
+        ));
+    }
+    let agent = agent_of(&gw, &req.model)?;
+    let (history, message) = conversation(&req.input)?;
+    let previous = req
+        .previous_response_id
+        .as_deref()
+        .map(session_of_response)
+        .transpose()?;
+    let session = session_for(&gw, &agent, &headers, previous, &history).await?;
+    let live = turn::start(
+        &gw,
+        TurnRequest {
+            agent,
+            session: Some(session.clone()),
+            message,
+            model: None,
+        },
+    );
+    let shape = Shape {
+        id: response_id(&session, &live.run_id),
+        created: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or_default(),
+        model: req.model,
+        session: session.clone(),
+    };
+    let mut response = if req.stream {
+        stream(shape, live).into_response()
+    } else {
+        whole(shape, live).await?.into_response()
+    };
+    if let Ok(v) = HeaderValue::from_str(&session) {
+        response.headers_mut().insert(SESSION_HEADER, v);
+    }
+    Ok(response)
+}
+
+struct Shape {
+    id: String,
+    created: u64,
+    model: String,
+    session: String,
+}
+
+impl Shape {
+    fn message_id(&self) -> String {
+        format!("msg_{}", &self.id["resp_".len()..])
+    }
+
+    fn item(&self, text: &str, status: &str) -> Value {
+        let content = if status == "completed" {
+            json!([{"type": "output_text", "text": text, "annotations": []}])
+        } else {
+            json!([])
+        };
+        json!({"id": self.message_id(), "type": "message", "role": "assistant",
+               "status": status, "content": content})
+    }
+
+    fn response(&self, status: &str, answer: Option<&str>, usage: Option<Usage>) -> Value {
+        json!({
+            "id": self.id,
+            "object": "response",
+            "created_at": self.created,
+            "status": status,
+            "model": self.model,
+            "output": answer.map(|a| vec![self.item(a, "completed")]).unwrap_or_default(),
+            "usage": usage.map(|u| json!({
+                "input_tokens": u.input_tokens,
+                "input_tokens_details": {"cached_tokens": 0},
+                "output_tokens": u.output_tokens,
+                "output_tokens_details": {"reasoning_tokens": 0},
+                "total_tokens": u.input_tokens + u.output_tokens,
+            })),
+            "error": null,
+            "incomplete_details": null,
+            "instructions": null,
+            "metadata": {},
+            "parallel_tool_calls": false,
+            "tool_choice": "auto",
+            "tools": [],
+            "session_id": self.session,
+        })
+    }
+}
+
+async fn whole(shape: Shape, live: turn::LiveTurn) -> Result<Json<Value>, ApiError> {
+    let mut updates = std::pin::pin!(turn::updates(live));
+    while let Some(update) = updates.next().await {
+        if let Update::Done(result) = update {
+            let reply = result?;
+            return Ok(Json(shape.response(
+                "completed",
+                Some(&reply.outcome.answer),
+                Some(reply.outcome.usage),
+            )));
+        }
+    }
+    Err(ApiError::internal("the turn ended without a result"))
+}
+
+/// The Responses event sequence: created, the message item and its text
+/// part opened, a delta per piece of text as it streams (the text of every
+/// model call, separated by a blank line), then the part, item and response
+/// completed; `error` if the turn fails.
+fn stream(
+    shape: Shape,
+    live: turn::LiveTurn,
+) -> Sse<impl futures::Stream<Item = Result<Event, std::convert::Infallible>>> {
+    let mut seq = 0u64;
+    let mut text = String::new();
+    let mut last_iteration = None;
+    let mut event = move |kind: &str, mut body: Value| {
+        body["type"] = json!(kind);
+        body["sequence_number"] = json!(seq);
+        seq += 1;
+        Event::default().event(kind).data(body.to_string())
+    };
+    let part = |text: &str| json!({"type": "output_text", "text": text, "annotations": []});
+    let opening = vec![
+        event("response.created", json!({"response": shape.response("in_progress", None, None)})),
+        event(
+            "response.output_item.added",
+            json!({"output_index": 0, "item": shape.item("", "in_progress")}),
+        ),
+        event(
+            "response.content_part.added",
+            json!({"item_id": shape.message_id(), "output_index": 0, "content_index": 0, "part": part("")}),
+        ),
+    ];
+    let body = turn::updates(live).flat_map(move |update| {
+        let events: Vec<Event> = match update {
+            Update::Event(TurnEvent::TextDelta { iteration, text: piece }) => {
+                let sep = match last_iteration.replace(iteration) {
+                    Some(i) if i != iteration => "\n\n",
+                    _ => "",
+                };
+                let delta = format!("{sep}{piece}");
+                text.push_str(&delta);
+                vec![event(
+                    "response.output_text.delta",
+                    json!({"item_id": shape.message_id(), "output_index": 0, "content_index": 0,
+                           "delta": delta, "logprobs": []}),
+                )]
+            }
+            Update::Event(_) => Vec::new(),
+            Update::Done(Ok(reply)) => vec![
+                event(
+                    "response.output_text.done",
+                    json!({"item_id": shape.message_id(), "output_index": 0, "content_index": 0,
+                           "text": text, "logprobs": []}),
+                ),
+                event(
+                    "response.content_part.done",
+                    json!({"item_id": shape.message_id(), "output_index": 0, "content_index": 0,
+                           "part": part(&text)}),
+                ),
+                event(
+                    "response.output_item.done",
+                    json!({"output_index": 0, "item": shape.item(&text, "completed")}),
+                ),
+                event(
+                    "response.completed",
+                    json!({"response": shape.response("completed", Some(&reply.outcome.answer), Some(reply.outcome.usage))}),
+                ),
+            ],
+            Update::Done(Err(e)) => {
+                let error = &e.body()["error"];
+                vec![event(
+                    "error",
+                    json!({"code": error["code"], "message": error["message"], "param": null}),
+                )]
+            }
+        };
+        futures::stream::iter(events.into_iter().map(Ok))
+    });
+    Sse::new(futures::stream::iter(opening.into_iter().map(Ok)).chain(body))
+        .keep_alive(KeepAlive::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_response_id_names_its_session() {
+        let id = response_id("1796305810448-347f6f", "run-12");
+        assert_eq!(session_of_response(&id).unwrap(), "1796305810448-347f6f");
+        assert!(session_of_response("chatcmpl-1").is_err());
+    }
+
+    #[test]
+    fn input_is_a_string_or_messages_ending_with_the_user() {
+        let (h, m) = conversation(&json!("hi")).unwrap();
+        assert!(h.is_empty());
+        assert_eq!(m, "hi");
+        let (h, m) = conversation(&json!([
+            {"role": "developer", "content": "be brief"},
+            {"role": "user", "content": [{"type": "input_text", "text": "a"}]},
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "b"}]},
+            {"role": "user", "content": "c"}
+        ]))
+        .unwrap();
+        assert_eq!(h.len(), 2);
+        assert_eq!(m, "c");
+        assert!(conversation(&json!([{"type": "function_call_output", "output": "x"}])).is_err());
+        assert!(conversation(&json!([{"role": "assistant", "content": "x"}])).is_err());
+    }
+}
