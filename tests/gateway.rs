@@ -324,17 +324,9 @@ async fn a_client_that_goes_away_aborts_its_turn_and_what_streamed_is_stored() {
         .await
         .unwrap();
     let mut seen = String::new();
-    let session = tokio::time::timeout(FakeProvider::PATIENCE, async {
-        while !seen.contains("event: text_delta") {
-            seen.push_str(&String::from_utf8_lossy(
-                &response.chunk().await.unwrap().unwrap(),
-            ));
-        }
-        let start = seen.find("\"session_id\":\"").unwrap() + 14;
-        seen[start..start + seen[start..].find('"').unwrap()].to_string()
-    })
-    .await
-    .expect("the run streams its first text");
+    read_until(&mut response, &mut seen, "event: text_delta").await;
+    let start = seen.find("\"session_id\":\"").unwrap() + 14;
+    let session = seen[start..start + seen[start..].find('"').unwrap()].to_string();
     drop(response);
     // The turn is aborted and stored: the user's message, the text that
     // had streamed, and the abort marker.
@@ -498,4 +490,76 @@ async fn a_failed_reload_keeps_the_old_generation_serving_and_says_why() {
         "{body}"
     );
     gw.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_streams_its_events_and_the_client_answers_its_approval_requests() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::sse(wire::chat_tool_call(
+        "c1",
+        "echo",
+        &["{\"text\":\"approved words\"}"],
+    )));
+    fake.push(Reply::sse(wire::chat_text(&["all ", "done"], 1, 1)));
+    let dir = tempfile::tempdir().unwrap();
+    let gw = start(
+        &fake,
+        dir.path(),
+        json!({"plugins": {
+            "paths": [clawhost_tests::plugins_dir().join("policy-guard")],
+            "cacheDir": clawhost_tests::cache_dir(),
+            "cacheKeyFile": clawhost_tests::cache_key_file(),
+            "entries": {"policy-guard": {"config": {"approveTools": ["echo"]}}}
+        }}),
+        "127.0.0.1:0",
+    )
+    .await;
+    let http = reqwest::Client::new();
+    let mut response = http
+        .post(gw.url("/v1/runs"))
+        .json(&json!({"message": "go", "approvals": "client"}))
+        .send()
+        .await
+        .unwrap();
+    let mut seen = String::new();
+    read_until(&mut response, &mut seen, "event: approval_request").await;
+    let at = seen.find("\"id\":\"appr-").unwrap() + 6;
+    let id = seen[at..at + seen[at..].find('"').unwrap()].to_string();
+    assert!(seen.contains("\"tool\":\"echo\""), "{seen}");
+    let answer = |decision: &str| {
+        http.post(gw.url(&format!("/v1/approvals/{id}")))
+            .json(&json!({"decision": decision}))
+            .send()
+    };
+    assert_eq!(answer("maybe").await.unwrap().status(), 400);
+    assert_eq!(answer("allow-once").await.unwrap().status(), 200);
+    // Answered: the id is gone.
+    assert_eq!(answer("deny").await.unwrap().status(), 404);
+    read_until(&mut response, &mut seen, "event: turn_end").await;
+    for mark in [
+        "event: model_reply",
+        "event: approval\n",
+        "\"decision\":\"allow-once\"",
+        "event: tool_result",
+        "approved words",
+        "event: text_delta",
+        "\"answer\":\"all done\"",
+    ] {
+        assert!(seen.contains(mark), "no `{mark}` in:\n{seen}");
+    }
+    gw.shutdown().await;
+}
+
+/// Read a streamed response into `seen` until it holds `mark`.
+async fn read_until(response: &mut reqwest::Response, seen: &mut String, mark: &str) {
+    tokio::time::timeout(FakeProvider::PATIENCE, async {
+        while !seen.contains(mark) {
+            match response.chunk().await.unwrap() {
+                Some(bytes) => seen.push_str(&String::from_utf8_lossy(&bytes)),
+                None => panic!("the stream ended before `{mark}`:\n{seen}"),
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no `{mark}` in:\n{seen}"));
 }

@@ -106,6 +106,7 @@ pub(crate) async fn chat_completions(
             message,
             model: None,
         },
+        turn::Answers::Policy,
     );
     let id = format!("chatcmpl-{}-{}", session, live.run_id);
     let created = std::time::SystemTime::now()
@@ -202,7 +203,7 @@ fn stream(
                     shape.chunk(json!({"content": format!("{sep}{text}")}), None),
                 )]
             }
-            Update::Event(_) => Vec::new(),
+            Update::Event(_) | Update::ApprovalRequest(_) => Vec::new(),
             Update::Done(Ok(reply)) => {
                 let mut out = vec![data(shape.chunk(json!({}), Some("stop")))];
                 if include_usage {

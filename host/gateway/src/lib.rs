@@ -3,6 +3,7 @@
 //! server-sent events, the sessions API, health, and reload. Every turn takes
 //! the one path of [`AgentHost::run_turn`].
 
+mod approvals;
 mod auth;
 mod chat_completions;
 mod error;
@@ -52,6 +53,7 @@ pub struct Gateway {
     token: Option<Token>,
     turn_timeout: Duration,
     draining: AtomicBool,
+    approvals: approvals::Pending,
 }
 
 impl Gateway {
@@ -67,6 +69,7 @@ impl Gateway {
                 .map(|t| Token::new(&t)),
             turn_timeout: Duration::from_secs(config.turn_timeout_secs.max(1)),
             draining: AtomicBool::new(false),
+            approvals: approvals::Pending::default(),
         })
     }
 
@@ -99,6 +102,7 @@ impl Gateway {
             .route("/v1/responses", post(responses::responses))
             .route("/v1/models", get(chat_completions::models))
             .route("/v1/runs", post(runs::run))
+            .route("/v1/approvals/{id}", post(approvals::answer))
             .route("/v1/sessions", get(sessions_api::list))
             .route(
                 "/v1/sessions/{agent}/{id}",

@@ -43,7 +43,9 @@ fn session_of_response(id: &str) -> Result<String, ApiError> {
     id.strip_prefix("resp_")
         .and_then(|rest| rest.rsplit_once('_'))
         .map(|(session, _)| session.to_string())
-        .ok_or_else(|| ApiError::bad_request(format!("`{id}` is not a response id of this gateway")))
+        .ok_or_else(|| {
+            ApiError::bad_request(format!("`{id}` is not a response id of this gateway"))
+        })
 }
 
 /// The earlier messages and the user's new one.
@@ -82,7 +84,9 @@ fn conversation(input: &Value) -> Result<(Vec<Message>, String), ApiError> {
     }
     match history.pop() {
         Some(Message::User { text }) => Ok((history, text)),
-        _ => Err(ApiError::bad_request("the last input message must be the user's")),
+        _ => Err(ApiError::bad_request(
+            "the last input message must be the user's",
+        )),
     }
 }
 
@@ -113,6 +117,7 @@ pub(crate) async fn responses(
             message,
             model: None,
         },
+        turn::Answers::Policy,
     );
     let shape = Shape {
         id: response_id(&session, &live.run_id),
@@ -217,7 +222,10 @@ fn stream(
     };
     let part = |text: &str| json!({"type": "output_text", "text": text, "annotations": []});
     let opening = vec![
-        event("response.created", json!({"response": shape.response("in_progress", None, None)})),
+        event(
+            "response.created",
+            json!({"response": shape.response("in_progress", None, None)}),
+        ),
         event(
             "response.output_item.added",
             json!({"output_index": 0, "item": shape.item("", "in_progress")}),
@@ -242,7 +250,7 @@ fn stream(
                            "delta": delta, "logprobs": []}),
                 )]
             }
-            Update::Event(_) => Vec::new(),
+            Update::Event(_) | Update::ApprovalRequest(_) => Vec::new(),
             Update::Done(Ok(reply)) => vec![
                 event(
                     "response.output_text.done",

@@ -32,6 +32,11 @@ pub(crate) struct RunBody {
     /// A model ref instead of the agent's.
     #[serde(default)]
     model: Option<String>,
+    /// Who answers approval requests: `policy` (`approvals.nonInteractive`,
+    /// the default) or `client` (`approval_request` events, answered with
+    /// `POST /v1/approvals/{id}`).
+    #[serde(default)]
+    approvals: Option<String>,
 }
 
 fn main() -> String {
@@ -43,6 +48,15 @@ pub(crate) async fn run(
     State(gw): State<Arc<Gateway>>,
     Json(body): Json<RunBody>,
 ) -> Result<Sse<impl futures::Stream<Item = Result<Event, std::convert::Infallible>>>, ApiError> {
+    let answers = match body.approvals.as_deref() {
+        None | Some("policy") => turn::Answers::Policy,
+        Some("client") => turn::Answers::Client,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "`approvals` is `policy` or `client`, not `{other}`"
+            )))
+        }
+    };
     let agent = agent_of(&gw, &body.agent)?;
     let session = match body.session {
         Some(id) => gw
@@ -61,6 +75,7 @@ pub(crate) async fn run(
             message: body.message,
             model: body.model,
         },
+        answers,
     );
     let start = Event::default()
         .event("turn_start")
@@ -72,6 +87,9 @@ pub(crate) async fn run(
                 let kind = value["event"].as_str().unwrap_or("event").to_string();
                 Event::default().event(kind).data(value.to_string())
             }
+            Update::ApprovalRequest(request) => Event::default()
+                .event("approval_request")
+                .data(request.to_string()),
             Update::Done(Ok(reply)) => Event::default().event("turn_end").data(
                 json!({
                     "session_id": reply.session_id,

@@ -9,12 +9,30 @@ use clawhost_runner::{HostTurnError, TurnReply, TurnRequest};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::DropGuard;
 
+use crate::approvals::ClientApprover;
 use crate::{ApiError, Gateway};
+
+/// What a running turn sends its response while it runs.
+pub enum Live {
+    /// A run event.
+    Event(TurnEvent),
+    /// An approval request the client is to answer.
+    ApprovalRequest(serde_json::Value),
+}
+
+/// Who answers a turn's approval requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answers {
+    /// `approvals.nonInteractive`, as for `clawhost run`.
+    Policy,
+    /// The client, through `POST /v1/approvals/{id}`.
+    Client,
+}
 
 /// A running turn.
 pub struct LiveTurn {
     /// Its events, in order, as they happen.
-    pub events: mpsc::UnboundedReceiver<TurnEvent>,
+    events: mpsc::UnboundedReceiver<Live>,
     /// Its result, once it ends.
     pub done: oneshot::Receiver<Result<TurnReply, HostTurnError>>,
     /// Cancels the turn when dropped (the client went away); what it had
@@ -24,17 +42,22 @@ pub struct LiveTurn {
     pub run_id: String,
 }
 
-/// Start `request` on the gateway's host. Approval requests get the
-/// configured non-interactive answer (`approvals.nonInteractive`); the turn
-/// is aborted after `gateway.turnTimeoutSecs`.
-pub fn start(gw: &Arc<Gateway>, request: TurnRequest) -> LiveTurn {
+/// Start `request` on the gateway's host, approvals answered as `answers`
+/// says; the turn is aborted after `gateway.turnTimeoutSecs`.
+pub fn start(gw: &Arc<Gateway>, request: TurnRequest, answers: Answers) -> LiveTurn {
     let host = gw.host.clone();
     let (tx, events) = mpsc::unbounded_channel();
     let mut ctx = RunContext::new(&request.agent, "");
+    ctx.approvals = match answers {
+        Answers::Policy => Approvals::non_interactive(&host.runner().config().approvals),
+        Answers::Client => Approvals(Arc::new(ClientApprover {
+            gateway: gw.clone(),
+            updates: tx.clone(),
+        })),
+    };
     ctx.events = EventSink::with_listener(move |e| {
-        let _ = tx.send(e.clone());
+        let _ = tx.send(Live::Event(e.clone()));
     });
-    ctx.approvals = Approvals::non_interactive(&host.runner().config().approvals);
     let cancel = ctx.cancel.clone();
     let run_id = ctx.run_id.clone();
     let timeout = gw.turn_timeout;
@@ -63,6 +86,8 @@ pub fn start(gw: &Arc<Gateway>, request: TurnRequest) -> LiveTurn {
 pub enum Update {
     /// Something happened.
     Event(TurnEvent),
+    /// An approval request waits for the client's answer.
+    ApprovalRequest(serde_json::Value),
     /// The turn ended (`Err` also when its task died).
     Done(Result<TurnReply, ApiError>),
 }
@@ -76,7 +101,13 @@ pub fn updates(live: LiveTurn) -> impl futures::Stream<Item = Update> + Send {
         let _ = &live.guard;
         tokio::select! {
             biased;
-            Some(event) = live.events.recv() => Some((Update::Event(event), Some(live))),
+            Some(live_update) = live.events.recv() => {
+                let update = match live_update {
+                    Live::Event(e) => Update::Event(e),
+                    Live::ApprovalRequest(r) => Update::ApprovalRequest(r),
+                };
+                Some((update, Some(live)))
+            }
             result = &mut live.done => {
                 let result = match result {
                     Ok(result) => result.map_err(turn_error),
