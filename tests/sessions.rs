@@ -94,8 +94,66 @@ fn a_transcript_round_trips_and_lists_from_the_index() {
         ("hello there", 5, Some("openclaw"))
     );
     // A lost index is rebuilt from the transcripts.
-    std::fs::remove_file(dir.path().join("main/index.json")).unwrap();
+    std::fs::remove_file(dir.path().join("main/index.ndjson")).unwrap();
     assert_eq!(store.list("main").unwrap()[0].id, id);
+}
+
+#[test]
+fn a_commit_appends_one_index_line_and_a_stale_index_is_completed_from_the_transcripts() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SessionStore::new(dir.path());
+    let index = dir.path().join("main/index.ndjson");
+    let mut ids = Vec::new();
+    for i in 0..3 {
+        let mut t = store.create("main", None).unwrap();
+        t.append_message(Message::user(format!("question {i}")))
+            .unwrap();
+        let before = std::fs::read(&index).unwrap();
+        store.commit("main", &mut t).unwrap();
+        let after = std::fs::read(&index).unwrap();
+        // Appended, never rewritten: the old bytes are a prefix, plus one line.
+        assert!(after.starts_with(&before));
+        assert_eq!(
+            after[before.len()..]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count(),
+            1
+        );
+        ids.push(t.id().to_string());
+    }
+    // A crash lost the index's later lines: the listing still has every session.
+    let text = std::fs::read_to_string(&index).unwrap();
+    std::fs::write(&index, text.lines().next().unwrap()).unwrap();
+    let listed: Vec<String> = store
+        .list("main")
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    assert!(ids.iter().all(|id| listed.contains(id)));
+    let titles: Vec<String> = store
+        .list("main")
+        .unwrap()
+        .into_iter()
+        .map(|r| r.title)
+        .collect();
+    for i in 0..3 {
+        assert!(titles.contains(&format!("question {i}")), "{titles:?}");
+    }
+    // A transcript removed behind the store's back leaves the listing too.
+    std::fs::remove_file(dir.path().join(format!("main/{}.jsonl", ids[0]))).unwrap();
+    assert_eq!(store.list("main").unwrap().len(), 2);
+    // Deleted through the store: gone from the listing.
+    store.delete("main", &ids[1]).unwrap();
+    let left: Vec<String> = store
+        .list("main")
+        .unwrap()
+        .into_iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(left, vec![ids[2].clone()]);
 }
 
 #[test]

@@ -183,6 +183,9 @@ async fn through_gateway(
         r = r.header("x-clawhost-session", s);
     }
     let body: Value = r.send().await.unwrap().json().await.unwrap();
-    assert_eq!(body["choices"][0]["message"]["content"], "the answer", "{body}");
+    assert_eq!(
+        body["choices"][0]["message"]["content"], "the answer",
+        "{body}"
+    );
     body["session_id"].as_str().unwrap().to_string()
 }

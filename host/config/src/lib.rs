@@ -176,12 +176,30 @@ pub struct GatewayAuth {
 }
 
 /// Session storage settings.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionsConfig {
     /// Where transcripts live (default: `.clawhost/sessions` next to the config file).
     #[serde(default)]
     pub dir: Option<PathBuf>,
+    /// fsync a session's transcript at the end of each turn (default true).
+    /// Off, a process crash still loses nothing; a power loss may lose the
+    /// last turns.
+    #[serde(default = "yes")]
+    pub fsync: bool,
+}
+
+impl Default for SessionsConfig {
+    fn default() -> Self {
+        Self {
+            dir: None,
+            fsync: true,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 impl Config {

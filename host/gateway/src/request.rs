@@ -70,7 +70,10 @@ pub async fn session_for(
         .map(str::to_string)
         .or(named);
     Ok(match named {
-        Some(id) => gw.host.store().open_read_only(agent, &id)?.id().to_string(),
+        Some(id) => {
+            gw.host.store().exists(agent, &id)?;
+            id
+        }
         None => gw.host.create_session(agent, history).await?,
     })
 }

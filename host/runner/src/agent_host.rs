@@ -95,7 +95,7 @@ impl AgentHost {
         runtimes
             .rebuild(&config)
             .context("building the model runtime generation")?;
-        let store = SessionStore::new(config.sessions_dir());
+        let store = SessionStore::new(config.sessions_dir()).with_fsync(config.sessions.fsync);
         let lanes = SessionLanes::new();
         let (runner, reports) = EmbeddedRunner::start(config).await?;
         let host = Self {
@@ -224,7 +224,10 @@ impl AgentHost {
         };
         let runner = self.runner();
         let session_id = match &request.session {
-            Some(id) => self.store.open_read_only(agent, id)?.id().to_string(),
+            Some(id) => {
+                self.store.exists(agent, id)?;
+                id.clone()
+            }
             None => self.create_session(agent, &[]).await?,
         };
         let mut ctx = ctx.clone();

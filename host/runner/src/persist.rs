@@ -48,11 +48,29 @@ impl EmbeddedRunner {
         user_text: &str,
     ) -> Result<(TurnOutcome, Session), PersistError> {
         let _lane = self.lanes().enter(session_id).await;
-        let mut transcript = store.open(agent, session_id)?;
-        let mut session = session_of(&transcript);
+        let mut transcript = store.checkout(agent, session_id)?;
+        let result = self
+            .record_turn(store, agent, &mut transcript, generation, ctx, user_text)
+            .await;
+        store.checkin(agent, transcript);
+        result
+    }
+
+    /// [`Self::run_persisted_turn`] on a transcript taken for it.
+    async fn record_turn(
+        &self,
+        store: &SessionStore,
+        agent: &str,
+        transcript: &mut Transcript,
+        generation: Arc<ModelRuntimeGeneration>,
+        ctx: &RunContext,
+        user_text: &str,
+    ) -> Result<(TurnOutcome, Session), PersistError> {
+        let session_id = transcript.id().to_string();
+        let mut session = session_of(transcript);
         let message_ids = transcript.message_entry_ids();
         let mut ctx = ctx.clone();
-        ctx.session_id = Some(session_id.into());
+        ctx.session_id = Some(session_id.clone());
         let seen = ctx.events.snapshot().len();
         let outcome = match self
             .run_session_turn(&mut session, generation, &ctx, user_text)
@@ -80,7 +98,7 @@ impl EmbeddedRunner {
                         data: serde_json::json!({ "error": error.to_string() }),
                     },
                 })?;
-                store.commit(agent, &mut transcript)?;
+                store.commit(agent, transcript)?;
                 return Err(error.into());
             }
         };
@@ -93,18 +111,14 @@ impl EmbeddedRunner {
             })?;
         }
         if let Some(selection) = &session.selection {
-            store.record_runtime(
-                &mut transcript,
-                &selection.runtime,
-                selection.reason.as_str(),
-            )?;
+            store.record_runtime(transcript, &selection.runtime, selection.reason.as_str())?;
         }
         for message in &outcome.new_messages {
             if let Some(message) = self.stored_form(&ctx, &session, message.clone()).await {
                 transcript.append_message(message)?;
             }
         }
-        store.commit(agent, &mut transcript)?;
+        store.commit(agent, transcript)?;
         Ok((outcome, session))
     }
 
@@ -156,14 +170,16 @@ impl EmbeddedRunner {
         session_id: &str,
     ) -> Result<(), PersistError> {
         let _lane = self.lanes().enter(session_id).await;
-        let mut transcript = store.open(agent, session_id)?;
+        let mut transcript = store.checkout(agent, session_id)?;
         let mut session = session_of(&transcript);
         self.reset_session(&mut session).await;
-        transcript.append(EntryBody::Custom {
-            custom_type: "reset".into(),
-            data: serde_json::Value::Null,
-        })?;
-        store.commit(agent, &mut transcript)?;
-        Ok(())
+        let result = transcript
+            .append(EntryBody::Custom {
+                custom_type: "reset".into(),
+                data: serde_json::Value::Null,
+            })
+            .and_then(|_| store.commit(agent, &mut transcript));
+        store.checkin(agent, transcript);
+        Ok(result?)
     }
 }

@@ -1,5 +1,6 @@
-//! Where sessions live: `<root>/<agent>/<session>.jsonl` plus `<root>/<agent>/index.json`.
+//! Where sessions live: `<root>/<agent>/<session>.jsonl` plus `<root>/<agent>/index.ndjson`.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::entry::{EntryBody, Header, TRANSCRIPT_VERSION};
@@ -80,7 +81,15 @@ impl SessionError {
 pub struct SessionStore {
     root: PathBuf,
     index_lock: std::sync::Arc<std::sync::Mutex<()>>,
+    fsync: bool,
+    /// Transcripts kept open between turns, so a turn does not re-read its
+    /// session's whole file.
+    open: std::sync::Arc<std::sync::Mutex<HashMap<(String, String), Transcript>>>,
 }
+
+/// How many transcripts a store keeps open between turns (each holds a file
+/// handle and its entries).
+const KEPT_OPEN: usize = 256;
 
 fn check_id(id: &str) -> Result<(), SessionError> {
     let ok = !id.is_empty()
@@ -93,6 +102,26 @@ fn check_id(id: &str) -> Result<(), SessionError> {
     } else {
         Err(SessionError::BadId(id.into()))
     }
+}
+
+/// Whether a transcript was written after its index row (the row's later
+/// lines were lost): its size differs from the one recorded. One `stat`.
+fn written_since(dir: &Path, row: &IndexEntry) -> bool {
+    let len = std::fs::metadata(dir.join(format!("{}.jsonl", row.id))).map(|m| m.len());
+    row.bytes.is_none() || len.ok() != row.bytes
+}
+
+/// The ids of the transcripts in an agent's directory.
+fn transcript_ids(dir: &Path) -> Result<std::collections::HashSet<String>, SessionError> {
+    let read = std::fs::read_dir(dir).map_err(|e| SessionError::io(dir, e))?;
+    Ok(read
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let id = name.strip_suffix(".jsonl")?;
+            check_id(id).ok().map(|()| id.to_string())
+        })
+        .collect())
 }
 
 fn title(t: &Transcript) -> String {
@@ -116,6 +145,7 @@ fn row(t: &Transcript, updated_at_ms: u64) -> IndexEntry {
         title: title(t),
         runtime: t.runtime(),
         parent_session: t.header().parent_session.clone(),
+        bytes: std::fs::metadata(t.path()).map(|m| m.len()).ok(),
     }
 }
 
@@ -125,7 +155,17 @@ impl SessionStore {
         Self {
             root: root.into(),
             index_lock: std::sync::Arc::default(),
+            fsync: true,
+            open: std::sync::Arc::default(),
         }
+    }
+
+    /// Whether a commit fsyncs the transcript (the default). Without it a
+    /// commit only hands the entries to the kernel: a process crash loses
+    /// nothing, a power loss may lose the last turns.
+    pub fn with_fsync(mut self, fsync: bool) -> Self {
+        self.fsync = fsync;
+        self
     }
 
     fn agent_dir(&self, agent: &str) -> Result<PathBuf, SessionError> {
@@ -180,6 +220,34 @@ impl SessionStore {
         Transcript::open(&self.existing(agent, session)?)
     }
 
+    /// Take a session to continue it, from the transcripts kept open between
+    /// turns when its file is unchanged, else read afresh ([`Self::open`]).
+    /// The caller holds the session's lane and gives it back with
+    /// [`Self::checkin`].
+    pub fn checkout(&self, agent: &str, session: &str) -> Result<Transcript, SessionError> {
+        let kept = self
+            .open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&(agent.to_string(), session.to_string()));
+        match kept {
+            Some(t) if t.unchanged_on_disk() => Ok(t),
+            _ => self.open(agent, session),
+        }
+    }
+
+    /// Keep a transcript open for the session's next turn.
+    pub fn checkin(&self, agent: &str, t: Transcript) {
+        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        if open.len() >= KEPT_OPEN {
+            let evict = open.keys().next().cloned();
+            if let Some(k) = evict {
+                open.remove(&k);
+            }
+        }
+        open.insert((agent.to_string(), t.id().to_string()), t);
+    }
+
     /// Load an existing session to read it; its files are never written.
     pub fn open_read_only(&self, agent: &str, session: &str) -> Result<Transcript, SessionError> {
         Transcript::open_read_only(&self.existing(agent, session)?)
@@ -211,72 +279,84 @@ impl SessionStore {
         Ok(fork)
     }
 
-    /// End of a turn: fsync the transcript and update the index.
+    /// End of a turn: fsync the transcript (unless turned off, see
+    /// [`SessionStore::with_fsync`]) and append the session's row to the index.
     pub fn commit(&self, agent: &str, t: &mut Transcript) -> Result<(), SessionError> {
-        t.sync()?;
-        let index_path = self.agent_dir(agent)?.join("index.json");
-        let _index = self.index_lock.lock().unwrap_or_else(|p| p.into_inner());
-        let mut rows = self.list(agent)?;
-        let new = row(t, now_ms());
-        match rows.iter_mut().find(|e| e.id == new.id) {
-            Some(existing) => *existing = new,
-            None => rows.push(new),
+        if self.fsync {
+            t.sync()?;
+        } else {
+            t.flush()?;
         }
-        index::write(&index_path, &rows).map_err(|e| SessionError::io(&index_path, e))
+        let dir = self.agent_dir(agent)?;
+        let _index = self.index_lock.lock().unwrap_or_else(|p| p.into_inner());
+        index::append(&dir, &row(t, now_ms())).map_err(|e| SessionError::io(&dir, e))
     }
 
     /// Delete a session: its transcript and its index row. A fork keeps its
     /// own copy of the entries it was made from.
     pub fn delete(&self, agent: &str, session: &str) -> Result<(), SessionError> {
         let path = self.existing(agent, session)?;
-        let index_path = self.agent_dir(agent)?.join("index.json");
+        let dir = self.agent_dir(agent)?;
         let _index = self.index_lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&(agent.to_string(), session.to_string()));
         std::fs::remove_file(&path).map_err(|e| SessionError::io(&path, e))?;
-        let mut rows = self.list(agent)?;
-        rows.retain(|r| r.id != session);
-        index::write(&index_path, &rows).map_err(|e| SessionError::io(&index_path, e))
+        index::append_removal(&dir, session).map_err(|e| SessionError::io(&dir, e))
     }
 
-    /// Sessions of an agent, newest first, from the index (rebuilt from the
-    /// transcripts when missing or unreadable).
+    /// Whether a session exists (one `stat`, nothing read).
+    pub fn exists(&self, agent: &str, session: &str) -> Result<(), SessionError> {
+        self.existing(agent, session).map(|_| ())
+    }
+
+    /// Sessions of an agent, newest first, from the index. The index is
+    /// checked against the transcripts in the directory: rows of missing
+    /// files are dropped, and files without a row, or written after theirs,
+    /// are read (after a crash, or when the index was lost); then it is
+    /// written afresh if that changed it or it holds many superseded lines.
     pub fn list(&self, agent: &str) -> Result<Vec<IndexEntry>, SessionError> {
         check_id(agent)?;
         let dir = self.root.join(agent);
         if !dir.is_dir() {
             return Ok(Vec::new());
         }
-        let mut rows = match index::read(&dir.join("index.json")) {
-            Some(rows) => rows,
-            None => self.rebuild_index(&dir)?,
-        };
+        let _index = self.index_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let (mut rows, lines) = index::read(&dir).unwrap_or_default();
+        let on_disk = transcript_ids(&dir)?;
+        let before = rows.len();
+        rows.retain(|r| on_disk.contains(&r.id) && !written_since(&dir, r));
+        let mut changed = rows.len() != before;
+        let indexed: std::collections::HashSet<String> =
+            rows.iter().map(|r| r.id.clone()).collect();
+        for id in on_disk.iter().filter(|id| !indexed.contains(*id)) {
+            let file = dir.join(format!("{id}.jsonl"));
+            match Transcript::open_read_only(&file) {
+                Ok(t) => {
+                    let updated = t
+                        .entries()
+                        .last()
+                        .map(|e| e.at_ms)
+                        .unwrap_or(t.header().created_at_ms);
+                    rows.push(row(&t, updated));
+                    changed = true;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "skipping an unreadable transcript while indexing")
+                }
+            }
+        }
+        if changed || lines > 2 * rows.len() + 64 {
+            if let Err(e) = index::rewrite(&dir, &rows) {
+                tracing::warn!(error = %e, "could not rewrite the session index; it is rebuilt on the next listing");
+            }
+        }
         rows.sort_by(|a, b| {
             b.created_at_ms
                 .cmp(&a.created_at_ms)
                 .then_with(|| b.id.cmp(&a.id))
         });
-        Ok(rows)
-    }
-
-    fn rebuild_index(&self, dir: &Path) -> Result<Vec<IndexEntry>, SessionError> {
-        let mut rows = Vec::new();
-        let read = std::fs::read_dir(dir).map_err(|e| SessionError::io(dir, e))?;
-        for file in read.filter_map(Result::ok).map(|e| e.path()) {
-            if file.extension().is_some_and(|x| x == "jsonl") {
-                match Transcript::open_read_only(&file) {
-                    Ok(t) => {
-                        let updated = t
-                            .entries()
-                            .last()
-                            .map(|e| e.at_ms)
-                            .unwrap_or(t.header().created_at_ms);
-                        rows.push(row(&t, updated));
-                    }
-                    Err(e) => {
-                        tracing::warn!(error = %e, "skipping unreadable transcript while rebuilding the index")
-                    }
-                }
-            }
-        }
         Ok(rows)
     }
 

@@ -20,6 +20,10 @@ pub struct Transcript {
     entries: Vec<Entry>,
     leaf: Option<String>,
     warnings: Vec<String>,
+    /// Bytes in the file as this transcript knows it (read plus appended):
+    /// a kept-open transcript whose file has another size was changed by
+    /// someone else and is read again.
+    len: u64,
 }
 
 pub(crate) fn now_ms() -> u64 {
@@ -57,8 +61,9 @@ impl Transcript {
             .append(true)
             .open(path)
             .map_err(io)?;
-        let line = serde_json::to_string(&header).expect("header serializes");
-        writeln!(file, "{line}").map_err(io)?;
+        let mut line = serde_json::to_string(&header).expect("header serializes");
+        line.push('\n');
+        file.write_all(line.as_bytes()).map_err(io)?;
         file.sync_data().map_err(io)?;
         Ok(Self {
             path: path.into(),
@@ -67,6 +72,7 @@ impl Transcript {
             entries: Vec::new(),
             leaf: None,
             warnings: Vec::new(),
+            len: line.len() as u64,
         })
     }
 
@@ -87,6 +93,7 @@ impl Transcript {
         let mut file = OpenOptions::new().append(true).open(path).map_err(io)?;
         if loaded.missing_newline {
             writeln!(file).map_err(io)?;
+            t.len += 1;
         }
         t.file = Some(file);
         Ok(t)
@@ -204,6 +211,7 @@ impl Transcript {
                 entries,
                 leaf,
                 warnings: Vec::new(),
+                len: bytes.len() as u64,
             },
             loaded,
         ))
@@ -259,9 +267,12 @@ impl Transcript {
             at_ms: now_ms(),
             body,
         };
-        let line = serde_json::to_string(&entry).expect("entry serializes");
+        let mut line = serde_json::to_string(&entry).expect("entry serializes");
+        line.push('\n');
         let file = self.writable()?;
-        writeln!(file, "{line}").map_err(|e| SessionError::io(&self.path, e))?;
+        file.write_all(line.as_bytes())
+            .map_err(|e| SessionError::io(&self.path, e))?;
+        self.len += line.len() as u64;
         self.leaf = Some(entry.id.clone());
         let id = entry.id.clone();
         self.entries.push(entry);
@@ -271,6 +282,20 @@ impl Transcript {
     /// Append a conversation message.
     pub fn append_message(&mut self, message: Message) -> Result<String, SessionError> {
         self.append(EntryBody::from_message(message))
+    }
+
+    /// Whether the file still is what this transcript read and wrote (no one
+    /// else appended, cut or replaced it): one `stat`.
+    pub(crate) fn unchanged_on_disk(&self) -> bool {
+        std::fs::metadata(&self.path).is_ok_and(|m| m.len() == self.len)
+    }
+
+    /// Hand everything written so far to the kernel (no fsync).
+    pub fn flush(&mut self) -> Result<(), SessionError> {
+        let path = self.path.clone();
+        self.writable()?
+            .flush()
+            .map_err(|e| SessionError::io(&path, e))
     }
 
     /// Make everything written so far durable (fsync).
