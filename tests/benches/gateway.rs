@@ -5,8 +5,12 @@
 //! - the bare runner (`AgentHost::run_turn` in process);
 //! - the gateway over loopback (`POST /v1/chat/completions`, not streamed).
 //!
-//! Then 100 sessions at once through the gateway: throughput, p50/p99 and
-//! resident memory under that load.
+//! The runner once more with `sessions.fsync` off, to show what the one
+//! fsync per turn costs on this disk.
+//!
+//! Then 100 sessions at once through a gateway in a process of its own
+//! (this binary again): throughput, p50/p99, and that process's resident
+//! memory under the load.
 //!
 //! Run: `cargo bench -p clawhost-tests --bench gateway` (a bench binary;
 //! BENCHMARKS.md records one run).
@@ -36,9 +40,9 @@ fn summary(name: &str, mut xs: Vec<Duration>) -> Duration {
     p50
 }
 
-/// A `<field>: <n> kB` line of /proc/self/status, in MiB.
-fn status_mib(field: &str) -> f64 {
-    std::fs::read_to_string("/proc/self/status")
+/// A `<field>: <n> kB` line of a process's /proc status, in MiB.
+fn status_mib_of(pid: u32, field: &str) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_default()
         .lines()
         .find_map(|l| l.strip_prefix(field))
@@ -51,27 +55,64 @@ fn reply() -> Reply {
     Reply::sse(wire::chat_text(&["the ", "answer"], 12, 2))
 }
 
-#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
-async fn main() {
-    let fake = FakeProvider::start().await;
-    for _ in 0..(SEQUENTIAL * 3 + SESSIONS * TURNS_EACH + 50) {
-        fake.push(reply());
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("clawhost.json");
+/// The environment variable that makes this binary the gateway process.
+const CHILD: &str = "CLAWHOST_BENCH_GATEWAY_CONFIG";
+
+/// A config pointing at `fake`, its sessions under `dir/<name>`.
+fn write_config(
+    fake: &FakeProvider,
+    dir: &std::path::Path,
+    name: &str,
+    fsync: bool,
+) -> std::path::PathBuf {
+    let path = dir.join(format!("{name}.json"));
     std::fs::write(
         &path,
         json!({
             "models": {"providers": {"fake": {
                 "api": "openai-completions", "baseUrl": fake.url(), "models": [{"id": "m"}]}}},
             "agents": {"defaults": {"model": "fake/m"}},
-            "sessions": {"dir": dir.path().join("sessions")},
+            "sessions": {"dir": dir.join(name), "fsync": fsync},
         })
         .to_string(),
     )
     .unwrap();
-    let rss_before = status_mib("VmRSS:");
+    path
+}
+
+/// The gateway as a process of its own: print the address, serve until killed.
+async fn child(config: &str) {
+    let (host, _) = AgentHost::start(
+        clawhost_config::Config::load(std::path::Path::new(config)).unwrap(),
+        None,
+    )
+    .await
+    .unwrap();
+    let gateway = Gateway::new(Arc::new(host));
+    let listener = gateway.listen(Some("127.0.0.1:0")).await.unwrap();
+    println!("{}", listener.local_addr().unwrap());
+    gateway
+        .serve(listener, std::future::pending())
+        .await
+        .unwrap();
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    if let Ok(config) = std::env::var(CHILD) {
+        return child(&config).await;
+    }
+    let fake = FakeProvider::start().await;
+    for _ in 0..(SEQUENTIAL * 4 + SESSIONS * TURNS_EACH + 50) {
+        fake.push(reply());
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_config(&fake, dir.path(), "main", true);
     let (host, _) = AgentHost::start(clawhost_config::Config::load(&path).unwrap(), None)
+        .await
+        .unwrap();
+    let unsynced = write_config(&fake, dir.path(), "unsynced", false);
+    let (unsynced, _) = AgentHost::start(clawhost_config::Config::load(&unsynced).unwrap(), None)
         .await
         .unwrap();
     let gateway = Gateway::new(Arc::new(host));
@@ -86,10 +127,12 @@ async fn main() {
     bare_runner(&host, None).await;
     through_gateway(&http, addr, None).await;
 
-    // Interleaved, so drift of the machine hits all three alike; each in a
+    // Interleaved, so drift of the machine hits all alike; each in a
     // session of its own that grows by one turn per round.
-    let (mut bare, mut runner, mut gw) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut bare, mut runner, mut nosync, mut gw) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let runner_session = bare_runner(&host, None).await;
+    let nosync_session = bare_runner(&unsynced, None).await;
     let gw_session = through_gateway(&http, addr, None).await;
     for _ in 0..SEQUENTIAL {
         let t = Instant::now();
@@ -99,12 +142,30 @@ async fn main() {
         bare_runner(&host, Some(&runner_session)).await;
         runner.push(t.elapsed());
         let t = Instant::now();
+        bare_runner(&unsynced, Some(&nosync_session)).await;
+        nosync.push(t.elapsed());
+        let t = Instant::now();
         through_gateway(&http, addr, Some(&gw_session)).await;
         gw.push(t.elapsed());
     }
     println!("== one turn at a time ({SEQUENTIAL} turns each, interleaved)");
+    let (early, late) = (&runner[..30], &runner[SEQUENTIAL - 30..]);
+    let median = |xs: &[Duration]| {
+        let mut v = xs.to_vec();
+        v.sort();
+        v[v.len() / 2]
+    };
+    println!(
+        "bare runner by history: turns 1-30 (≤ 120 entries) p50 {:.2?}; turns {}-{} (≥ {} entries) p50 {:.2?}",
+        median(early),
+        SEQUENTIAL - 29,
+        SEQUENTIAL,
+        (SEQUENTIAL - 30) * 4,
+        median(late)
+    );
     let b = summary("bare HTTP client → fake provider", bare);
     let r = summary("bare runner (AgentHost::run_turn)", runner);
+    summary("bare runner, sessions.fsync off", nosync);
     let g = summary("gateway over loopback (chat completions)", gw);
     println!(
         "runner above the bare client: {:.2?}; gateway above the runner: {:.2?}",
@@ -112,7 +173,23 @@ async fn main() {
         g.saturating_sub(r)
     );
 
-    println!("== {SESSIONS} sessions at once, {TURNS_EACH} turns each, through the gateway");
+    println!("== {SESSIONS} sessions at once, {TURNS_EACH} turns each, through a gateway process");
+    let config = write_config(&fake, dir.path(), "child", true);
+    let mut gateway_process = tokio::process::Command::new(std::env::current_exe().unwrap())
+        .env(CHILD, &config)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let pid = gateway_process.id().unwrap();
+    let mut out = tokio::io::BufReader::new(gateway_process.stdout.take().unwrap());
+    let mut line = String::new();
+    tokio::io::AsyncBufReadExt::read_line(&mut out, &mut line)
+        .await
+        .unwrap();
+    let addr: std::net::SocketAddr = line.trim().parse().unwrap();
+    through_gateway(&http, addr, None).await;
+    let rss_idle = status_mib_of(pid, "VmRSS:");
     let started = Instant::now();
     let clients = (0..SESSIONS).map(|_| {
         let http = http.clone();
@@ -139,11 +216,11 @@ async fn main() {
         turns as f64 / wall.as_secs_f64()
     );
     println!(
-        "resident memory: {:.1} MiB before the host, {:.1} MiB now, peak {:.1} MiB",
-        rss_before,
-        status_mib("VmRSS:"),
-        status_mib("VmHWM:")
+        "gateway process resident memory: {rss_idle:.1} MiB after one turn, {:.1} MiB after the load, peak {:.1} MiB",
+        status_mib_of(pid, "VmRSS:"),
+        status_mib_of(pid, "VmHWM:")
     );
+    gateway_process.kill().await.unwrap();
 }
 
 async fn bare_client(http: &reqwest::Client, fake: &FakeProvider) {

@@ -20,6 +20,10 @@ pub struct Transcript {
     entries: Vec<Entry>,
     leaf: Option<String>,
     warnings: Vec<String>,
+    /// Positions in `entries` of the branch from the root to the leaf, kept
+    /// as entries are appended (each turn walks it several times; building
+    /// it from parent links each time made a turn's cost grow with history).
+    branch: Vec<usize>,
     /// Bytes in the file as this transcript knows it (read plus appended):
     /// a kept-open transcript whose file has another size was changed by
     /// someone else and is read again.
@@ -72,6 +76,7 @@ impl Transcript {
             entries: Vec::new(),
             leaf: None,
             warnings: Vec::new(),
+            branch: Vec::new(),
             len: line.len() as u64,
         })
     }
@@ -203,18 +208,18 @@ impl Transcript {
             missing_newline: missing_newline && torn.is_none(),
             torn,
         };
-        Ok((
-            Self {
-                path: path.into(),
-                file: None,
-                header,
-                entries,
-                leaf,
-                warnings: Vec::new(),
-                len: bytes.len() as u64,
-            },
-            loaded,
-        ))
+        let mut t = Self {
+            path: path.into(),
+            file: None,
+            header,
+            entries,
+            leaf,
+            warnings: Vec::new(),
+            branch: Vec::new(),
+            len: bytes.len() as u64,
+        };
+        t.branch = t.walk_branch();
+        Ok((t, loaded))
     }
 
     /// The header.
@@ -256,6 +261,7 @@ impl Transcript {
             });
         }
         self.leaf = Some(entry_id.into());
+        self.branch = self.walk_branch();
         Ok(())
     }
 
@@ -275,6 +281,7 @@ impl Transcript {
         self.len += line.len() as u64;
         self.leaf = Some(entry.id.clone());
         let id = entry.id.clone();
+        self.branch.push(self.entries.len());
         self.entries.push(entry);
         Ok(id)
     }
@@ -325,16 +332,26 @@ impl Transcript {
 
     /// Every entry from the root to the leaf.
     pub fn full_branch(&self) -> Vec<&Entry> {
-        let by_id: std::collections::HashMap<&str, &Entry> =
-            self.entries.iter().map(|e| (e.id.as_str(), e)).collect();
+        self.branch.iter().map(|&i| &self.entries[i]).collect()
+    }
+
+    /// Walk parent links from the leaf to the root: the branch's positions.
+    fn walk_branch(&self) -> Vec<usize> {
+        let by_id: std::collections::HashMap<&str, usize> = self
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.id.as_str(), i))
+            .collect();
         let mut path = Vec::new();
         let mut seen = std::collections::HashSet::new();
         let mut cursor = self.leaf.as_deref();
-        while let Some(entry) = cursor.and_then(|id| by_id.get(id)) {
+        while let Some(&i) = cursor.and_then(|id| by_id.get(id)) {
+            let entry = &self.entries[i];
             if !seen.insert(entry.id.as_str()) {
                 break; // a parent cycle in a hand-edited file: each entry once
             }
-            path.push(*entry);
+            path.push(i);
             cursor = entry.parent_id.as_deref();
         }
         path.reverse();
