@@ -321,3 +321,59 @@ fn run_json_prints_each_event_as_it_happens_and_names_the_session() {
         String::from_utf8_lossy(&again.stderr)
     );
 }
+
+#[test]
+fn ctrl_c_in_chat_aborts_the_turn_and_the_chat_goes_on() {
+    use std::io::{BufRead, Write};
+    use std::process::Stdio;
+    let root = tempfile::tempdir().unwrap();
+    let command = format!("sleep 48.{}", std::process::id());
+    let config = exec_config(root.path(), &command);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clawhost"))
+        .args(["chat", "-c"])
+        .arg(&config)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (tx, lines) = std::sync::mpsc::channel();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut seen = String::new();
+    let mut wait_for = |mark: &str| {
+        while !seen.contains(mark) {
+            match lines.recv_timeout(std::time::Duration::from_secs(20)) {
+                Ok(line) => {
+                    seen.push_str(&line);
+                    seen.push('\n');
+                }
+                Err(_) => panic!("no `{mark}` in:\n{seen}"),
+            }
+        }
+    };
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "take your time").unwrap();
+    wait_for("calls exec");
+    // The command is running: interrupt the chat as a terminal would.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let interrupted = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    wait_for("turn aborted");
+    writeln!(stdin, "/usage").unwrap();
+    wait_for("tokens in this chat");
+    writeln!(stdin, "/quit").unwrap();
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "the chat went on and ended cleanly:\n{seen}");
+    let running = Command::new("pgrep").args(["-f", &command]).output().unwrap();
+    assert!(running.stdout.is_empty(), "the tool's process outlived the turn");
+}
