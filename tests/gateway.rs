@@ -563,3 +563,47 @@ async fn read_until(response: &mut reqwest::Response, seen: &mut String, mark: &
     .await
     .unwrap_or_else(|_| panic!("no `{mark}` in:\n{seen}"));
 }
+
+#[tokio::test]
+async fn a_reload_admits_the_plugins_the_edited_config_names() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let gw = start(&fake, dir.path(), json!({}), "127.0.0.1:0").await;
+    assert!(gw
+        .gateway
+        .host()
+        .runner()
+        .plugins()
+        .plugin("policy-guard")
+        .is_none());
+    let edited = config_json(
+        &fake,
+        dir.path(),
+        json!({"plugins": {
+            "paths": [clawhost_tests::plugins_dir().join("policy-guard")],
+            "cacheDir": clawhost_tests::cache_dir(),
+            "cacheKeyFile": clawhost_tests::cache_key_file(),
+        }}),
+    );
+    std::fs::write(&gw.config, edited.to_string()).unwrap();
+    let report: Value = reqwest::Client::new()
+        .post(gw.url("/admin/reload"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        report["plugins"].to_string().contains("policy-guard"),
+        "{report}"
+    );
+    assert!(gw
+        .gateway
+        .host()
+        .runner()
+        .plugins()
+        .plugin("policy-guard")
+        .is_some());
+    gw.shutdown().await;
+}

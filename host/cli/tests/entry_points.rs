@@ -341,7 +341,10 @@ fn ctrl_c_in_chat_aborts_the_turn_and_the_chat_goes_on() {
     let (tx, lines) = std::sync::mpsc::channel();
     let stdout = child.stdout.take().unwrap();
     std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines().map_while(Result::ok) {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
             let _ = tx.send(line);
         }
     });
@@ -373,7 +376,16 @@ fn ctrl_c_in_chat_aborts_the_turn_and_the_chat_goes_on() {
     writeln!(stdin, "/quit").unwrap();
     drop(stdin);
     let status = child.wait().unwrap();
-    assert!(status.success(), "the chat went on and ended cleanly:\n{seen}");
-    let running = Command::new("pgrep").args(["-f", &command]).output().unwrap();
-    assert!(running.stdout.is_empty(), "the tool's process outlived the turn");
+    assert!(
+        status.success(),
+        "the chat went on and ended cleanly:\n{seen}"
+    );
+    let running = Command::new("pgrep")
+        .args(["-f", &command])
+        .output()
+        .unwrap();
+    assert!(
+        running.stdout.is_empty(),
+        "the tool's process outlived the turn"
+    );
 }

@@ -253,3 +253,7 @@ impl AgentHost {
         })
     }
 }
+
+#[cfg(test)]
+#[path = "agent_host_tests.rs"]
+mod tests;
