@@ -14,6 +14,22 @@ use clawhost_tests::fake_provider::{FakeProvider, Reply};
 use clawhost_tests::wire;
 use serde_json::{json, Value};
 
+/// Send a request and read its JSON body, or its status.
+trait JsonOf {
+    async fn json_of(self) -> Value;
+    async fn status_of(self) -> u16;
+}
+
+impl JsonOf for reqwest::RequestBuilder {
+    async fn json_of(self) -> Value {
+        self.send().await.unwrap().json().await.unwrap()
+    }
+
+    async fn status_of(self) -> u16 {
+        self.send().await.unwrap().status().as_u16()
+    }
+}
+
 /// A gateway on an ephemeral loopback port, its config in `dir`.
 struct Running {
     addr: SocketAddr,
@@ -240,8 +256,7 @@ async fn a_token_is_asked_for_and_compared_and_open_binds_need_one() {
     let body: Value = ok.json().await.unwrap();
     assert_eq!(body["data"][0]["id"], "main", "{body}");
     // Liveness needs no token.
-    let health = http.get(gw.url("/healthz")).send().await.unwrap();
-    assert_eq!(health.status(), 200);
+    assert_eq!(http.get(gw.url("/healthz")).status_of().await, 200);
     gw.shutdown().await;
 
     // Without a token, only loopback.
@@ -372,14 +387,7 @@ async fn many_sessions_run_at_once_and_every_one_is_indexed() {
     sessions.sort();
     sessions.dedup();
     assert_eq!(sessions.len(), N);
-    let listed: Value = http
-        .get(gw.url("/v1/sessions?agent=main"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = http.get(gw.url("/v1/sessions?agent=main")).json_of().await;
     let listed = listed["data"].as_array().unwrap();
     assert_eq!(listed.len(), N, "every session has its index row");
     gw.shutdown().await;
@@ -395,54 +403,42 @@ async fn sessions_are_shown_forked_and_deleted() {
     let body: Value = http
         .post(gw.url("/v1/chat/completions"))
         .json(&json!({"model": "main", "messages": [{"role": "user", "content": "hello"}]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_of()
+        .await;
     let id = body["session_id"].as_str().unwrap().to_string();
     let shown: Value = http
         .get(gw.url(&format!("/v1/sessions/main/{id}")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_of()
+        .await;
     assert!(
         shown["entries"].to_string().contains("hello back"),
         "{shown}"
     );
     let fork: Value = http
         .post(gw.url(&format!("/v1/sessions/main/{id}/fork")))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_of()
+        .await;
     let fork_id = fork["id"].as_str().unwrap();
     assert_ne!(fork_id, id);
-    let deleted = http
-        .delete(gw.url(&format!("/v1/sessions/main/{id}")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(deleted.status(), 204);
-    let gone = http
-        .get(gw.url(&format!("/v1/sessions/main/{id}")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(gone.status(), 404);
+    assert_eq!(
+        http.delete(gw.url(&format!("/v1/sessions/main/{id}")))
+            .status_of()
+            .await,
+        204
+    );
+    assert_eq!(
+        http.get(gw.url(&format!("/v1/sessions/main/{id}")))
+            .status_of()
+            .await,
+        404
+    );
     // The fork keeps its own copy.
-    let fork_shown = http
-        .get(gw.url(&format!("/v1/sessions/main/{fork_id}")))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(fork_shown.status(), 200);
+    assert_eq!(
+        http.get(gw.url(&format!("/v1/sessions/main/{fork_id}")))
+            .status_of()
+            .await,
+        200
+    );
     gw.shutdown().await;
 }
 
@@ -453,38 +449,19 @@ async fn a_failed_reload_keeps_the_old_generation_serving_and_says_why() {
     let dir = tempfile::tempdir().unwrap();
     let gw = start(&fake, dir.path(), json!({}), "127.0.0.1:0").await;
     let http = reqwest::Client::new();
-    let good: Value = http
-        .post(gw.url("/admin/reload"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let good: Value = http.post(gw.url("/admin/reload")).json_of().await;
     assert_eq!(good["generation"], 2, "{good}");
     std::fs::write(&gw.config, "{ not json").unwrap();
-    let bad = http.post(gw.url("/admin/reload")).send().await.unwrap();
-    assert_eq!(bad.status(), 409);
-    let ready: Value = http
-        .get(gw.url("/readyz"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    assert_eq!(http.post(gw.url("/admin/reload")).status_of().await, 409);
+    let ready: Value = http.get(gw.url("/readyz")).json_of().await;
     assert_eq!(ready["ready"], true, "{ready}");
     assert_eq!(ready["generation"], 2, "{ready}");
     assert!(ready["lastReloadError"].as_str().is_some(), "{ready}");
     let body: Value = http
         .post(gw.url("/v1/chat/completions"))
         .json(&json!({"model": "main", "messages": [{"role": "user", "content": "hi"}]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_of()
+        .await;
     assert_eq!(
         body["choices"][0]["message"]["content"], "still here",
         "{body}"
@@ -588,12 +565,8 @@ async fn a_reload_admits_the_plugins_the_edited_config_names() {
     std::fs::write(&gw.config, edited.to_string()).unwrap();
     let report: Value = reqwest::Client::new()
         .post(gw.url("/admin/reload"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .json_of()
+        .await;
     assert!(
         report["plugins"].to_string().contains("policy-guard"),
         "{report}"

@@ -262,14 +262,7 @@ fn run_timeout_aborts_the_turn_stops_the_tool_and_stores_what_was_done() {
         .nth(1)
         .map(|s| s.trim().to_string())
         .unwrap_or_else(|| panic!("no session named in: {stderr}"));
-    let running = Command::new("pgrep")
-        .args(["-f", &command])
-        .output()
-        .unwrap();
-    assert!(
-        running.stdout.is_empty(),
-        "the tool's process outlived the aborted turn"
-    );
+    assert_no_process(&command);
     let shown = Command::new(env!("CARGO_BIN_EXE_clawhost"))
         .args(["sessions", "show", "--json", &id, "-c"])
         .arg(&config)
@@ -380,12 +373,17 @@ fn ctrl_c_in_chat_aborts_the_turn_and_the_chat_goes_on() {
         status.success(),
         "the chat went on and ended cleanly:\n{seen}"
     );
+    assert_no_process(&command);
+}
+
+/// No process runs `command` (the tool's process died with its turn).
+fn assert_no_process(command: &str) {
     let running = Command::new("pgrep")
-        .args(["-f", &command])
+        .args(["-f", command])
         .output()
         .unwrap();
     assert!(
         running.stdout.is_empty(),
-        "the tool's process outlived the turn"
+        "`{command}` outlived the turn that ran it"
     );
 }

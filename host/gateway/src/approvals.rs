@@ -13,9 +13,8 @@ use axum::Json;
 use clawhost_agent_core::{ApprovalDecision, Approver, PendingApproval};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
-use crate::turn::Live;
 use crate::{ApiError, Gateway};
 
 /// Requests waiting for a client's answer, by id.
@@ -49,16 +48,17 @@ impl Drop for Forget<'_> {
     }
 }
 
-/// Asks the client of one run.
+/// Asks the client of one run: `publish` sends the request down the run's
+/// stream (false: the stream is gone).
 pub struct ClientApprover {
-    pub(crate) gateway: Arc<Gateway>,
-    pub(crate) updates: mpsc::UnboundedSender<Live>,
+    pub(crate) pending: Arc<Pending>,
+    pub(crate) publish: Box<dyn Fn(Value) -> bool + Send + Sync>,
 }
 
 #[async_trait]
 impl Approver for ClientApprover {
     async fn decide(&self, p: &PendingApproval) -> ApprovalDecision {
-        let pending = &self.gateway.approvals;
+        let pending = &*self.pending;
         let (id, answer) = pending.open();
         let _forget = Forget(pending, id.clone());
         let request = json!({
@@ -72,7 +72,7 @@ impl Approver for ClientApprover {
             "severity": p.request.severity.as_str(),
             "timeout_ms": p.timeout.as_millis() as u64,
         });
-        if self.updates.send(Live::ApprovalRequest(request)).is_err() {
+        if !(self.publish)(request) {
             return ApprovalDecision::Cancelled;
         }
         answer.await.unwrap_or(ApprovalDecision::Cancelled)

@@ -11,17 +11,17 @@
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue};
+use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use clawhost_agent_core::{Message, TurnEvent};
+use clawhost_agent_core::TurnEvent;
 use clawhost_runner::TurnRequest;
 use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::request::{agent_of, agents, session_for, text_of, SESSION_HEADER};
+use crate::request::{agent_of, agents, conversation, session_for, unix_now, with_session};
 use crate::turn::{self, Update};
 use crate::{ApiError, Gateway};
 
@@ -56,31 +56,6 @@ pub(crate) struct ChatMessage {
     content: Option<Value>,
 }
 
-/// The earlier messages and the user's new one.
-fn conversation(messages: &[ChatMessage]) -> Result<(Vec<Message>, String), ApiError> {
-    let mut history = Vec::new();
-    for m in messages {
-        match m.role.as_str() {
-            // The agent's configured system prompt applies.
-            "system" | "developer" => {}
-            "user" => history.push(Message::user(text_of(m.content.as_ref())?)),
-            "assistant" => history.push(Message::Assistant {
-                text: text_of(m.content.as_ref())?,
-                tool_calls: Vec::new(),
-            }),
-            other => {
-                return Err(ApiError::bad_request(format!(
-                "messages of role `{other}` are not supported: the agent's tools run on the host"
-            )))
-            }
-        }
-    }
-    match history.pop() {
-        Some(Message::User { text }) => Ok((history, text)),
-        _ => Err(ApiError::bad_request("the last message must be the user's")),
-    }
-}
-
 /// `POST /v1/chat/completions`.
 pub(crate) async fn chat_completions(
     State(gw): State<Arc<Gateway>>,
@@ -96,7 +71,11 @@ pub(crate) async fn chat_completions(
         return Err(ApiError::bad_request("only `n: 1` is supported"));
     }
     let agent = agent_of(&gw, &req.model)?;
-    let (history, message) = conversation(&req.messages)?;
+    let (history, message) = conversation(
+        req.messages
+            .iter()
+            .map(|m| (Some(m.role.as_str()), m.content.as_ref())),
+    )?;
     let session = session_for(&gw, &agent, &headers, req.session, &history).await?;
     let live = turn::start(
         &gw,
@@ -108,26 +87,18 @@ pub(crate) async fn chat_completions(
         },
         turn::Answers::Policy,
     );
-    let id = format!("chatcmpl-{}-{}", session, live.run_id);
-    let created = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or_default();
     let shape = Shape {
-        id,
-        created,
+        id: format!("chatcmpl-{}-{}", session, live.run_id),
+        created: unix_now(),
         model: req.model,
     };
-    let mut response = if req.stream {
+    let response = if req.stream {
         let include_usage = req.stream_options.is_some_and(|o| o.include_usage);
         stream(shape, live, include_usage).into_response()
     } else {
         whole(shape, live, &session).await?.into_response()
     };
-    if let Ok(v) = HeaderValue::from_str(&session) {
-        response.headers_mut().insert(SESSION_HEADER, v);
-    }
-    Ok(response)
+    Ok(with_session(response, &session))
 }
 
 /// The fields every chunk and reply carry.

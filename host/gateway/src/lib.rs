@@ -53,7 +53,7 @@ pub struct Gateway {
     token: Option<Token>,
     turn_timeout: Duration,
     draining: AtomicBool,
-    approvals: approvals::Pending,
+    approvals: Arc<approvals::Pending>,
 }
 
 impl Gateway {
@@ -69,7 +69,7 @@ impl Gateway {
                 .map(|t| Token::new(&t)),
             turn_timeout: Duration::from_secs(config.turn_timeout_secs.max(1)),
             draining: AtomicBool::new(false),
-            approvals: approvals::Pending::default(),
+            approvals: Arc::default(),
         })
     }
 

@@ -12,7 +12,7 @@ pub const SESSION_HEADER: &str = "x-clawhost-session";
 
 /// The text of a message's content: a string, or text parts (`text`,
 /// and the Responses API's `input_text` / `output_text`).
-pub fn text_of(content: Option<&Value>) -> Result<String, ApiError> {
+fn text_of(content: Option<&Value>) -> Result<String, ApiError> {
     match content {
         None | Some(Value::Null) => Ok(String::new()),
         Some(Value::String(s)) => Ok(s.clone()),
@@ -76,4 +76,51 @@ pub async fn session_for(
         }
         None => gw.host.create_session(agent, history).await?,
     })
+}
+
+/// The earlier messages and the user's new one, from `(role, content)`
+/// pairs: `system`/`developer` messages are not used (the agent's own system
+/// prompt applies); the last message must be the user's.
+pub fn conversation<'a>(
+    messages: impl IntoIterator<Item = (Option<&'a str>, Option<&'a Value>)>,
+) -> Result<(Vec<Message>, String), ApiError> {
+    let mut history = Vec::new();
+    for (role, content) in messages {
+        match role {
+            Some("system" | "developer") => {}
+            Some("user") => history.push(Message::user(text_of(content)?)),
+            Some("assistant") => history.push(Message::Assistant {
+                text: text_of(content)?,
+                tool_calls: Vec::new(),
+            }),
+            other => {
+                return Err(ApiError::bad_request(format!(
+                "messages of role {other:?} are not supported: the agent's tools run on the host"
+            )))
+            }
+        }
+    }
+    match history.pop() {
+        Some(Message::User { text }) => Ok((history, text)),
+        _ => Err(ApiError::bad_request("the last message must be the user's")),
+    }
+}
+
+/// `response` naming its session in the `X-Clawhost-Session` header.
+pub fn with_session(
+    mut response: axum::response::Response,
+    session: &str,
+) -> axum::response::Response {
+    if let Ok(v) = axum::http::HeaderValue::from_str(session) {
+        response.headers_mut().insert(SESSION_HEADER, v);
+    }
+    response
+}
+
+/// Seconds since the Unix epoch (the `created` of replies).
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or_default()
 }

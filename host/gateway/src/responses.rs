@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::{HeaderMap, HeaderValue};
+use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -17,7 +17,7 @@ use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::request::{agent_of, session_for, text_of, SESSION_HEADER};
+use crate::request::{agent_of, conversation, session_for, unix_now, with_session};
 use crate::turn::{self, Update};
 use crate::{ApiError, Gateway};
 
@@ -48,8 +48,9 @@ fn session_of_response(id: &str) -> Result<String, ApiError> {
         })
 }
 
-/// The earlier messages and the user's new one.
-fn conversation(input: &Value) -> Result<(Vec<Message>, String), ApiError> {
+/// The earlier messages and the user's new one: `input` is a string or a
+/// list of messages.
+fn input_conversation(input: &Value) -> Result<(Vec<Message>, String), ApiError> {
     let items = match input {
         Value::String(text) => return Ok((Vec::new(), text.clone())),
         Value::Array(items) => items,
@@ -59,35 +60,16 @@ fn conversation(input: &Value) -> Result<(Vec<Message>, String), ApiError> {
             ))
         }
     };
-    let mut history = Vec::new();
-    for item in items {
-        let kind = item["type"].as_str().unwrap_or("message");
-        if kind != "message" {
-            return Err(ApiError::bad_request(format!(
-                "input items of type `{kind}` are not supported: the agent's tools run on the host"
-            )));
-        }
-        let text = text_of(item.get("content"))?;
-        match item["role"].as_str() {
-            Some("system" | "developer") => {}
-            Some("user") => history.push(Message::user(text)),
-            Some("assistant") => history.push(Message::Assistant {
-                text,
-                tool_calls: Vec::new(),
-            }),
-            other => {
-                return Err(ApiError::bad_request(format!(
-                    "input messages of role {other:?} are not supported"
-                )))
-            }
-        }
+    if let Some(kind) = items
+        .iter()
+        .filter_map(|i| i["type"].as_str())
+        .find(|k| *k != "message")
+    {
+        return Err(ApiError::bad_request(format!(
+            "input items of type `{kind}` are not supported: the agent's tools run on the host"
+        )));
     }
-    match history.pop() {
-        Some(Message::User { text }) => Ok((history, text)),
-        _ => Err(ApiError::bad_request(
-            "the last input message must be the user's",
-        )),
-    }
+    conversation(items.iter().map(|i| (i["role"].as_str(), i.get("content"))))
 }
 
 /// `POST /v1/responses`.
@@ -102,7 +84,7 @@ pub(crate) async fn responses(
         ));
     }
     let agent = agent_of(&gw, &req.model)?;
-    let (history, message) = conversation(&req.input)?;
+    let (history, message) = input_conversation(&req.input)?;
     let previous = req
         .previous_response_id
         .as_deref()
@@ -121,22 +103,16 @@ pub(crate) async fn responses(
     );
     let shape = Shape {
         id: response_id(&session, &live.run_id),
-        created: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or_default(),
+        created: unix_now(),
         model: req.model,
         session: session.clone(),
     };
-    let mut response = if req.stream {
+    let response = if req.stream {
         stream(shape, live).into_response()
     } else {
         whole(shape, live).await?.into_response()
     };
-    if let Ok(v) = HeaderValue::from_str(&session) {
-        response.headers_mut().insert(SESSION_HEADER, v);
-    }
-    Ok(response)
+    Ok(with_session(response, &session))
 }
 
 struct Shape {
@@ -298,10 +274,10 @@ mod tests {
 
     #[test]
     fn input_is_a_string_or_messages_ending_with_the_user() {
-        let (h, m) = conversation(&json!("hi")).unwrap();
+        let (h, m) = input_conversation(&json!("hi")).unwrap();
         assert!(h.is_empty());
         assert_eq!(m, "hi");
-        let (h, m) = conversation(&json!([
+        let (h, m) = input_conversation(&json!([
             {"role": "developer", "content": "be brief"},
             {"role": "user", "content": [{"type": "input_text", "text": "a"}]},
             {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "b"}]},
@@ -310,7 +286,9 @@ mod tests {
         .unwrap();
         assert_eq!(h.len(), 2);
         assert_eq!(m, "c");
-        assert!(conversation(&json!([{"type": "function_call_output", "output": "x"}])).is_err());
-        assert!(conversation(&json!([{"role": "assistant", "content": "x"}])).is_err());
+        assert!(
+            input_conversation(&json!([{"type": "function_call_output", "output": "x"}])).is_err()
+        );
+        assert!(input_conversation(&json!([{"role": "assistant", "content": "x"}])).is_err());
     }
 }

@@ -50,10 +50,13 @@ pub fn start(gw: &Arc<Gateway>, request: TurnRequest, answers: Answers) -> LiveT
     let mut ctx = RunContext::new(&request.agent, "");
     ctx.approvals = match answers {
         Answers::Policy => Approvals::non_interactive(&host.runner().config().approvals),
-        Answers::Client => Approvals(Arc::new(ClientApprover {
-            gateway: gw.clone(),
-            updates: tx.clone(),
-        })),
+        Answers::Client => {
+            let tx = tx.clone();
+            Approvals(Arc::new(ClientApprover {
+                pending: gw.approvals.clone(),
+                publish: Box::new(move |request| tx.send(Live::ApprovalRequest(request)).is_ok()),
+            }))
+        }
     };
     ctx.events = EventSink::with_listener(move |e| {
         let _ = tx.send(Live::Event(e.clone()));
