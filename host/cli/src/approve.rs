@@ -6,26 +6,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use clawhost_agent_core::{ApprovalDecision, Approver, PendingApproval, TimeoutBehavior};
-use tokio::sync::{mpsc, Mutex};
 
-/// The lines typed at the terminal, shared by the chat loop and the approver
-/// (which reads while a turn waits for an answer).
-pub type Lines = Arc<Mutex<mpsc::Receiver<String>>>;
-
-/// Read stdin line by line on a thread of its own; the channel closes at end of input.
-pub fn stdin_lines() -> Lines {
-    let (tx, rx) = mpsc::channel(16);
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        for line in std::io::stdin().lock().lines() {
-            let Ok(line) = line else { break };
-            if tx.blocking_send(line).is_err() {
-                break;
-            }
-        }
-    });
-    Arc::new(Mutex::new(rx))
-}
+use crate::input::{Input, Lines};
 
 /// The question put to the operator, in a few lines.
 pub fn describe(p: &PendingApproval) -> String {
@@ -57,12 +39,12 @@ pub fn parse_answer(line: &str) -> Option<ApprovalDecision> {
 
 /// Asks the operator at the terminal (`chat`).
 pub struct TerminalApprover {
-    lines: Lines,
+    lines: Arc<Lines>,
 }
 
 impl TerminalApprover {
     /// An approver reading answers from `lines`.
-    pub fn new(lines: Lines) -> Self {
+    pub fn new(lines: Arc<Lines>) -> Self {
         Self { lines }
     }
 }
@@ -71,9 +53,9 @@ impl TerminalApprover {
 impl Approver for TerminalApprover {
     async fn decide(&self, pending: &PendingApproval) -> ApprovalDecision {
         say!("{}", describe(pending));
-        let mut lines = self.lines.lock().await;
         loop {
-            let Some(line) = lines.recv().await else {
+            let Some(Input::Line(line)) = self.lines.read("approve › ").await else {
+                // End of input, or Ctrl-C at the question.
                 return ApprovalDecision::Cancelled;
             };
             match parse_answer(&line) {

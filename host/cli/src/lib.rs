@@ -57,6 +57,7 @@ pub mod build;
 pub mod config_cmd;
 pub mod demo;
 pub mod gateway;
+pub mod input;
 pub mod live;
 pub mod plugins;
 pub mod run;

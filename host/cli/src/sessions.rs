@@ -122,7 +122,7 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
     }
     let watcher = watch_config(host.clone(), config_path.to_path_buf());
     // The approver reads its answers from the same lines, while a turn waits.
-    let lines = crate::approve::stdin_lines();
+    let lines = crate::input::Lines::stdin();
     let mut chat = Chat {
         host: &host,
         agent,
@@ -143,10 +143,13 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
     let interrupts = Interrupts::listen();
     loop {
         let line = tokio::select! {
-            line = async { lines.lock().await.recv().await } => line,
+            input = lines.read("› ") => input,
             () = interrupts.idle() => None,
         };
-        let Some(line) = line else { break };
+        // End of input, or Ctrl-C at the prompt: leave.
+        let Some(crate::input::Input::Line(line)) = line else {
+            break;
+        };
         match chat.command(line.trim()).await? {
             Flow::Go => {}
             Flow::Quit => break,

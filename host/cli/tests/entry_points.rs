@@ -387,3 +387,48 @@ fn assert_no_process(command: &str) {
         "`{command}` outlived the turn that ran it"
     );
 }
+
+#[test]
+fn chat_on_a_terminal_edits_lines_and_keeps_history() {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    let root = tempfile::tempdir().unwrap();
+    let config = approval_config(root.path(), json!({"nonInteractive": "allow"}));
+    let state = root.path().join("state");
+    // `script` (util-linux) runs the chat on a pseudo-terminal.
+    let mut child = Command::new("script")
+        .args(["-qfec"])
+        .arg(format!(
+            "{} chat -c {}",
+            env!("CARGO_BIN_EXE_clawhost"),
+            config.display()
+        ))
+        .arg("/dev/null")
+        .env("NO_COLOR", "1")
+        .env("XDG_STATE_HOME", &state)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // A typo mended with backspace; the approval answered at its own prompt.
+    stdin.write_all(b"hellp\x7fo\r").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    stdin.write_all(b"o\r").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    stdin.write_all(b"/quit\r").unwrap();
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    drop(stdin);
+    assert!(child.wait().unwrap().success(), "{out}");
+    assert!(out.contains("user   › hello"), "{out}");
+    assert!(out.contains("echo returned: {\"text\":\"hello\"}"), "{out}");
+    let history = std::fs::read_to_string(state.join("clawhost/chat_history")).unwrap();
+    assert!(history.lines().any(|l| l == "hello"), "{history}");
+}
