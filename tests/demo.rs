@@ -6,18 +6,24 @@ use clawhost::approve::ScriptedOperator;
 use clawhost::demo::{demo_config, DEMO_MESSAGE};
 use clawhost::run::one_turn;
 use clawhost_agent_core::{Approvals, RunContext, TurnEvent};
-use clawhost_llm::ModelRuntimes;
-use clawhost_runner::EmbeddedRunner;
+use clawhost_runner::AgentHost;
 use clawhost_tests::{cache_dir, plugins_dir};
+
+/// The demo's host, its sessions in `sessions`.
+async fn demo_host(
+    mut config: clawhost_config::Config,
+    sessions: &std::path::Path,
+) -> (AgentHost, Vec<clawhost_plugin_runtime::LoadReport>) {
+    config.plugins.cache_dir = Some(cache_dir());
+    config.plugins.cache_key_file = Some(clawhost_tests::cache_key_file());
+    config.sessions.dir = Some(sessions.to_path_buf());
+    AgentHost::start(config, None).await.unwrap()
+}
 
 #[tokio::test]
 async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
-    let mut config = demo_config(plugins_dir()).unwrap();
-    config.plugins.cache_dir = Some(cache_dir());
-    config.plugins.cache_key_file = Some(clawhost_tests::cache_key_file());
-    let runtimes = ModelRuntimes::new();
-    runtimes.rebuild(&config).unwrap();
-    let (runner, reports) = EmbeddedRunner::start(config).await.unwrap();
+    let sessions = tempfile::tempdir().unwrap();
+    let (host, reports) = demo_host(demo_config(plugins_dir()).unwrap(), sessions.path()).await;
     let refused: Vec<_> = reports
         .iter()
         .filter(|r| r.result.is_err())
@@ -45,14 +51,7 @@ async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
     let mut ctx = RunContext::new("main", "scripted/demo");
     ctx.approvals = Approvals(Arc::new(ScriptedOperator));
     // The path `clawhost demo` and `clawhost run` take.
-    let out = one_turn(
-        &runner,
-        runtimes.current("main").unwrap(),
-        &ctx,
-        DEMO_MESSAGE,
-    )
-    .await
-    .unwrap();
+    let out = one_turn(&host, &ctx, DEMO_MESSAGE).await.unwrap();
     let events = ctx.events.snapshot();
     let decisions: Vec<(String, String)> = events
         .iter()
@@ -97,16 +96,11 @@ async fn demo_turn(
     prepare: impl FnOnce(&mut clawhost_config::Config),
 ) -> (clawhost_agent_core::TurnOutcome, Vec<(String, bool)>) {
     let mut config = clawhost::demo::config_of(demo, plugins_dir()).unwrap();
-    config.plugins.cache_dir = Some(cache_dir());
-    config.plugins.cache_key_file = Some(clawhost_tests::cache_key_file());
     prepare(&mut config);
-    let runtimes = ModelRuntimes::new();
-    runtimes.rebuild(&config).unwrap();
-    let (runner, _) = EmbeddedRunner::start(config).await.unwrap();
+    let sessions = tempfile::tempdir().unwrap();
+    let (host, _) = demo_host(config, sessions.path()).await;
     let ctx = RunContext::new("main", "scripted/demo");
-    let out = one_turn(&runner, runtimes.current("main").unwrap(), &ctx, message)
-        .await
-        .unwrap();
+    let out = one_turn(&host, &ctx, message).await.unwrap();
     let results = ctx
         .events
         .snapshot()

@@ -6,8 +6,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clawhost_agent_core::{Approvals, RunContext};
 use clawhost_config::Config;
-use clawhost_llm::ModelRuntimes;
-use clawhost_runner::{EmbeddedRunner, BUILTIN_RUNTIME};
+use clawhost_runner::{AgentHost, BUILTIN_RUNTIME};
 
 use crate::transcript::{render_refusal, render_status};
 
@@ -97,14 +96,14 @@ pub async fn run(plugins_dir: Option<PathBuf>, demo: Demo) -> anyhow::Result<()>
         Demo::Coding => Some(coding_workspace(&mut config)?),
         _ => None,
     };
-    let runtimes = ModelRuntimes::new();
-    runtimes
-        .rebuild(&config)
-        .context("building the model runtime generation")?;
-    let generation = runtimes
-        .current("main")
-        .context("the demo config has agent `main`")?;
-    let (runner, reports) = EmbeddedRunner::start(config).await?;
+    // The demo's session is stored, then removed with this directory.
+    let sessions = tempfile::Builder::new()
+        .prefix("clawhost-demo-sessions-")
+        .tempdir()
+        .context("creating the demo's session directory")?;
+    config.sessions.dir = Some(sessions.path().to_path_buf());
+    let (host, reports) = AgentHost::start(config, None).await?;
+    let runner = host.runner();
     say!(
         "clawhost demo · runtime {BUILTIN_RUNTIME} · model scripted/demo · plugins from {}",
         plugins_dir.display()
@@ -126,7 +125,7 @@ pub async fn run(plugins_dir: Option<PathBuf>, demo: Demo) -> anyhow::Result<()>
         Demo::Languages => LANGUAGES_MESSAGE,
         Demo::Coding => CODING_MESSAGE,
     };
-    let outcome = crate::run::one_turn(&runner, generation, &ctx, message).await?;
+    let outcome = crate::run::one_turn(&host, &ctx, message).await?;
     say!();
     say!(
         "turn finished: {} model calls · {} input / {} output tokens (estimated by the scripted provider)",

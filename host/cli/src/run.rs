@@ -1,16 +1,13 @@
 //! `clawhost run` and `clawhost models`: real turns against configured providers.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use anyhow::{anyhow, Context};
 use clawhost_agent_core::{Approvals, RunContext, TurnOutcome};
 use clawhost_config::{AgentEntry, Config};
 use clawhost_hooks::SessionEndReason;
-use clawhost_llm::{ModelRuntimeGeneration, ModelRuntimes};
-use clawhost_runner::{
-    AgentHost, EmbeddedRunner, HostTurnError, PersistError, RunError, Session, TurnRequest,
-};
+use clawhost_llm::ModelRuntimes;
+use clawhost_runner::{AgentHost, HostTurnError, PersistError, RunError, TurnRequest};
 
 use crate::live::{Format, LivePrinter};
 use crate::transcript::{render_refusal, Theme};
@@ -161,29 +158,32 @@ pub fn abort_on_interrupt_or_timeout(
     })
 }
 
-/// One turn on a session that lives for this turn only (it is not saved):
-/// runtime selection, every hook, compaction — the path `chat` takes, less
-/// the transcript. `run` and `demo` both take it.
+/// One turn in a new session of `host`, then the session ends (`demo`
+/// takes this path: `AgentHost::run_turn`, as `run`, `chat` and the gateway).
 pub async fn one_turn(
-    runner: &EmbeddedRunner,
-    generation: Arc<ModelRuntimeGeneration>,
+    host: &AgentHost,
     ctx: &RunContext,
     message: &str,
-) -> Result<TurnOutcome, RunError> {
-    let agent = generation.agent_id.clone();
-    let session_id = format!("run-{}", std::process::id());
-    let mut session = Session::new(&session_id, &agent);
-    let mut ctx = ctx.clone();
-    ctx.session_id = Some(session_id.clone());
-    runner.start_session(&session_id, &agent, false).await;
-    let result = runner
-        .run_session_turn(&mut session, generation, &ctx, message)
-        .await;
-    runner
-        .end_session(&session_id, &agent, SessionEndReason::Quit)
-        .await;
+) -> Result<TurnOutcome, HostTurnError> {
+    let agent = ctx.agent_id.clone();
+    let request = TurnRequest {
+        agent: agent.clone(),
+        session: None,
+        message: message.into(),
+        model: None,
+    };
+    let result = host.run_turn(&request, ctx).await;
+    let runner = host.runner();
+    let id = match &result {
+        Ok(reply) => Some(&reply.session_id),
+        Err(HostTurnError::Turn { session_id, .. }) => Some(session_id),
+        Err(_) => None,
+    };
+    if let Some(id) = id {
+        runner.end_session(id, &agent, SessionEndReason::Quit).await;
+    }
     runner.harnesses().dispose_all().await;
-    result
+    result.map(|reply| reply.outcome)
 }
 
 /// Print the catalog and auth of the current generation.
