@@ -103,7 +103,7 @@ async fn main() {
         return child(&config).await;
     }
     let fake = FakeProvider::start().await;
-    for _ in 0..(SEQUENTIAL * 4 + SESSIONS * TURNS_EACH + 50) {
+    for _ in 0..(SEQUENTIAL * 5 + SESSIONS * TURNS_EACH + 50) {
         fake.push(reply());
     }
     let dir = tempfile::tempdir().unwrap();
@@ -115,6 +115,7 @@ async fn main() {
     let (unsynced, _) = AgentHost::start(clawhost_config::Config::load(&unsynced).unwrap(), None)
         .await
         .unwrap();
+    let current = current_thread_runner(write_config(&fake, dir.path(), "current", true));
     let gateway = Gateway::new(Arc::new(host));
     let listener = gateway.listen(Some("127.0.0.1:0")).await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -129,8 +130,8 @@ async fn main() {
 
     // Interleaved, so drift of the machine hits all alike; each in a
     // session of its own that grows by one turn per round.
-    let (mut bare, mut runner, mut nosync, mut gw) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut bare, mut runner, mut nosync, mut gw, mut one_thread) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let runner_session = bare_runner(&host, None).await;
     let nosync_session = bare_runner(&unsynced, None).await;
     let gw_session = through_gateway(&http, addr, None).await;
@@ -147,6 +148,9 @@ async fn main() {
         let t = Instant::now();
         through_gateway(&http, addr, Some(&gw_session)).await;
         gw.push(t.elapsed());
+        let (done, took) = tokio::sync::oneshot::channel();
+        current.send(done).unwrap();
+        one_thread.push(took.await.unwrap());
     }
     println!("== one turn at a time ({SEQUENTIAL} turns each, interleaved)");
     let (early, late) = (&runner[..30], &runner[SEQUENTIAL - 30..]);
@@ -166,6 +170,7 @@ async fn main() {
     let b = summary("bare HTTP client → fake provider", bare);
     let r = summary("bare runner (AgentHost::run_turn)", runner);
     summary("bare runner, sessions.fsync off", nosync);
+    summary("bare runner on a current-thread runtime", one_thread);
     let g = summary("gateway over loopback (chat completions)", gw);
     println!(
         "runner above the bare client: {:.2?}; gateway above the runner: {:.2?}",
@@ -221,6 +226,34 @@ async fn main() {
         status_mib_of(pid, "VmHWM:")
     );
     gateway_process.kill().await.unwrap();
+}
+
+/// The runner on a current-thread runtime of a thread of its own (its HTTP
+/// connection's task runs on that thread too): each request runs one turn
+/// there and answers the time it took, measured on that thread.
+fn current_thread_runner(
+    config: std::path::PathBuf,
+) -> tokio::sync::mpsc::UnboundedSender<tokio::sync::oneshot::Sender<Duration>> {
+    let (tx, mut rx) =
+        tokio::sync::mpsc::unbounded_channel::<tokio::sync::oneshot::Sender<Duration>>();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let (host, _) = AgentHost::start(clawhost_config::Config::load(&config).unwrap(), None)
+                .await
+                .unwrap();
+            let session = bare_runner(&host, None).await;
+            while let Some(done) = rx.recv().await {
+                let t = Instant::now();
+                bare_runner(&host, Some(&session)).await;
+                let _ = done.send(t.elapsed());
+            }
+        });
+    });
+    tx
 }
 
 async fn bare_client(http: &reqwest::Client, fake: &FakeProvider) {

@@ -128,14 +128,25 @@ fn raise_open_files_limit() {
 
 fn main() {
     raise_open_files_limit();
-    let runtime = match tokio::runtime::Runtime::new() {
+    let cli = Cli::parse();
+    // One turn at a time (`run`, `chat`, `demo`, …) runs on one thread: the
+    // turn, its model stream and its tool calls, with no hand-offs between
+    // threads (the gateway bench measures the difference). The gateway
+    // serves many sessions and uses every core.
+    let runtime = match cli.command {
+        Command::Gateway { .. } => tokio::runtime::Runtime::new(),
+        _ => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+    };
+    let runtime = match runtime {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
             std::process::exit(1);
         }
     };
-    let result = runtime.block_on(run());
+    let result = runtime.block_on(run(cli));
     // A guest stuck in blocking host I/O (a FIFO read, a slow disk) holds a
     // blocking thread past its deadline; the host must still exit.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
@@ -145,7 +156,7 @@ fn main() {
     }
 }
 
-async fn run() -> anyhow::Result<()> {
+async fn run(cli: Cli) -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(
             // `CLAWHOST_LOG` (the older name) wins over `RUST_LOG`.
@@ -162,7 +173,6 @@ async fn run() -> anyhow::Result<()> {
                 && std::env::var_os("NO_COLOR").is_none(),
         )
         .init();
-    let cli = Cli::parse();
     let config_path = || clawhost_config::locate(cli.config.as_deref());
     match cli.command {
         Command::Demo {
