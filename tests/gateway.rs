@@ -580,3 +580,51 @@ async fn a_reload_admits_the_plugins_the_edited_config_names() {
         .is_some());
     gw.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_stops_taking_requests_and_lets_the_turn_in_flight_finish() {
+    let fake = FakeProvider::start().await;
+    let gate = Arc::new(tokio::sync::Notify::new());
+    fake.push(Reply::Held(
+        Box::new(Reply::sse(wire::chat_text(&["finished"], 1, 1))),
+        gate.clone(),
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let mut gw = start(&fake, dir.path(), json!({}), "127.0.0.1:0").await;
+    let http = reqwest::Client::new();
+    let in_flight = tokio::spawn(
+        http.post(gw.url("/v1/chat/completions"))
+            .json(&json!({"model": "main", "messages": [{"role": "user", "content": "hi"}]}))
+            .json_of(),
+    );
+    tokio::time::timeout(FakeProvider::PATIENCE, async {
+        while fake.requests().is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the turn reaches the model");
+    let _ = gw.stop.take().unwrap().send(());
+    // A new client is turned away while the turn goes on.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let late = reqwest::Client::new()
+        .get(gw.url("/v1/models"))
+        .send()
+        .await;
+    assert!(late.is_err(), "a request after shutdown began was served");
+    assert!(!gw.server.is_finished(), "the server waits for the turn");
+    gate.notify_one();
+    let body = tokio::time::timeout(FakeProvider::PATIENCE, in_flight)
+        .await
+        .expect("the turn finishes")
+        .unwrap();
+    assert_eq!(
+        body["choices"][0]["message"]["content"], "finished",
+        "{body}"
+    );
+    tokio::time::timeout(FakeProvider::PATIENCE, &mut gw.server)
+        .await
+        .expect("the server stops once the turn is done")
+        .unwrap()
+        .unwrap();
+}

@@ -167,8 +167,8 @@ impl Gateway {
 }
 
 async fn readyz(State(gw): State<Arc<Gateway>>) -> (StatusCode, Json<serde_json::Value>) {
-    let generation = gw.host.runtimes().snapshot().map(|s| s.number);
-    let ready = generation.is_some() && !gw.draining.load(Ordering::SeqCst);
+    let generation = gw.host.generations().number;
+    let ready = !gw.draining.load(Ordering::SeqCst);
     let status = if ready {
         StatusCode::OK
     } else {

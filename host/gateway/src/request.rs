@@ -47,11 +47,7 @@ pub fn agent_of(gw: &Gateway, model: &str) -> Result<String, ApiError> {
 }
 
 pub fn agents(gw: &Gateway) -> Vec<String> {
-    gw.host
-        .runtimes()
-        .snapshot()
-        .map(|s| s.agents.keys().cloned().collect())
-        .unwrap_or_default()
+    gw.host.generations().agents.keys().cloned().collect()
 }
 
 /// The session a request continues (the `X-Clawhost-Session` header, else

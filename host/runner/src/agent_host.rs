@@ -9,7 +9,7 @@ use anyhow::{anyhow, Context};
 use arc_swap::ArcSwap;
 use clawhost_agent_core::{Message, RunContext, TurnOutcome};
 use clawhost_config::Config;
-use clawhost_llm::{ModelRuntimeGeneration, ModelRuntimes};
+use clawhost_llm::{GenerationSet, ModelRuntimeGeneration, ModelRuntimes};
 use clawhost_plugin_runtime::LoadReport;
 use clawhost_sessions::{SessionError, SessionLanes, SessionStore};
 
@@ -72,11 +72,19 @@ pub struct ReloadReport {
     pub plugins: Vec<LoadReport>,
 }
 
+/// What serves turns, published as one: the wired runner and the generation
+/// set built from the same config. A turn takes both from one snapshot, so
+/// it never pairs a new generation with the runner of an old config.
+struct Published {
+    runner: Arc<EmbeddedRunner>,
+    generations: Arc<GenerationSet>,
+}
+
 /// The agent host: one per process.
 pub struct AgentHost {
     config_path: Option<PathBuf>,
     runtimes: Arc<ModelRuntimes>,
-    runner: ArcSwap<EmbeddedRunner>,
+    published: ArcSwap<Published>,
     store: SessionStore,
     lanes: SessionLanes,
     reloading: tokio::sync::Mutex<()>,
@@ -92,7 +100,7 @@ impl AgentHost {
         config_path: Option<PathBuf>,
     ) -> anyhow::Result<(Self, Vec<LoadReport>)> {
         let runtimes = Arc::new(ModelRuntimes::new());
-        runtimes
+        let generations = runtimes
             .rebuild(&config)
             .context("building the model runtime generation")?;
         let store = SessionStore::new(config.sessions_dir()).with_fsync(config.sessions.fsync);
@@ -101,7 +109,10 @@ impl AgentHost {
         let host = Self {
             config_path,
             runtimes,
-            runner: ArcSwap::from_pointee(runner.with_lanes(lanes.clone())),
+            published: ArcSwap::from_pointee(Published {
+                runner: Arc::new(runner.with_lanes(lanes.clone())),
+                generations,
+            }),
             store,
             lanes,
             reloading: tokio::sync::Mutex::new(()),
@@ -112,12 +123,17 @@ impl AgentHost {
 
     /// The runner now serving. A turn keeps the one it started with.
     pub fn runner(&self) -> Arc<EmbeddedRunner> {
-        self.runner.load_full()
+        self.published.load().runner.clone()
     }
 
-    /// The current generation of an agent.
+    /// The generation of an agent now serving.
     pub fn generation(&self, agent: &str) -> Option<Arc<ModelRuntimeGeneration>> {
-        self.runtimes.current(agent)
+        self.published.load().generations.agents.get(agent).cloned()
+    }
+
+    /// Every agent's generation now serving.
+    pub fn generations(&self) -> Arc<GenerationSet> {
+        self.published.load().generations.clone()
     }
 
     /// The model runtime generations.
@@ -160,16 +176,22 @@ impl AgentHost {
             .ok_or_else(|| anyhow!("this host was started without a config file to reload"))?;
         let config = Config::load(path)?;
         let (runner, plugins) = EmbeddedRunner::start(config.clone()).await?;
-        let set = match self.runtimes.rebuild(&config) {
+        let generations = match self.runtimes.rebuild(&config) {
             Ok(set) => set,
             Err(e) => {
                 runner.harnesses().dispose_all().await;
                 return Err(anyhow!(e).context("building the model runtime generation"));
             }
         };
+        let number = generations.number;
         let old = self
+            .published
+            .swap(Arc::new(Published {
+                runner: Arc::new(runner.with_lanes(self.lanes.clone())),
+                generations,
+            }))
             .runner
-            .swap(Arc::new(runner.with_lanes(self.lanes.clone())));
+            .clone();
         // The old runner's harnesses go once the last turn on it lets go.
         tokio::spawn(async move {
             while Arc::strong_count(&old) > 1 {
@@ -178,7 +200,7 @@ impl AgentHost {
             old.harnesses().dispose_all().await;
         });
         Ok(ReloadReport {
-            generation: set.number,
+            generation: number,
             plugins,
         })
     }
@@ -212,8 +234,12 @@ impl AgentHost {
         ctx: &RunContext,
     ) -> Result<TurnReply, HostTurnError> {
         let agent = request.agent.as_str();
-        let generation = self
-            .generation(agent)
+        let published = self.published.load_full();
+        let generation = published
+            .generations
+            .agents
+            .get(agent)
+            .cloned()
             .ok_or_else(|| HostTurnError::UnknownAgent(agent.into()))?;
         let generation = match &request.model {
             Some(model) if *model != generation.model => {
@@ -222,7 +248,7 @@ impl AgentHost {
             }
             _ => generation,
         };
-        let runner = self.runner();
+        let runner = published.runner.clone();
         let session_id = match &request.session {
             Some(id) => {
                 self.store.exists(agent, id)?;
