@@ -23,8 +23,11 @@ struct State {
     open_line: bool,
     /// The iteration whose text was streamed, if the latest was.
     streamed: Option<u32>,
-    /// The last reply's text was shown (streamed), so the final answer is too.
-    answer_shown: bool,
+    /// The text streamed for that iteration.
+    streamed_text: String,
+    /// The text of the last reply shown as it streamed (a final answer equal
+    /// to it is not printed again; a harness's own answer is).
+    shown_answer: Option<String>,
 }
 
 /// Prints one turn's events as they come.
@@ -55,56 +58,119 @@ impl LivePrinter {
             Format::Text(theme) => theme,
         };
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if let TurnEvent::TextDelta { iteration, text } = event {
-            let mut out = String::new();
-            if !state.open_line {
-                out.push_str(&render_event_with(
-                    &TurnEvent::FinalAnswer {
-                        text: String::new(),
-                    },
-                    theme,
-                ));
-                state.open_line = true;
-            }
-            // Further lines of the reply sit under its first, as in a transcript.
-            out.push_str(&text.replace('\n', "\n         "));
-            state.streamed = Some(*iteration);
-            crate::print_part(&clawhost_agent_core::text::terminal_safe(&out));
-            return;
-        }
-        if std::mem::take(&mut state.open_line) {
-            crate::print_line("");
-        }
-        let line = match event {
-            TurnEvent::ModelReply {
-                iteration,
-                tool_calls,
-                usage,
-                ..
-            } if state.streamed == Some(*iteration) => {
-                state.answer_shown = tool_calls.is_empty();
-                render_event_with(
-                    &TurnEvent::ModelReply {
-                        iteration: *iteration,
-                        text: String::new(),
-                        tool_calls: tool_calls.clone(),
-                        usage: *usage,
-                    },
-                    theme,
-                )
-            }
-            TurnEvent::FinalAnswer { .. } if state.answer_shown => String::new(),
-            other => render_event_with(other, theme),
-        };
-        if !line.is_empty() {
-            crate::print_line(&clawhost_agent_core::text::terminal_safe(&line));
-        }
+        let out = render(&mut state, event, theme);
+        crate::print_part(&clawhost_agent_core::text::terminal_safe(&out));
     }
+}
+
+/// What to print for `event`, given what was printed before (`state`):
+/// streamed text goes on its open line; anything else ends that line and
+/// takes lines of its own.
+fn render(state: &mut State, event: &TurnEvent, theme: &Theme) -> String {
+    let mut out = String::new();
+    if let TurnEvent::TextDelta { iteration, text } = event {
+        if !state.open_line {
+            out.push_str(&render_event_with(
+                &TurnEvent::FinalAnswer {
+                    text: String::new(),
+                },
+                theme,
+            ));
+            state.open_line = true;
+        }
+        // Further lines of the reply sit under its first, as in a transcript.
+        out.push_str(&text.replace('\n', "\n         "));
+        if state.streamed != Some(*iteration) {
+            state.streamed_text.clear();
+        }
+        state.streamed = Some(*iteration);
+        state.streamed_text.push_str(text);
+        return out;
+    }
+    if std::mem::take(&mut state.open_line) {
+        out.push('\n');
+    }
+    let line = match event {
+        TurnEvent::ModelReply {
+            iteration,
+            tool_calls,
+            usage,
+            ..
+        } if state.streamed == Some(*iteration) => {
+            state.shown_answer = tool_calls
+                .is_empty()
+                .then(|| std::mem::take(&mut state.streamed_text));
+            render_event_with(
+                &TurnEvent::ModelReply {
+                    iteration: *iteration,
+                    text: String::new(),
+                    tool_calls: tool_calls.clone(),
+                    usage: *usage,
+                },
+                theme,
+            )
+        }
+        TurnEvent::FinalAnswer { text } if state.shown_answer.as_deref() == Some(text) => {
+            String::new()
+        }
+        other => render_event_with(other, theme),
+    };
+    if !line.is_empty() {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
 }
 
 /// Ends a streamed line left open by a turn that stopped mid-reply.
 pub fn end_open_line(events: &EventSink) {
     if matches!(events.snapshot().last(), Some(TurnEvent::TextDelta { .. })) {
         crate::print_line("");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clawhost_agent_core::Usage;
+
+    use super::*;
+
+    fn printed(events: &[TurnEvent]) -> String {
+        let mut state = State::default();
+        events
+            .iter()
+            .map(|e| render(&mut state, e, &Theme::default()))
+            .collect()
+    }
+
+    fn reply(text: &str) -> Vec<TurnEvent> {
+        vec![
+            TurnEvent::TextDelta {
+                iteration: 1,
+                text: "all ".into(),
+            },
+            TurnEvent::TextDelta {
+                iteration: 1,
+                text: "done".into(),
+            },
+            TurnEvent::ModelReply {
+                iteration: 1,
+                text: "all done".into(),
+                tool_calls: Vec::new(),
+                usage: Usage::default(),
+            },
+            TurnEvent::FinalAnswer { text: text.into() },
+        ]
+    }
+
+    #[test]
+    fn a_streamed_answer_is_printed_once() {
+        assert_eq!(printed(&reply("all done")), "answer › all done\n");
+    }
+
+    #[test]
+    fn a_harness_answer_other_than_the_streamed_text_is_printed_too() {
+        let out = printed(&reply("the plan is done"));
+        assert_eq!(out, "answer › all done\nanswer › the plan is done\n");
     }
 }
