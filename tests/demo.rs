@@ -23,7 +23,8 @@ async fn demo_host(
 #[tokio::test]
 async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
     let sessions = tempfile::tempdir().unwrap();
-    let (host, reports) = demo_host(demo_config(plugins_dir()).unwrap(), sessions.path()).await;
+    let (config, _files) = demo_config(plugins_dir()).unwrap();
+    let (host, reports) = demo_host(config, sessions.path()).await;
     let refused: Vec<_> = reports
         .iter()
         .filter(|r| r.result.is_err())
@@ -95,7 +96,7 @@ async fn demo_turn(
     message: &str,
     prepare: impl FnOnce(&mut clawhost_config::Config),
 ) -> (clawhost_agent_core::TurnOutcome, Vec<(String, bool)>) {
-    let mut config = clawhost::demo::config_of(demo, plugins_dir()).unwrap();
+    let (mut config, _files) = clawhost::demo::config_of(demo, plugins_dir()).unwrap();
     prepare(&mut config);
     let sessions = tempfile::tempdir().unwrap();
     let (host, _) = demo_host(config, sessions.path()).await;

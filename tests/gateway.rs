@@ -60,6 +60,7 @@ fn config_json(fake: &FakeProvider, dir: &Path, extra: Value) -> Value {
         "sessions": {"dir": dir.join("sessions")},
         "plugins": {"cacheDir": clawhost_tests::cache_dir(),
                     "cacheKeyFile": clawhost_tests::cache_key_file()},
+        "tools": {"testFixtures": true},
     });
     if let (Some(c), Some(e)) = (config.as_object_mut(), extra.as_object()) {
         for (k, v) in e {

@@ -93,7 +93,9 @@ async fn main() {
         fake.push(Reply::sse(answer.clone()));
     }
     let config = clawhost_config::Config::from_json_str(
-        &json!({"models": {"providers": {"fake": {"api": "openai-completions", "baseUrl": fake.url()}}}}).to_string(),
+        &json!({"models": {"providers": {"fake": {"api": "openai-completions", "baseUrl": fake.url()}}},
+                "tools": {"testFixtures": true}})
+        .to_string(),
         std::path::Path::new("."),
     )
     .unwrap();

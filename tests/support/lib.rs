@@ -30,9 +30,11 @@ pub fn cache_dir() -> PathBuf {
 }
 
 /// A config from JSON whose relative paths resolve against `base`, loading
-/// plugins from [`plugins_dir`] with the test cache.
+/// plugins from [`plugins_dir`] with the test cache, and offering the `echo`
+/// fixture tool.
 pub fn config(json: Value, base: &Path) -> Config {
     let mut config = Config::from_json_str(&json.to_string(), base).expect("valid test config");
+    config.tools.test_fixtures = true;
     config.plugins.paths = vec![plugins_dir().to_path_buf()];
     config.plugins.cache_dir = Some(cache_dir());
     config.plugins.cache_key_file = Some(cache_key_file());

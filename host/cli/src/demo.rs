@@ -44,19 +44,46 @@ pub enum Demo {
     Coding,
 }
 
-/// A demo's configuration, loading plugins from `plugins_dir`.
-pub fn config_of(demo: Demo, plugins_dir: &Path) -> anyhow::Result<Config> {
+/// The demo's files, built into the binary so that an installed `clawhost`
+/// runs the demo anywhere: (path under the demo dir, content).
+const DEMO_FILES: [(&str, &str); 7] = [
+    ("clawhost.json", include_str!("../demo/clawhost.json")),
+    ("languages.json", include_str!("../demo/languages.json")),
+    (
+        "languages-script.json",
+        include_str!("../demo/languages-script.json"),
+    ),
+    ("coding.json", include_str!("../demo/coding.json")),
+    (
+        "coding-script.json",
+        include_str!("../demo/coding-script.json"),
+    ),
+    ("notes/todo.md", include_str!("../demo/notes/todo.md")),
+    ("notes/secrets.md", include_str!("../demo/notes/secrets.md")),
+];
+
+/// A demo's configuration, loading plugins from `plugins_dir`, and the
+/// directory its files (scripts, notes) were written to, removed on drop.
+pub fn config_of(demo: Demo, plugins_dir: &Path) -> anyhow::Result<(Config, tempfile::TempDir)> {
+    let files = tempfile::Builder::new()
+        .prefix("clawhost-demo-")
+        .tempdir()
+        .context("creating the demo's directory")?;
+    for (path, content) in DEMO_FILES {
+        let path = files.path().join(path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).context("writing the demo's files")?;
+        }
+        std::fs::write(&path, content).context("writing the demo's files")?;
+    }
     let file = match demo {
         Demo::Rust => "clawhost.json",
         Demo::Languages => "languages.json",
         Demo::Coding => "coding.json",
     };
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("demo")
-        .join(file);
-    let mut config = Config::load(&path)?;
+    let mut config = Config::load(&files.path().join(file))?;
     config.plugins.paths = vec![plugins_dir.to_path_buf()];
-    Ok(config)
+    Ok((config, files))
 }
 
 /// Write the coding demo's project into a new directory (removed when the
@@ -74,8 +101,9 @@ pub fn coding_workspace(config: &mut Config) -> anyhow::Result<tempfile::TempDir
     Ok(workspace)
 }
 
-/// The demo configuration (`host/cli/demo/clawhost.json`), loading plugins from `plugins_dir`.
-pub fn demo_config(plugins_dir: &Path) -> anyhow::Result<Config> {
+/// The demo configuration (`host/cli/demo/clawhost.json`), loading plugins
+/// from `plugins_dir`, and the directory of its files.
+pub fn demo_config(plugins_dir: &Path) -> anyhow::Result<(Config, tempfile::TempDir)> {
     config_of(Demo::Rust, plugins_dir)
 }
 
@@ -91,7 +119,7 @@ pub async fn run(plugins_dir: Option<PathBuf>, demo: Demo) -> anyhow::Result<()>
     // Relative to where the command runs, not to the demo config's directory.
     let plugins_dir = std::path::absolute(&plugins_dir)
         .with_context(|| format!("resolving {}", plugins_dir.display()))?;
-    let mut config = config_of(demo, &plugins_dir)?;
+    let (mut config, _files) = config_of(demo, &plugins_dir)?;
     let _workspace = match demo {
         Demo::Coding => Some(coding_workspace(&mut config)?),
         _ => None,

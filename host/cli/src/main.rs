@@ -81,7 +81,8 @@ enum Command {
     },
     /// Show the model catalog and auth status of the current generation.
     Models,
-    /// Check the config file, or read one key of it.
+    /// Check the config file, read, set or remove one key of it, or print
+    /// its JSON Schema.
     Config {
         #[command(subcommand)]
         action: clawhost::config_cmd::Action,
@@ -151,9 +152,26 @@ fn main() {
     // blocking thread past its deadline; the host must still exit.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     if let Err(e) = result {
-        clawhost::esay!("error: {e:#}");
+        clawhost::esay!("error: {}", describe(&e));
         std::process::exit(1);
     }
+}
+
+/// An error and its causes on one line, each said once: a library error
+/// often repeats its source in its own message.
+fn describe(error: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in error.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
@@ -235,6 +253,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Plugins { action } => clawhost::plugins::run(&config_path()?, action).await,
-        Command::Config { action } => clawhost::config_cmd::run(&config_path()?, action),
+        Command::Config { action } => {
+            let path = match action {
+                clawhost::config_cmd::Action::Set { .. } => {
+                    clawhost_config::locate_or_new(cli.config.as_deref())?
+                }
+                clawhost::config_cmd::Action::Schema => PathBuf::new(),
+                _ => config_path()?,
+            };
+            clawhost::config_cmd::run(&path, action)
+        }
     }
 }

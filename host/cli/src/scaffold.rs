@@ -21,7 +21,7 @@ pub enum Lang {
 /// Where the SDKs are: this checkout's `sdk/` when it exists, else `None`
 /// (the package then names the published SDK versions).
 fn sdk_dir() -> Option<PathBuf> {
-    let sdk = crate::build::repo_root().join("sdk");
+    let sdk = crate::build::source_checkout()?.join("sdk");
     sdk.join("rust").join("Cargo.toml").is_file().then_some(sdk)
 }
 

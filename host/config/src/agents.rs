@@ -3,7 +3,7 @@
 use serde::Deserialize;
 
 /// The `agents` section.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentsConfig {
     /// Settings every agent inherits.
@@ -15,7 +15,7 @@ pub struct AgentsConfig {
 }
 
 /// Settings every agent inherits.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentDefaults {
     /// Default model ref (`provider/model`).
@@ -49,7 +49,7 @@ pub struct AgentDefaults {
 }
 
 /// Compaction settings.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CompactionConfig {
     /// Compact when the context comes within this many tokens of the window.
@@ -84,7 +84,7 @@ impl Default for CompactionConfig {
 }
 
 /// Pruning settings (the transcript is never changed).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PruningConfig {
     /// Tool results longer than this many characters are trimmed.
@@ -156,7 +156,7 @@ impl Default for AgentDefaults {
 }
 
 /// One configured agent.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentEntry {
     /// Agent id.
@@ -180,7 +180,7 @@ pub struct AgentEntry {
 
 /// An agent's tool policy: its `profile` and `allow` replace the `tools`
 /// section's when set; its `deny` adds to theirs (a global denial stands).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AgentToolsConfig {
     /// Built-in tools offered to this agent.

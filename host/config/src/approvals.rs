@@ -5,7 +5,7 @@
 use serde::Deserialize;
 
 /// How runs nobody watches (`clawhost run`) answer approval requests.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum NonInteractivePolicy {
     /// Deny every request (the default: fail closed).
@@ -16,7 +16,7 @@ pub enum NonInteractivePolicy {
 }
 
 /// `approvals`.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ApprovalsConfig {
     /// The answer of runs without an operator.

@@ -30,7 +30,7 @@ pub const HOOK_NAMES: &[&str] = &[
 ];
 
 /// What the host does when a hook handler traps, times out or answers wrongly.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FailPolicy {
     /// Fail closed: the guarded action does not happen (a tool call is
@@ -41,7 +41,7 @@ pub enum FailPolicy {
 }
 
 /// Operator settings for one hook of one plugin.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HookSettings {
     /// Fail policy for this hook (overrides the plugin's `failPolicy`).
@@ -130,5 +130,29 @@ impl<'de> Deserialize<'de> for PluginHooks {
             }
         }
         deserializer.deserialize_map(Visitor)
+    }
+}
+
+impl schemars::JsonSchema for PluginHooks {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PluginHooks".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let per_hook = generator.subschema_for::<HookSettings>();
+        schemars::json_schema!({
+            "description": "OpenClaw's per-plugin hook settings beside settings per hook name (`before_tool_call`: fail policy, deadline, priority).",
+            "type": "object",
+            "properties": {
+                "timeoutMs": { "type": "integer", "minimum": 1, "maximum": MAX_HOOK_TIMEOUT_MS },
+                "timeouts": {
+                    "type": "object",
+                    "additionalProperties": { "type": "integer", "minimum": 1, "maximum": MAX_HOOK_TIMEOUT_MS }
+                },
+                "allowConversationAccess": { "type": "boolean", "default": false },
+                "allowPromptInjection": { "type": "boolean", "default": true }
+            },
+            "additionalProperties": per_hook
+        })
     }
 }

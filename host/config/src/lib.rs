@@ -4,6 +4,7 @@
 mod agents;
 mod approvals;
 mod check;
+pub mod edit;
 mod env_vars;
 mod hooks;
 mod locate;
@@ -27,7 +28,7 @@ pub use check::CheckError;
 pub use hooks::{
     FailPolicy, HookSettings, PluginHooks, AGENT_END_TIMEOUT_MS, HOOK_NAMES, MAX_HOOK_TIMEOUT_MS,
 };
-pub use locate::{locate, NotFound};
+pub use locate::{locate, locate_or_new, NotFound};
 pub use models::{ApiKind, ModelConfig, ModelsConfig, ProviderConfig, RetryConfig};
 pub use plugins::{
     default_fail_policy, Access, EnvGrant, FsGrant, PluginEntry, PluginGrants, PluginLimits,
@@ -87,9 +88,13 @@ fn key_prefix(key: &str) -> String {
 }
 
 /// The whole configuration.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Config {
+    /// The JSON Schema this file follows (`clawhost config schema`), for
+    /// editors; the host ignores it.
+    #[serde(default, rename = "$schema")]
+    pub schema: Option<String>,
     /// Plugin loading, allowlist, grants and limits.
     #[serde(default)]
     pub plugins: PluginsConfig,
@@ -123,7 +128,7 @@ pub struct Config {
 }
 
 /// Resource packages to load (directories with an optional `package.json`).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ResourcesConfig {
     /// Package directories (relative to the config file).
@@ -132,7 +137,7 @@ pub struct ResourcesConfig {
 }
 
 /// `clawhost gateway` settings.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GatewayConfig {
     /// Address to listen on (default `127.0.0.1:18789`). Any address other
@@ -166,7 +171,7 @@ fn default_gateway_turn_timeout() -> u64 {
 }
 
 /// How gateway clients authenticate.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GatewayAuth {
     /// The bearer token every request must carry (`Authorization: Bearer
@@ -176,7 +181,7 @@ pub struct GatewayAuth {
 }
 
 /// Session storage settings.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SessionsConfig {
     /// Where transcripts live (default: `.clawhost/sessions` next to the config file).
@@ -272,6 +277,21 @@ impl Config {
         Ok(config)
     }
 
+    /// The JSON Schema (draft 2020-12) of the configuration file, generated
+    /// from these types. A provider's `api` is required only for an id that
+    /// is not in the built-in catalog, which the schema cannot say, so it is
+    /// left optional there.
+    pub fn json_schema() -> serde_json::Value {
+        let mut schema =
+            serde_json::to_value(schemars::schema_for!(Config)).expect("a JSON Schema serializes");
+        if let Some(provider) = schema.pointer_mut("/$defs/ProviderConfig") {
+            if let Some(map) = provider.as_object_mut() {
+                map.remove("required");
+            }
+        }
+        schema
+    }
+
     /// Resolve a path from this config against its base directory.
     pub fn resolve(&self, path: &Path) -> PathBuf {
         if path.is_absolute() {
@@ -288,6 +308,34 @@ mod bad_input_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_schema_accepts_real_configs_and_names_a_misspelt_key() {
+        let schema = Config::json_schema();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let good = serde_json::json!({
+            "$schema": "./clawhost.schema.json",
+            "plugins": {"paths": ["./p"], "entries": {"g": {
+                "required": true, "grants": {"toolResults": true},
+                "hooks": {"timeoutMs": 500, "before_tool_call": {"priority": 5, "failPolicy": "block"}}
+            }}},
+            "models": {"providers": {"openai": {"apiKey": "${OPENAI_API_KEY}"}}},
+            "agents": {"defaults": {"model": "openai/gpt-4.1"}, "list": [{"id": "ops"}]},
+            "tools": {"profile": "coding", "testFixtures": true},
+            "gateway": {"auth": {"token": "${T}"}}
+        });
+        let errors: Vec<_> = validator
+            .iter_errors(&good)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{errors:?}");
+        Config::from_text_with_env(&good.to_string(), Path::new("/"), &|_| Some("x".into()))
+            .unwrap();
+        let bad = serde_json::json!({"plugins": {"limits": {"memoryMB": 64}}});
+        assert!(!validator.is_valid(&bad));
+        let bad = serde_json::json!({"tools": {"profile": "everything"}});
+        assert!(!validator.is_valid(&bad));
+    }
 
     #[test]
     fn parses_a_full_plugins_section() {

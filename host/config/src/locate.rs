@@ -29,12 +29,7 @@ pub fn locate(explicit: Option<&Path>) -> Result<PathBuf, NotFound> {
     if let Some(path) = std::env::var_os("CLAWHOST_CONFIG").filter(|v| !v.is_empty()) {
         return Ok(PathBuf::from(path));
     }
-    let user_dir = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
-        .map(|d| d.join("clawhost"));
-    let dirs = [Some(PathBuf::from(".")), user_dir];
+    let dirs = [Some(PathBuf::from(".")), user_dir()];
     let searched: Vec<PathBuf> = dirs
         .iter()
         .flatten()
@@ -43,5 +38,28 @@ pub fn locate(explicit: Option<&Path>) -> Result<PathBuf, NotFound> {
     match searched.iter().find(|p| p.is_file()) {
         Some(found) => Ok(found.clone()),
         None => Err(NotFound { searched }),
+    }
+}
+
+/// The user's clawhost config dir: `$XDG_CONFIG_HOME/clawhost`, else
+/// `~/.config/clawhost`.
+fn user_dir() -> Option<PathBuf> {
+    std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .map(|d| d.join("clawhost"))
+}
+
+/// The file a command that edits the config writes: the one [`locate`]
+/// finds, else a new `clawhost.json5` in the user's config dir (created).
+pub fn locate_or_new(explicit: Option<&Path>) -> Result<PathBuf, NotFound> {
+    match locate(explicit) {
+        Ok(path) => Ok(path),
+        Err(not_found) => {
+            let dir = user_dir().ok_or(not_found)?;
+            let _ = std::fs::create_dir_all(&dir);
+            Ok(dir.join(NAMES[0]))
+        }
     }
 }

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 /// The `models` section.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ModelsConfig {
     /// Providers by id (the part of a model ref before the first `/`).
@@ -15,7 +15,7 @@ pub struct ModelsConfig {
 }
 
 /// The wire API a provider speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ApiKind {
     /// OpenAI Chat Completions (`POST {baseUrl}/chat/completions`), and compatible servers.
@@ -41,7 +41,7 @@ impl ApiKind {
 }
 
 /// One provider.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProviderConfig {
     /// Endpoint base URL, e.g. `https://api.openai.com/v1`.
@@ -97,7 +97,7 @@ fn default_request_ms() -> u64 {
 }
 
 /// One model of a provider.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ModelConfig {
     /// Model id as the provider knows it.
@@ -134,7 +134,7 @@ fn default_input() -> Vec<String> {
 }
 
 /// Retries on 429, 5xx and transport errors.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RetryConfig {
     /// Attempts in all (1 = no retry).

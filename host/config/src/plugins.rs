@@ -8,7 +8,7 @@ use serde::Deserialize;
 use crate::hooks::{FailPolicy, PluginHooks, AGENT_END_TIMEOUT_MS};
 
 /// The `plugins` section.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PluginsConfig {
     /// `false` loads no plugin at all (OpenClaw's `plugins.enabled`).
@@ -62,7 +62,7 @@ pub struct PluginsConfig {
 }
 
 /// `plugins.slots`: which plugin fills each exclusive slot.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PluginSlots {
     /// The plugin that owns compaction (supplies summaries through the
@@ -89,7 +89,7 @@ impl PluginSlots {
 }
 
 /// `plugins.load`: OpenClaw's key for where plugin packages are.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PluginsLoad {
     /// Plugin packages, as in `plugins.paths`.
@@ -140,7 +140,7 @@ impl PluginsConfig {
 }
 
 /// Resource limits for plugin instances.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PluginLimits {
     /// Memory budget per instance, in MiB: every linear memory and table of
@@ -218,7 +218,7 @@ impl Default for PluginLimits {
 }
 
 /// Operator settings for one plugin.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PluginEntry {
     /// `false` skips the plugin without treating it as refused.
@@ -344,7 +344,7 @@ impl Default for PluginEntry {
 
 /// Capabilities an operator allows one plugin. The effective grant is this ∩
 /// what the plugin's manifest asks for.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PluginGrants {
     /// Host directories the plugin may see.
@@ -368,7 +368,7 @@ pub struct PluginGrants {
 }
 
 /// A host directory mounted into a plugin.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FsGrant {
     /// Path the plugin sees (absolute, e.g. `/notes`).
@@ -381,7 +381,9 @@ pub struct FsGrant {
 }
 
 /// Filesystem access level.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Access {
     /// Read files and list directories.
@@ -392,7 +394,7 @@ pub enum Access {
 }
 
 /// An environment variable a plugin may read.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum EnvGrant {
     /// Pass the host's value of this variable (if set).

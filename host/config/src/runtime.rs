@@ -3,7 +3,7 @@
 use serde::Deserialize;
 
 /// `agentRuntime` at model or provider scope.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RuntimePolicy {
     /// Runtime id: `auto`, `default`, `openclaw` (alias `pi`), or a plugin harness id.
@@ -16,7 +16,7 @@ pub struct RuntimePolicy {
 }
 
 /// `embeddedHarness` at agent (defaults or list entry) scope.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HarnessPolicy {
     /// Runtime id, as for [`RuntimePolicy::id`].

@@ -6,7 +6,7 @@ use serde::Deserialize;
 /// Entries are tool names (matched without regard to ASCII case),
 /// `plugin:<id>` for every tool of a plugin, or a group of built-in tools
 /// (`group:fs`, `group:runtime`, `group:web`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ToolsConfig {
     /// When set, only these tools may run.
@@ -32,10 +32,15 @@ pub struct ToolsConfig {
     /// The `web_fetch` tool.
     #[serde(default)]
     pub web: WebConfig,
+    /// Offer the host's test fixture tool `echo` (returns its `text`), for
+    /// checking policy and hooks without a plugin; off by default, so models
+    /// are never offered it in real use.
+    #[serde(default)]
+    pub test_fixtures: bool,
 }
 
 /// A base set of built-in host tools (OpenClaw's `tools.profile`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolProfile {
     /// No built-in tool.
@@ -49,7 +54,7 @@ pub enum ToolProfile {
 }
 
 /// Settings of `exec` (commands run in the workspace).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExecConfig {
     /// Commands that run without asking the operator: an entry's words must
@@ -84,7 +89,7 @@ impl Default for ExecConfig {
 }
 
 /// Settings of `web_fetch`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WebConfig {
     /// Allow fetching private, loopback and link-local addresses (refused by
@@ -134,6 +139,7 @@ impl Default for ToolsConfig {
             profile: None,
             exec: ExecConfig::default(),
             web: WebConfig::default(),
+            test_fixtures: false,
         }
     }
 }

@@ -41,12 +41,16 @@ pub struct EmbeddedRunner {
     refused: Vec<(std::path::PathBuf, String, String)>,
 }
 
-/// Tools built into the host: `echo` and the workspace tools (files,
-/// patches, search, processes, web fetch) set up from `config`; an agent
-/// without a configured workspace works in the directory the host started in.
+/// Tools built into the host: the workspace tools (files, patches, search,
+/// processes, web fetch) set up from `config`, and the `echo` fixture when
+/// `tools.testFixtures` is set; an agent without a configured workspace works
+/// in the directory the host started in.
 pub fn host_tools(config: &Config) -> Vec<Arc<dyn Tool>> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| config.base_dir.clone());
-    let mut tools: Vec<Arc<dyn Tool>> = vec![Arc::new(EchoTool::default())];
+    let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
+    if config.tools.test_fixtures {
+        tools.push(Arc::new(EchoTool::default()));
+    }
     tools.extend(clawhost_workspace_tools::builtin_tools(config, cwd));
     tools
 }

@@ -15,8 +15,12 @@ pub fn plugins() -> PathBuf {
 }
 
 /// Write `config` to `dir/clawhost.json`, with the shared compiled-component
-/// cache and key filled into its `plugins` section; returns the path.
+/// cache and key filled into its `plugins` section and the `echo` fixture
+/// tool offered (unless `tools.testFixtures` is given); returns the path.
 pub fn write_config(dir: &Path, mut config: Value) -> PathBuf {
+    if config["tools"]["testFixtures"].is_null() {
+        config["tools"]["testFixtures"] = true.into();
+    }
     let target = clawhost::build::repo_root().join("target");
     let plugins = config["plugins"]
         .as_object_mut()
