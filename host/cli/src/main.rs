@@ -252,7 +252,15 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        Command::Plugins { action } => clawhost::plugins::run(&config_path()?, action).await,
+        Command::Plugins { action } => {
+            let path = match action {
+                Some(clawhost::plugins::Action::Install { .. }) => {
+                    clawhost_config::locate_or_new(cli.config.as_deref())?
+                }
+                _ => config_path()?,
+            };
+            clawhost::plugins::run(&path, action).await
+        }
         Command::Config { action } => {
             let path = match action {
                 clawhost::config_cmd::Action::Set { .. } => {

@@ -32,10 +32,38 @@ pub enum Action {
     /// Compile every configured plugin into the component cache (so the
     /// next start only loads), showing each compile.
     Precompile,
+    /// Verify a package (a directory or a `.tar`/`.tar.gz` archive) loads,
+    /// copy it into `plugins/<id>` beside the config, and record its sha256
+    /// pin and the grants given here.
+    Install {
+        /// The package directory or archive.
+        source: std::path::PathBuf,
+        #[command(flatten)]
+        grants: crate::plugin_admin::InstallGrants,
+    },
+    /// Remove a package `install` put beside the config, and its config entry.
+    Uninstall {
+        /// Plugin id.
+        id: String,
+    },
+    /// Load this plugin again (`plugins.entries.<id>.enabled`, allowlist, denylist).
+    Enable {
+        /// Plugin id.
+        id: String,
+    },
+    /// Stop loading this plugin (`plugins.entries.<id>.enabled: false`).
+    Disable {
+        /// Plugin id.
+        id: String,
+    },
+    /// Check everything plugins depend on: the config, the cache and its key,
+    /// each package (loads, pinned, grants asked for and given), the guest
+    /// toolchains; exit 1 when something is wrong.
+    Doctor,
 }
 
 /// Whether the operator's own lists leave `id` out (a refusal by choice).
-fn left_out(config: &Config, id: &str) -> bool {
+pub(crate) fn left_out(config: &Config, id: &str) -> bool {
     let p = &config.plugins;
     p.allow.as_ref().is_some_and(|a| !a.iter().any(|x| x == id))
         || p.deny.iter().any(|x| x == id)
@@ -43,7 +71,7 @@ fn left_out(config: &Config, id: &str) -> bool {
 }
 
 /// Operator mistakes that would otherwise pass silently.
-fn mistakes(config: &Config, host: &PluginHost, reports: &[LoadReport]) -> Vec<String> {
+pub(crate) fn mistakes(config: &Config, host: &PluginHost, reports: &[LoadReport]) -> Vec<String> {
     let mut found = Vec::new();
     let seen: Vec<&str> = reports.iter().filter_map(|r| r.id.as_deref()).collect();
     for id in config.plugins.allow.iter().flatten() {
@@ -139,8 +167,18 @@ fn inspect_json(plugin: &std::sync::Arc<LoadedPlugin>) -> Value {
 
 /// Run `clawhost plugins` on the config at `path`.
 pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
-    let config = Config::load(path)?;
     let action = action.unwrap_or(Action::List { json: false });
+    match &action {
+        Action::Install { source, grants } => {
+            return crate::plugin_admin::install(path, source, grants).await
+        }
+        Action::Uninstall { id } => return crate::plugin_admin::uninstall(path, id),
+        Action::Enable { id } => return crate::plugin_admin::set_enabled(path, id, true),
+        Action::Disable { id } => return crate::plugin_admin::set_enabled(path, id, false),
+        Action::Doctor => return crate::doctor::run(path).await,
+        _ => {}
+    }
+    let config = Config::load(path)?;
     if matches!(action, Action::Precompile)
         && config.plugins.cache_dir.is_none()
         && clawhost_plugin_runtime::ComponentCache::default_dir().is_none()
@@ -200,6 +238,11 @@ pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
             });
             say!("{}", serde_json::to_string_pretty(&doc)?);
         }
+        Action::Install { .. }
+        | Action::Uninstall { .. }
+        | Action::Enable { .. }
+        | Action::Disable { .. }
+        | Action::Doctor => unreachable!("handled above"),
         Action::List { json: false } | Action::Precompile => {
             let precompile = matches!(action, Action::Precompile);
             for status in host.statuses() {

@@ -33,7 +33,9 @@ pub use cache::{CacheError, CacheOutcome, ComponentCache, Evicted};
 pub use error::{CallError, LoadError};
 pub use host::{LoadReport, PluginHost};
 pub use logs::{LogLevel, LogLine, LogSource};
-pub use manifest::{PluginManifest, RequestedCapabilities, RequestedDir, MANIFEST_FILE};
+pub use manifest::{
+    discover, PluginManifest, PluginPackage, RequestedCapabilities, RequestedDir, MANIFEST_FILE,
+};
 pub use owned_path::OwnedPathError;
 pub use plugin::{LoadedPlugin, PluginState, PluginStatus};
 pub use registration::Registration;

@@ -1,0 +1,244 @@
+//! `clawhost plugins doctor`: everything plugins depend on, checked in one
+//! pass, each finding marked `✓` (fine), `!` (works, but look) or `✗`
+//! (broken: the command exits 1).
+
+use std::path::Path;
+use std::process::Command;
+
+use clawhost_config::Config;
+use clawhost_plugin_runtime::{ComponentCache, PluginPackage};
+
+/// How a finding reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mark {
+    Fine,
+    Look,
+    Broken,
+}
+
+/// Findings, printed as they come.
+#[derive(Default)]
+struct Report {
+    broken: usize,
+    looks: usize,
+}
+
+impl Report {
+    fn say(&mut self, mark: Mark, text: impl std::fmt::Display) {
+        let sign = match mark {
+            Mark::Fine => "✓",
+            Mark::Look => {
+                self.looks += 1;
+                "!"
+            }
+            Mark::Broken => {
+                self.broken += 1;
+                "✗"
+            }
+        };
+        say!("{sign} {text}");
+    }
+}
+
+/// Whether `program` runs (`program --version` exits 0).
+fn runs(program: &str) -> bool {
+    Command::new(program)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// The guest toolchains a plugin author needs, for information only.
+fn toolchains(report: &mut Report) {
+    let wasip2 = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .is_some_and(|sysroot| {
+            Path::new(&sysroot)
+                .join("lib/rustlib/wasm32-wasip2")
+                .is_dir()
+        });
+    let debian_std = Path::new("/usr/lib/wasm32-wasi").is_dir();
+    match (wasip2, debian_std) {
+        (true, _) => report.say(Mark::Fine, "Rust guests: the wasm32-wasip2 target is installed"),
+        (false, true) => report.say(
+            Mark::Fine,
+            "Rust guests: no rustup wasm32-wasip2 target; Debian's wasi-libc is here (plugins/build.sh's -Zbuild-std route)",
+        ),
+        (false, false) => report.say(
+            Mark::Look,
+            "Rust guests: no wasm32-wasip2 target (`rustup target add wasm32-wasip2`)",
+        ),
+    }
+    let python = runs("componentize-py");
+    report.say(
+        if python { Mark::Fine } else { Mark::Look },
+        if python {
+            "Python guests: componentize-py is on PATH"
+        } else {
+            "Python guests: componentize-py is not on PATH (`pip install componentize-py`)"
+        },
+    );
+    let node = runs("node");
+    report.say(
+        if node { Mark::Fine } else { Mark::Look },
+        if node {
+            "JavaScript guests: node is on PATH (the JS SDK brings jco)"
+        } else {
+            "JavaScript guests: node is not on PATH"
+        },
+    );
+}
+
+/// Run `clawhost plugins doctor` on the config at `path`.
+pub async fn run(path: &Path) -> anyhow::Result<()> {
+    let mut report = Report::default();
+    let config = match Config::load(path) {
+        Ok(config) => {
+            report.say(Mark::Fine, format!("config {} is valid", path.display()));
+            config
+        }
+        Err(e) => {
+            report.say(Mark::Broken, e);
+            anyhow::bail!("the config does not load; nothing else was checked");
+        }
+    };
+    for p in config
+        .plugins
+        .paths
+        .iter()
+        .chain(&config.plugins.load.paths)
+    {
+        let dir = config.resolve(p);
+        match clawhost_plugin_runtime::discover(&dir) {
+            Ok(found) => report.say(
+                Mark::Fine,
+                format!("plugin path {}: {} package(s)", dir.display(), found.len()),
+            ),
+            Err(e) => report.say(Mark::Broken, format!("plugin path {}: {e}", dir.display())),
+        }
+    }
+    let cache_dir = config
+        .plugins
+        .cache_dir
+        .as_ref()
+        .map(|d| config.resolve(d))
+        .or_else(ComponentCache::default_dir);
+    match &cache_dir {
+        None => report.say(
+            Mark::Look,
+            "no component cache (no plugins.cacheDir and no HOME): every start compiles",
+        ),
+        Some(dir) => {
+            let bytes: u64 = std::fs::read_dir(dir)
+                .map(|d| {
+                    d.filter_map(|e| e.ok()?.metadata().ok())
+                        .map(|m| m.len())
+                        .sum()
+                })
+                .unwrap_or(0);
+            report.say(
+                Mark::Fine,
+                format!(
+                    "component cache {}: {:.1} MiB of at most {} MiB",
+                    dir.display(),
+                    bytes as f64 / (1 << 20) as f64,
+                    config.plugins.cache_max_mb
+                ),
+            );
+        }
+    }
+    // Everything else (the cache's ownership and key, each package) is
+    // checked by loading what the agent would load.
+    let (host, reports, _) = match clawhost_runner::load_plugins(&config).await {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            report.say(Mark::Broken, format!("{e:#}"));
+            anyhow::bail!("the plugin engine does not start");
+        }
+    };
+    for r in &reports {
+        let id = r.id.as_deref().unwrap_or("?");
+        match &r.result {
+            Err(e)
+                if r.id
+                    .as_deref()
+                    .is_some_and(|id| crate::plugins::left_out(&config, id)) =>
+            {
+                say!("· {id}: left out by the config ({e})");
+            }
+            Err(e) => report.say(Mark::Broken, format!("{id} ({}): {e}", r.dir.display())),
+            Ok(()) => {}
+        }
+    }
+    for plugin in host.plugins() {
+        let status = plugin.status();
+        let id = &status.id;
+        report.say(
+            Mark::Fine,
+            format!(
+                "{id} {} loads (API {}, {})",
+                status.version,
+                status.api,
+                if status.from_cache {
+                    "from the cache"
+                } else {
+                    "compiled now"
+                }
+            ),
+        );
+        if config
+            .plugins
+            .entries
+            .get(id.as_str())
+            .is_none_or(|e| e.sha256.is_none())
+        {
+            report.say(
+                Mark::Look,
+                format!("{id} is not pinned: any component at {} loads as `{id}` (`plugins install` pins, or set plugins.entries.{id}.sha256 = {})", status.dir.display(), status.sha256),
+            );
+        }
+        for (hook, needs) in &status.withheld {
+            report.say(
+                Mark::Look,
+                format!("{id}: hook {hook} is withheld: {needs}"),
+            );
+        }
+        if let Ok(package) = PluginPackage::read(&status.dir) {
+            let requested = &package.manifest.capabilities;
+            for dir in &requested.filesystem {
+                if !status
+                    .grants
+                    .dirs
+                    .iter()
+                    .any(|d| d.guest_path == dir.guest_path)
+                {
+                    report.say(
+                        Mark::Look,
+                        format!("{id} asks for {} and has no grant for it", dir.guest_path),
+                    );
+                }
+            }
+            for name in &requested.env {
+                if !status.grants.env.iter().any(|(k, _)| k == name) {
+                    report.say(Mark::Look, format!("{id} asks to read ${name} and may not"));
+                }
+            }
+        }
+    }
+    for mistake in crate::plugins::mistakes(&config, &host, &reports) {
+        report.say(Mark::Broken, mistake);
+    }
+    toolchains(&mut report);
+    if report.broken > 0 {
+        anyhow::bail!(
+            "{} problem(s) and {} thing(s) to look at",
+            report.broken,
+            report.looks
+        );
+    }
+    say!("no problems; {} thing(s) to look at", report.looks);
+    Ok(())
+}
