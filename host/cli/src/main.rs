@@ -87,7 +87,7 @@ enum Command {
         #[command(subcommand)]
         action: clawhost::config_cmd::Action,
     },
-    /// Plugin authoring: `clawhost plugin new <dir> --lang rust|python|js|ts`.
+    /// Plugin authoring: `plugin new <dir> --lang rust|python|js|ts`, `plugin build [dir]`.
     Plugin {
         #[command(subcommand)]
         action: PluginAction,
@@ -112,6 +112,13 @@ enum PluginAction {
         /// Plugin id (default: the directory's name).
         #[arg(long)]
         id: Option<String>,
+    },
+    /// Build the package (Rust, Python, JavaScript or TypeScript, told by its
+    /// files) and stage its component where its manifest says.
+    Build {
+        /// The package directory.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
     },
 }
 
@@ -244,6 +251,9 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Sessions { agent, action } => {
             clawhost::sessions::manage(&config_path()?, &agent, action)
         }
+        Command::Plugin {
+            action: PluginAction::Build { dir },
+        } => clawhost::plugin_build::build(&dir).map(|_| ()),
         Command::Plugin {
             action: PluginAction::New { dir, lang, id },
         } => {

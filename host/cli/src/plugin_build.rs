@@ -1,0 +1,182 @@
+//! `clawhost plugin build [dir]`: build a plugin package with its language's
+//! tools and stage the component where its manifest says, so the id lives
+//! only in the manifest. The language is read from the package's files.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context};
+use clawhost_plugin_runtime::PluginPackage;
+
+/// A package's language, as its files show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Rust,
+    Python,
+    Js,
+}
+
+fn kind_of(dir: &Path) -> anyhow::Result<Kind> {
+    if dir.join("Cargo.toml").is_file() {
+        Ok(Kind::Rust)
+    } else if dir.join("package.json").is_file() {
+        Ok(Kind::Js)
+    } else if dir.join("app.py").is_file() || dir.join("pyproject.toml").is_file() {
+        Ok(Kind::Python)
+    } else {
+        bail!(
+            "{}: no Cargo.toml, package.json or app.py: which language is this package in?",
+            dir.display()
+        )
+    }
+}
+
+/// How Rust guests are built here: with a rustup `wasm32-wasip2` target when
+/// one is installed, else Debian's rustc with `-Zbuild-std` and its wasi-libc
+/// (what `plugins/build.sh` does on machines where rustup cannot download).
+fn rust_command(dir: &Path) -> anyhow::Result<Command> {
+    let sysroot = Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    let has_target =
+        sysroot.is_some_and(|s| Path::new(&s).join("lib/rustlib/wasm32-wasip2").is_dir());
+    let mut cmd;
+    if has_target {
+        cmd = Command::new("cargo");
+        cmd.args(["build", "--release", "--target", "wasm32-wasip2"]);
+    } else if Path::new("/usr/lib/wasm32-wasi").is_dir()
+        && Path::new("/usr/lib/rustlib/src/rust/library").is_dir()
+    {
+        cmd = Command::new("/usr/bin/cargo");
+        cmd.args(["build", "--release", "--target", "wasm32-wasip2"])
+            .args(["-Zbuild-std=std,panic_abort", "--config"])
+            .arg(r#"target.wasm32-wasip2.rustflags=["-L","native=/usr/lib/wasm32-wasi"]"#)
+            .env("RUSTC", "/usr/bin/rustc")
+            .env("RUSTC_BOOTSTRAP", "1")
+            .env_remove("RUSTUP_TOOLCHAIN");
+    } else {
+        bail!("no Rust toolchain for wasm32-wasip2: run `rustup target add wasm32-wasip2`");
+    }
+    cmd.arg("--message-format=json-render-diagnostics")
+        .current_dir(dir)
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .env_remove("RUSTFLAGS");
+    Ok(cmd)
+}
+
+/// The `.wasm` cargo reports building, from its JSON messages.
+fn cargo_artifact(messages: &str) -> Option<PathBuf> {
+    messages
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact")
+        .flat_map(|m| {
+            m["filenames"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+        })
+        .filter_map(|f| f.as_str().map(PathBuf::from))
+        .rfind(|f| f.extension().is_some_and(|e| e == "wasm"))
+}
+
+/// The package's `scripts.build` words after `clawhost-js`, for building
+/// with the checkout's JS SDK when the package has no node_modules yet.
+fn js_build_args(dir: &Path) -> anyhow::Result<Vec<String>> {
+    let text = std::fs::read_to_string(dir.join("package.json"))?;
+    let package: serde_json::Value = serde_json::from_str(&text).context("package.json")?;
+    let script = package["scripts"]["build"]
+        .as_str()
+        .context("package.json has no scripts.build")?;
+    let words: Vec<&str> = script.split_whitespace().collect();
+    match words.split_first() {
+        Some((&"clawhost-js", rest)) => Ok(rest.iter().map(|w| w.to_string()).collect()),
+        _ => bail!("scripts.build is not a `clawhost-js build …` command: run it yourself"),
+    }
+}
+
+/// Build the package in `dir` and stage its component; returns the package.
+pub fn build(dir: &Path) -> anyhow::Result<PathBuf> {
+    let dir = std::path::absolute(dir)?;
+    let kind = kind_of(&dir)?;
+    // The manifest first: a package without a valid one is not worth building.
+    let manifest = PluginPackage::read(&dir).map_err(anyhow::Error::from)?;
+    let id = manifest.manifest.id.clone();
+    let component = manifest.component_path();
+    let what = format!("building {id}");
+    match kind {
+        Kind::Rust => {
+            let out = crate::progress::run(&what, &mut rust_command(&dir)?)?;
+            let artifact = cargo_artifact(&out).context("cargo reported no .wasm artifact")?;
+            std::fs::copy(&artifact, &component).with_context(|| {
+                format!("copying {} to {}", artifact.display(), component.display())
+            })?;
+        }
+        Kind::Python => {
+            let mut cmd = if which("clawhost-py") {
+                Command::new("clawhost-py")
+            } else if let Some(root) = crate::build::source_checkout() {
+                let mut cmd = Command::new("python3");
+                cmd.arg(root.join("sdk/python/clawhost_sdk/build.py"));
+                cmd
+            } else {
+                bail!("the Python SDK is not installed: `pip install clawhost-sdk` (gives clawhost-py)");
+            };
+            crate::progress::run(&what, cmd.args(["build", "."]).current_dir(&dir))?;
+        }
+        Kind::Js => {
+            let mut cmd = if dir.join("node_modules/.bin/clawhost-js").exists() {
+                let mut cmd = Command::new("npm");
+                cmd.args(["run", "build"]);
+                cmd
+            } else if let Some(root) = crate::build::source_checkout() {
+                let mut cmd = Command::new("node");
+                cmd.arg(root.join("sdk/js/build.mjs")).args(js_build_args(&dir)?);
+                cmd
+            } else {
+                bail!("the JS SDK is not installed here: run `npm install` in {}", dir.display());
+            };
+            crate::progress::run(&what, cmd.current_dir(&dir))?;
+        }
+    }
+    let bytes = std::fs::metadata(&component)
+        .with_context(|| format!("the build wrote no {}", component.display()))?
+        .len();
+    let header = std::fs::read(&component).map(|b| b.get(..8).map(<[u8]>::to_vec))?;
+    // A component's preamble: `\0asm`, then layer 1 (a core module is layer 0).
+    if header.as_deref().is_none_or(|h| h[..4] != *b"\0asm" || h[6..8] != [1, 0]) {
+        bail!("{} is not a WebAssembly component", component.display());
+    }
+    say!(
+        "{id} {}: {} ({:.1} KiB)",
+        manifest.manifest.version,
+        component.display(),
+        bytes as f64 / 1024.0
+    );
+    Ok(dir)
+}
+
+/// Whether `program` is on PATH.
+fn which(program: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|paths| {
+        std::env::split_paths(&paths).any(|p| p.join(program).is_file())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_last_wasm_artifact_is_the_component() {
+        let messages = r#"{"reason":"compiler-artifact","filenames":["/t/libserde.rlib"]}
+{"reason":"compiler-artifact","filenames":["/t/wasm32-wasip2/release/my_plugin.wasm"]}
+{"reason":"build-finished","success":true}"#;
+        assert_eq!(
+            super::cargo_artifact(messages).unwrap(),
+            std::path::Path::new("/t/wasm32-wasip2/release/my_plugin.wasm")
+        );
+        assert!(super::cargo_artifact("not json").is_none());
+    }
+}
