@@ -56,6 +56,7 @@ pub mod approve;
 pub mod build;
 pub mod config_cmd;
 pub mod demo;
+pub mod dev_plugins;
 pub mod doctor;
 pub mod gateway;
 pub mod input;

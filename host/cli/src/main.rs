@@ -52,6 +52,10 @@ enum Command {
         /// Print the run's events as JSON lines.
         #[arg(long)]
         json: bool,
+        /// A plugin package under development: built, then loaded beside
+        /// the configured plugins (repeatable).
+        #[arg(long = "plugin", value_name = "DIR")]
+        plugins: Vec<PathBuf>,
         /// The user message.
         message: String,
     },
@@ -63,6 +67,11 @@ enum Command {
         /// Resume this session (default: a new one).
         #[arg(long)]
         session: Option<String>,
+        /// A plugin package under development: built, loaded beside the
+        /// configured plugins, rebuilt and reloaded when its sources change
+        /// (repeatable).
+        #[arg(long = "plugin", value_name = "DIR")]
+        plugins: Vec<PathBuf>,
     },
     /// Serve agents over HTTP: OpenAI-compatible chat completions, run
     /// events, sessions (loopback only unless gateway.auth.token is set).
@@ -225,6 +234,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             session,
             timeout,
             json,
+            plugins,
             message,
         } => {
             let timeout = match timeout {
@@ -240,14 +250,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 session,
                 timeout,
                 json,
+                dev_plugins: plugins,
             };
             clawhost::run::run(&config_path()?, args).await
         }
         Command::Gateway { bind } => clawhost::gateway::run(&config_path()?, bind.as_deref()).await,
         Command::Models => clawhost::run::models(&config_path()?),
-        Command::Chat { agent, session } => {
-            clawhost::sessions::chat(&config_path()?, &agent, session).await
-        }
+        Command::Chat {
+            agent,
+            session,
+            plugins,
+        } => clawhost::sessions::chat(&config_path()?, &agent, session, &plugins).await,
         Command::Sessions { agent, action } => {
             clawhost::sessions::manage(&config_path()?, &agent, action)
         }

@@ -46,6 +46,8 @@ pub struct RunArgs {
     pub timeout: Option<std::time::Duration>,
     /// Print run events as JSON lines.
     pub json: bool,
+    /// Plugin packages under development, built and loaded beside the configured ones.
+    pub dev_plugins: Vec<std::path::PathBuf>,
 }
 
 /// Run one turn in a stored session (a new one unless `--session`),
@@ -53,7 +55,9 @@ pub struct RunArgs {
 /// had done is stored, marked aborted.
 pub async fn run(config_path: &Path, args: RunArgs) -> anyhow::Result<()> {
     let agent = args.agent.as_str();
-    let config = with_model(Config::load(config_path)?, agent, args.model.as_deref());
+    let mut config = with_model(Config::load(config_path)?, agent, args.model.as_deref());
+    let dev = crate::dev_plugins::build_all(&args.dev_plugins)?;
+    crate::dev_plugins::apply(&dev, &mut config)?;
     let (host, reports) = AgentHost::start(config, None).await?;
     for line in reports.iter().filter_map(render_refusal) {
         esay!("{line}");

@@ -110,10 +110,21 @@ Ctrl-C during a turn aborts the turn; what it had done is stored, marked aborted
 /// from the resource packages. Edits to the config file publish a new
 /// generation (plugins reloaded too); a failed reload is reported and the
 /// previous one keeps serving.
-pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> anyhow::Result<()> {
-    let config = Config::load(config_path)?;
+///
+/// `dev_plugins` are packages under development: built first, loaded beside
+/// the configured plugins, and rebuilt and reloaded when their sources change.
+pub async fn chat(
+    config_path: &Path,
+    agent: &str,
+    session: Option<String>,
+    dev_plugins: &[std::path::PathBuf],
+) -> anyhow::Result<()> {
+    let mut config = Config::load(config_path)?;
+    let dev = crate::dev_plugins::build_all(dev_plugins)?;
+    crate::dev_plugins::apply(&dev, &mut config)?;
     let (host, reports) = AgentHost::start(config, Some(config_path.to_path_buf())).await?;
-    let host = Arc::new(host);
+    let host = Arc::new(host.with_overlay(crate::dev_plugins::overlay(dev.clone())));
+    let dev_watcher = (!dev.is_empty()).then(|| crate::dev_plugins::watch(host.clone(), dev));
     for line in reports.iter().filter_map(render_refusal) {
         esay!("{line}");
     }
@@ -163,6 +174,9 @@ pub async fn chat(config_path: &Path, agent: &str, session: Option<String>) -> a
     }
     host.runner().harnesses().dispose_all().await;
     watcher.abort();
+    if let Some(dev_watcher) = dev_watcher {
+        dev_watcher.abort();
+    }
     Ok(())
 }
 

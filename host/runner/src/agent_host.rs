@@ -80,9 +80,14 @@ struct Published {
     generations: Arc<GenerationSet>,
 }
 
+/// A change applied to the config each time it is read for a reload (the
+/// CLI's `--plugin` dev packages); an error fails that reload.
+pub type ConfigOverlay = Arc<dyn Fn(&mut Config) -> anyhow::Result<()> + Send + Sync>;
+
 /// The agent host: one per process.
 pub struct AgentHost {
     config_path: Option<PathBuf>,
+    overlay: Option<ConfigOverlay>,
     runtimes: Arc<ModelRuntimes>,
     published: ArcSwap<Published>,
     store: SessionStore,
@@ -108,6 +113,7 @@ impl AgentHost {
         let (runner, reports) = EmbeddedRunner::start(config).await?;
         let host = Self {
             config_path,
+            overlay: None,
             runtimes,
             published: ArcSwap::from_pointee(Published {
                 runner: Arc::new(runner.with_lanes(lanes.clone())),
@@ -119,6 +125,13 @@ impl AgentHost {
             last_reload_error: Mutex::new(None),
         };
         Ok((host, reports))
+    }
+
+    /// Apply `overlay` to the config each reload reads (the caller applied
+    /// it to the config this host started with).
+    pub fn with_overlay(mut self, overlay: ConfigOverlay) -> Self {
+        self.overlay = Some(overlay);
+        self
     }
 
     /// The runner now serving. A turn keeps the one it started with.
@@ -174,7 +187,10 @@ impl AgentHost {
             .config_path
             .as_deref()
             .ok_or_else(|| anyhow!("this host was started without a config file to reload"))?;
-        let config = Config::load(path)?;
+        let mut config = Config::load(path)?;
+        if let Some(overlay) = &self.overlay {
+            overlay(&mut config)?;
+        }
         let (runner, plugins) = EmbeddedRunner::start(config.clone()).await?;
         let generations = match self.runtimes.rebuild(&config) {
             Ok(set) => set,

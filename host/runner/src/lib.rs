@@ -21,7 +21,9 @@ use clawhost_plugin_runtime::{LoadReport, PluginHost};
 use clawhost_resources::Resources;
 use clawhost_tools::{EchoTool, Tool, ToolDispatcher, ToolLimits, ToolPolicy, ToolRegistry};
 
-pub use agent_host::{AgentHost, HostTurnError, ReloadReport, TurnReply, TurnRequest};
+pub use agent_host::{
+    AgentHost, ConfigOverlay, HostTurnError, ReloadReport, TurnReply, TurnRequest,
+};
 pub use clawhost_harness::BUILTIN as BUILTIN_RUNTIME;
 pub use compact::{compact, CompactionHooks, CompactionRecord};
 pub use observed_model::ObservedModel;
