@@ -33,8 +33,8 @@ pub fn apply(dirs: &[PathBuf], config: &mut Config) -> anyhow::Result<()> {
         let package = PluginPackage::read(dir)?;
         let id = package.manifest.id.clone();
         let component = package.component_path();
-        let bytes =
-            std::fs::read(&component).with_context(|| format!("reading {}", component.display()))?;
+        let bytes = std::fs::read(&component)
+            .with_context(|| format!("reading {}", component.display()))?;
         let plugins = &mut config.plugins;
         plugins.load.paths.push(dir.clone());
         if let Some(allow) = &mut plugins.allow {
@@ -83,18 +83,31 @@ fn fingerprint(dir: &Path, out: &mut Vec<(PathBuf, SystemTime, u64)>) {
     out.sort();
 }
 
-fn sources(dirs: &[PathBuf]) -> Vec<(PathBuf, SystemTime, u64)> {
+/// What the sources of some packages were at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sources(Vec<(PathBuf, SystemTime, u64)>);
+
+/// The sources of `dirs` now; take it before building, so that an edit made
+/// while the build runs is seen by [`watch`].
+pub fn sources(dirs: &[PathBuf]) -> Sources {
     let mut out = Vec::new();
     for dir in dirs {
-        fingerprint(dir, &mut out);
+        fingerprint(
+            &std::path::absolute(dir).unwrap_or_else(|_| dir.clone()),
+            &mut out,
+        );
     }
-    out
+    Sources(out)
 }
 
-/// Rebuild and reload when a source of `dirs` changes (checked every second).
-pub fn watch(host: Arc<AgentHost>, dirs: Vec<PathBuf>) -> tokio::task::JoinHandle<()> {
+/// Rebuild and reload when a source of `dirs` differs from `last` (checked
+/// every second).
+pub fn watch(
+    host: Arc<AgentHost>,
+    dirs: Vec<PathBuf>,
+    mut last: Sources,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let mut last = sources(&dirs);
         loop {
             tokio::time::sleep(std::time::Duration::from_secs(1)).await;
             let now = sources(&dirs);
@@ -119,7 +132,10 @@ pub fn watch(host: Arc<AgentHost>, dirs: Vec<PathBuf>) -> tokio::task::JoinHandl
             }
             match host.reload().await {
                 Ok(report) => {
-                    esay!("plugins rebuilt and reloaded: generation {}", report.generation);
+                    esay!(
+                        "plugins rebuilt and reloaded: generation {}",
+                        report.generation
+                    );
                     for line in report.plugins.iter().filter_map(render_refusal) {
                         esay!("{line}");
                     }

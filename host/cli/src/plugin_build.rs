@@ -134,10 +134,14 @@ pub fn build(dir: &Path) -> anyhow::Result<PathBuf> {
                 cmd
             } else if let Some(root) = crate::build::source_checkout() {
                 let mut cmd = Command::new("node");
-                cmd.arg(root.join("sdk/js/build.mjs")).args(js_build_args(&dir)?);
+                cmd.arg(root.join("sdk/js/build.mjs"))
+                    .args(js_build_args(&dir)?);
                 cmd
             } else {
-                bail!("the JS SDK is not installed here: run `npm install` in {}", dir.display());
+                bail!(
+                    "the JS SDK is not installed here: run `npm install` in {}",
+                    dir.display()
+                );
             };
             crate::progress::run(&what, cmd.current_dir(&dir))?;
         }
@@ -147,7 +151,10 @@ pub fn build(dir: &Path) -> anyhow::Result<PathBuf> {
         .len();
     let header = std::fs::read(&component).map(|b| b.get(..8).map(<[u8]>::to_vec))?;
     // A component's preamble: `\0asm`, then layer 1 (a core module is layer 0).
-    if header.as_deref().is_none_or(|h| h[..4] != *b"\0asm" || h[6..8] != [1, 0]) {
+    if header
+        .as_deref()
+        .is_none_or(|h| h[..4] != *b"\0asm" || h[6..8] != [1, 0])
+    {
         bail!("{} is not a WebAssembly component", component.display());
     }
     say!(
@@ -161,9 +168,8 @@ pub fn build(dir: &Path) -> anyhow::Result<PathBuf> {
 
 /// Whether `program` is on PATH.
 fn which(program: &str) -> bool {
-    std::env::var_os("PATH").is_some_and(|paths| {
-        std::env::split_paths(&paths).any(|p| p.join(program).is_file())
-    })
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join(program).is_file()))
 }
 
 #[cfg(test)]

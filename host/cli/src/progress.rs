@@ -45,7 +45,9 @@ pub fn run(what: &str, cmd: &mut Command) -> anyhow::Result<String> {
         .map_while(Result::ok)
     {
         if let Some(bar) = &spinner {
-            bar.set_message(crate::clawhost_agent_core::text::terminal_safe(line.trim()).to_string());
+            bar.set_message(
+                crate::clawhost_agent_core::text::terminal_safe(line.trim()).to_string(),
+            );
         }
         log.push_str(&line);
         log.push('\n');

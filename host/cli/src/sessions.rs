@@ -120,18 +120,21 @@ pub async fn chat(
     dev_plugins: &[std::path::PathBuf],
 ) -> anyhow::Result<()> {
     let mut config = Config::load(config_path)?;
+    let config_text = std::fs::read(config_path).ok();
+    let dev_sources = crate::dev_plugins::sources(dev_plugins);
     let dev = crate::dev_plugins::build_all(dev_plugins)?;
     crate::dev_plugins::apply(&dev, &mut config)?;
     let (host, reports) = AgentHost::start(config, Some(config_path.to_path_buf())).await?;
     let host = Arc::new(host.with_overlay(crate::dev_plugins::overlay(dev.clone())));
-    let dev_watcher = (!dev.is_empty()).then(|| crate::dev_plugins::watch(host.clone(), dev));
+    let dev_watcher =
+        (!dev.is_empty()).then(|| crate::dev_plugins::watch(host.clone(), dev, dev_sources));
     for line in reports.iter().filter_map(render_refusal) {
         esay!("{line}");
     }
     if host.generation(agent).is_none() {
         return Err(anyhow!("agent `{agent}` is not configured (agents.list)"));
     }
-    let watcher = watch_config(host.clone(), config_path.to_path_buf());
+    let watcher = watch_config(host.clone(), config_path.to_path_buf(), config_text);
     // The approver reads its answers from the same lines, while a turn waits.
     let lines = crate::input::Lines::stdin();
     let mut chat = Chat {
@@ -189,11 +192,15 @@ fn theme_of(runner: &EmbeddedRunner) -> Theme {
         .unwrap_or_default()
 }
 
-/// Reload the host when the config file changes (checked every second);
-/// a reload that fails is reported here, and the old generation serves on.
-fn watch_config(host: Arc<AgentHost>, path: std::path::PathBuf) -> tokio::task::JoinHandle<()> {
+/// Reload the host when the config file differs from `last`, its content
+/// when it was loaded (checked every second); a reload that fails is
+/// reported here, and the old generation serves on.
+fn watch_config(
+    host: Arc<AgentHost>,
+    path: std::path::PathBuf,
+    mut last: Option<Vec<u8>>,
+) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let mut last = std::fs::read(&path).ok();
         loop {
             tokio::time::sleep(std::time::Duration::from_secs(1)).await;
             let now = std::fs::read(&path).ok();

@@ -1,30 +1,12 @@
 //! The everyday command line: where the config is found, flags anywhere,
 //! JSON5 and `${VAR}` secrets, log filters, and output into a closed pipe.
 
-use std::process::{Command, Stdio};
+mod common;
 
+use std::process::Stdio;
+
+use common::{clawhost, outcome};
 use serde_json::json;
-
-fn clawhost(dir: &std::path::Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_clawhost"));
-    cmd.current_dir(dir)
-        .env_remove("CLAWHOST_CONFIG")
-        .env_remove("CLAWHOST_LOG")
-        .env_remove("RUST_LOG")
-        .env("XDG_CONFIG_HOME", dir.join("xdg"))
-        .env("NO_COLOR", "1");
-    cmd
-}
-
-/// Run `cmd`: whether it succeeded, its stdout and its stderr.
-fn outcome(cmd: &mut Command) -> (bool, String, String) {
-    let out = cmd.output().unwrap();
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// A JSON5 config with a comment, a trailing comma and an API key from
 /// `${FAKE_KEY}`, for a scripted model.
@@ -141,8 +123,56 @@ fn config_validate_and_get_read_the_file_found() {
         !ok && err.contains("does not set `plugins.limits`"),
         "{err}"
     );
-    // An invalid file: validate fails naming the key.
+    // `set` keeps the comment and trailing commas, reads JSON5 values and
+    // takes anything else as a string.
+    let (ok, _, err) = config(&["set", "plugins.limits.memoryMb", "48"]);
+    assert!(ok, "{err}");
+    let (ok, _, err) = config(&["set", "agents.defaults.model", "remote/m"]);
+    assert!(ok, "{err}");
+    let text = std::fs::read_to_string(dir.join("clawhost.json5")).unwrap();
+    assert!(
+        text.contains("// a comment") && text.contains("models: [{ id: \"demo\" }], }"),
+        "{text}"
+    );
+    let (_, out, _) = config(&["get", "plugins.limits.memoryMb"]);
+    assert_eq!(out.trim(), "48");
+    let (_, out, _) = config(&["get", "agents.defaults.model"]);
+    assert_eq!(out.trim(), "\"remote/m\"");
+    // An edit that would make the file invalid is refused, said once, and
+    // the file is left as it was.
+    let (ok, _, err) = config(&["set", "plugins.limits.memoryMb", "lots"]);
+    assert!(!ok && err.contains("plugins.limits.memoryMb"), "{err}");
+    assert_eq!(err.matches("expected u64").count(), 1, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("clawhost.json5")).unwrap(),
+        text
+    );
+    let (ok, _, err) = config(&["unset", "plugins.limits.memoryMb"]);
+    assert!(ok, "{err}");
+    let (ok, _, _) = config(&["get", "plugins.limits.memoryMb"]);
+    assert!(!ok);
+    // The schema is JSON Schema of the file.
+    let (ok, out, err) = config(&["schema"]);
+    assert!(ok, "{err}");
+    let schema: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(schema["properties"]["plugins"].is_object(), "{out}");
+    assert_eq!(schema["additionalProperties"], json!(false));
+    // With no config anywhere, `set` starts one in the user's config dir.
+    let fresh = tempfile::tempdir().unwrap();
+    let (ok, _, err) = outcome(clawhost(fresh.path()).args([
+        "config",
+        "set",
+        "agents.defaults.model",
+        "openai/gpt-4.1",
+    ]));
+    assert!(ok, "{err}");
+    let made = fresh.path().join("xdg/clawhost/clawhost.json5");
+    assert!(std::fs::read_to_string(made)
+        .unwrap()
+        .contains("openai/gpt-4.1"));
+    // An invalid file: validate fails naming the key, once.
     std::fs::write(dir.join("clawhost.json5"), "{plugins: {alow: []}}").unwrap();
     let (ok, _, err) = config(&["validate"]);
     assert!(!ok && err.contains("plugins.alow"), "{err}");
+    assert_eq!(err.matches("plugins.alow").count(), 1, "{err}");
 }
