@@ -139,12 +139,14 @@ export_plugin!(MyPlugin);
                         r#"# {id}
 
 ```sh
-rustup target add wasm32-wasip2
-cargo build --release --target wasm32-wasip2
-cp target/wasm32-wasip2/release/{tool}.wasm plugin.wasm
+clawhost plugin build      # builds for wasm32-wasip2 and writes plugin.wasm
+clawhost run --plugin . "hello"   # or `clawhost chat --plugin .`: rebuilt on each edit
 ```
 
-Then point `plugins.paths` of your `clawhost.json` at this directory.
+By hand: `rustup target add wasm32-wasip2`, `cargo build --release --target
+wasm32-wasip2`, then copy `target/wasm32-wasip2/release/{tool}.wasm` to `plugin.wasm`.
+
+Then `clawhost plugins install .` copies it beside your config and pins it.
 "#
                     ),
                 ),
@@ -185,10 +187,11 @@ def guard(event: ToolCallEvent) -> Any:
 
 ```sh
 pip install {install}
-clawhost-py build .        # writes plugin.wasm
+clawhost plugin build      # runs `clawhost-py build .`: writes plugin.wasm
+clawhost run --plugin . "hello"   # or `clawhost chat --plugin .`: rebuilt on each edit
 ```
 
-Then point `plugins.paths` of your `clawhost.json` at this directory.
+Then `clawhost plugins install .` copies it beside your config and pins it.
 "#
                     ),
                 ),
@@ -274,10 +277,11 @@ export default definePlugin({{
 
 ```sh
 npm install
-npm run build              # writes plugin.wasm
+clawhost plugin build      # runs `npm run build`: writes plugin.wasm
+clawhost run --plugin . "hello"   # or `clawhost chat --plugin .`: rebuilt on each edit
 ```
 
-Then point `plugins.paths` of your `clawhost.json` at this directory.
+Then `clawhost plugins install .` copies it beside your config and pins it.
 "#
                     ),
                 ),

@@ -1,6 +1,6 @@
-//! `clawhost plugin new` writes packages that build outside this repository
-//! with each language's ordinary tools, and load: the echo tool answers and
-//! the hook blocks by config.
+//! `clawhost plugin new` writes packages that `clawhost plugin build` builds
+//! outside this repository with each language's tools, and they load: the
+//! echo tool answers and the hook blocks by config.
 
 mod common;
 
@@ -26,57 +26,25 @@ fn clawhost(args: &[&str], dir: &Path) -> String {
     all
 }
 
-fn run(cmd: &mut Command) {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}{}",
+/// Build a scaffolded package with `clawhost plugin build`, which picks the
+/// language's tools. Rust guests share the repository's guest target dir,
+/// whose std plugins/build.sh has already built.
+fn build(dir: &Path) -> String {
+    let target = clawhost::build::repo_root().join("target").join("guests");
+    let out = Command::new(env!("CARGO_BIN_EXE_clawhost"))
+        .args(["plugin", "build"])
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", &target)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let all = format!(
+        "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-/// Build a scaffolded package with its language's SDK command.
-fn build(lang: &str, dir: &Path) {
-    let repo = clawhost::build::repo_root();
-    match lang {
-        "rust" => {
-            // The ordinary route is `cargo build --target wasm32-wasip2` with a
-            // rustup target; here, Debian's rustc-web with the shared guest
-            // target dir (its std is already built by plugins/build.sh).
-            let target = repo.join("target").join("guests");
-            run(Command::new("/usr/bin/cargo")
-                .args(["build", "--release", "--target", "wasm32-wasip2"])
-                .args(["-Zbuild-std=std,panic_abort", "--target-dir"])
-                .arg(&target)
-                .args([
-                    "--config",
-                    r#"target.wasm32-wasip2.rustflags=["-L","native=/usr/lib/wasm32-wasi"]"#,
-                ])
-                .current_dir(dir)
-                .env_remove("CARGO_TARGET_DIR")
-                .env_remove("CARGO_ENCODED_RUSTFLAGS")
-                .env_remove("RUSTFLAGS")
-                .env_remove("RUSTUP_TOOLCHAIN")
-                .env("RUSTC", "/usr/bin/rustc")
-                .env("RUSTC_BOOTSTRAP", "1"));
-            std::fs::copy(
-                target.join("wasm32-wasip2/release/scaffold_rust.wasm"),
-                dir.join("plugin.wasm"),
-            )
-            .unwrap();
-        }
-        "python" => run(Command::new("python3")
-            .arg(repo.join("sdk/python/clawhost_sdk/build.py"))
-            .args(["build", "."])
-            .current_dir(dir)),
-        "js" | "ts" => run(Command::new("node")
-            .arg(repo.join("sdk/js/build.mjs"))
-            .args(["build", ".", "--module"])
-            .arg(if lang == "ts" { "app.ts" } else { "app.js" })
-            .current_dir(dir)),
-        _ => unreachable!(),
-    }
+    assert!(out.status.success(), "{}: {all}", dir.display());
+    all
 }
 
 #[test]
@@ -87,7 +55,9 @@ fn new_plugins_in_every_language_build_and_load() {
         let id = format!("scaffold-{lang}");
         clawhost(&["plugin", "new", &id, "--lang", lang], root.path());
         let dir = root.path().join(&id);
-        build(lang, &dir);
+        let built = build(&dir);
+        assert!(built.contains(&format!("{id} 0.1.0: ")), "{lang}: {built}");
+        assert!(dir.join("plugin.wasm").is_file(), "{lang}");
         let tool = format!("{}_echo", id.replace('-', "_"));
         let script = root.path().join("script.json");
         std::fs::write(
