@@ -191,21 +191,30 @@ fn describe(error: &anyhow::Error) -> String {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            // `CLAWHOST_LOG` (the older name) wins over `RUST_LOG`.
-            tracing_subscriber::EnvFilter::try_from_env("CLAWHOST_LOG")
-                .or_else(|_| tracing_subscriber::EnvFilter::try_from_default_env())
-                .unwrap_or_else(|_| {
-                    "warn,clawhost_plugin_runtime::host=error,clawhost::progress=info".into()
-                }),
-        )
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    use tracing_subscriber::Layer;
+    // `CLAWHOST_LOG` (the older name) wins over `RUST_LOG`. Progress events
+    // (compiles) are drawn by their own layer, never as log lines.
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CLAWHOST_LOG")
+        .or_else(|_| tracing_subscriber::EnvFilter::try_from_default_env())
+        .unwrap_or_else(|_| "warn,clawhost_plugin_runtime::host=error".into())
+        .add_directive("clawhost::progress=off".parse().expect("a valid directive"));
+    let logs = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         // Colour only on a terminal, and never with NO_COLOR set.
         .with_ansi(
             std::io::IsTerminal::is_terminal(&std::io::stderr())
                 && std::env::var_os("NO_COLOR").is_none(),
         )
+        .with_filter(filter);
+    let progress = clawhost::progress::ProgressLayer::new().with_filter(
+        tracing_subscriber::filter::Targets::new()
+            .with_target("clawhost::progress", tracing::Level::INFO),
+    );
+    tracing_subscriber::registry()
+        .with(logs)
+        .with(progress)
         .init();
     let config_path = || clawhost_config::locate(cli.config.as_deref());
     match cli.command {

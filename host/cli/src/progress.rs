@@ -63,3 +63,96 @@ pub fn run(what: &str, cmd: &mut Command) -> anyhow::Result<String> {
     esay!("{what}: done in {:.1} s", started.elapsed().as_secs_f64());
     Ok(stdout)
 }
+
+/// Draws the host's `clawhost::progress` events (component compiles, cache
+/// eviction): on a terminal one spinner per compile while it runs, then its
+/// outcome as a line; elsewhere each event as a plain line.
+pub struct ProgressLayer {
+    bars: Option<indicatif::MultiProgress>,
+    running: std::sync::Mutex<std::collections::HashMap<String, indicatif::ProgressBar>>,
+}
+
+impl ProgressLayer {
+    /// Spinners when stderr is a terminal (and `NO_COLOR` is unset).
+    pub fn new() -> Self {
+        let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr())
+            && std::env::var_os("NO_COLOR").is_none();
+        Self {
+            bars: terminal.then(indicatif::MultiProgress::new),
+            running: Default::default(),
+        }
+    }
+}
+
+impl Default for ProgressLayer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The fields of a progress event.
+#[derive(Default)]
+struct Fields {
+    message: String,
+    phase: Option<String>,
+    plugin: Option<String>,
+}
+
+impl tracing::field::Visit for Fields {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        match field.name() {
+            "phase" => self.phase = Some(value.into()),
+            "plugin" => self.plugin = Some(value.into()),
+            "message" => self.message = value.into(),
+            _ => {}
+        }
+    }
+
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.message = format!("{value:?}");
+        }
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for ProgressLayer {
+    fn on_event(
+        &self,
+        event: &tracing::Event<'_>,
+        _ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        if event.metadata().target() != "clawhost::progress" {
+            return;
+        }
+        let mut fields = Fields::default();
+        event.record(&mut fields);
+        let line = crate::clawhost_agent_core::text::terminal_safe(&fields.message).to_string();
+        let Some(bars) = &self.bars else {
+            eprintln!("{line}");
+            return;
+        };
+        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        match (fields.phase.as_deref(), fields.plugin) {
+            (Some("compiling"), Some(plugin)) => {
+                let bar = bars.add(indicatif::ProgressBar::new_spinner());
+                bar.set_style(
+                    indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}")
+                        .expect("a valid template"),
+                );
+                bar.set_message(line);
+                bar.enable_steady_tick(std::time::Duration::from_millis(120));
+                running.insert(plugin, bar);
+            }
+            (Some("compiled"), Some(plugin)) => {
+                if let Some(bar) = running.remove(&plugin) {
+                    bar.finish_and_clear();
+                    bars.remove(&bar);
+                }
+                let _ = bars.println(line);
+            }
+            _ => {
+                let _ = bars.println(line);
+            }
+        }
+    }
+}

@@ -104,15 +104,21 @@ pub(crate) async fn acquire(
         .await
         .expect("the semaphore is never closed");
     let started = std::time::Instant::now();
-    tracing::info!(target: "clawhost::progress", "compiling plugin `{id}` ({:.1} MB)…", bytes.len() as f64 / 1e6);
+    // `phase` and `plugin` let a front end draw one progress line per compile.
+    tracing::info!(target: "clawhost::progress", phase = "compiling", plugin = id, "compiling plugin `{id}` ({:.1} MB)…", bytes.len() as f64 / 1e6);
     let (engine, cache, key) = (source.engine.clone(), source.cache.clone(), sha256.clone());
-    let component = blocking(id, "compiling", move || {
+    let compiled = blocking(id, "compiling", move || {
         cache
             .compile(engine.engine(), &key, &bytes)
             .map_err(|e| format!("{e:#}"))
     })
-    .await?;
-    tracing::info!(target: "clawhost::progress", "compiled plugin `{id}` in {:.1} s", started.elapsed().as_secs_f64());
+    .await;
+    let seconds = started.elapsed().as_secs_f64();
+    match &compiled {
+        Ok(_) => tracing::info!(target: "clawhost::progress", phase = "compiled", plugin = id, "compiled plugin `{id}` in {seconds:.1} s"),
+        Err(_) => tracing::info!(target: "clawhost::progress", phase = "compiled", plugin = id, "compiling plugin `{id}` failed after {seconds:.1} s"),
+    }
+    let component = compiled?;
     Ok(Acquired {
         component,
         sha256,
