@@ -244,7 +244,7 @@ impl Config {
             ));
         }
         env_vars::expand(&mut value, lookup).map_err(|(key, reason)| err(key, reason))?;
-        provider_catalog::complete(&mut value);
+        provider_catalog::complete(&mut value, lookup);
         let mut config: Config = serde_path_to_error::deserialize(value).map_err(|e| {
             let key = match e.path().to_string() {
                 top if top == "." => String::new(),

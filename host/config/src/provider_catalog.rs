@@ -18,13 +18,23 @@ pub const BUILTIN_PROVIDERS: [&str; 6] = [
     "lmstudio",
 ];
 
-/// A built-in provider's settings as config JSON.
-fn defaults(id: &str) -> Option<Value> {
+/// The environment as [`defaults`] reads it: a variable's value, if set.
+type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// A built-in provider's settings as config JSON. `OPENAI_BASE_URL` and
+/// `ANTHROPIC_BASE_URL` move the official endpoints, as the providers' own
+/// SDKs let them (a proxy, a gateway, a local stand-in).
+fn defaults(id: &str, lookup: Lookup) -> Option<Value> {
+    let base = |variable: &str, default: &str| {
+        lookup(variable)
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| default.to_string())
+    };
     let model = |id: &str, context: u64, max: u64| json!({"id": id, "contextWindow": context, "maxTokens": max, "input": ["text", "image"]});
     Some(match id {
         "openai" => json!({
             "api": "openai-responses",
-            "baseUrl": "https://api.openai.com/v1",
+            "baseUrl": base("OPENAI_BASE_URL", "https://api.openai.com/v1"),
             "apiKeyEnv": "OPENAI_API_KEY",
             "models": [
                 model("gpt-5", 400_000, 128_000),
@@ -35,7 +45,7 @@ fn defaults(id: &str) -> Option<Value> {
         }),
         "anthropic" => json!({
             "api": "anthropic-messages",
-            "baseUrl": "https://api.anthropic.com",
+            "baseUrl": base("ANTHROPIC_BASE_URL", "https://api.anthropic.com"),
             "apiKeyEnv": "ANTHROPIC_API_KEY",
             "models": [
                 model("claude-sonnet-4-5", 200_000, 64_000),
@@ -56,15 +66,16 @@ fn defaults(id: &str) -> Option<Value> {
     })
 }
 
-/// The built-in provider `id`, if there is one.
+/// The built-in provider `id`, if there is one, with its endpoint as the
+/// process environment sets it.
 pub fn builtin_provider(id: &str) -> Option<ProviderConfig> {
-    serde_json::from_value(defaults(id)?).ok()
+    serde_json::from_value(defaults(id, &|name| std::env::var(name).ok())?).ok()
 }
 
 /// Fill each `models.providers.<built-in id>` entry of a config that names
 /// no `api` with the built-in settings it leaves out (its own win; the key
 /// variable is not added when it gives `apiKey`; its models come first).
-pub(crate) fn complete(config: &mut Value) {
+pub(crate) fn complete(config: &mut Value, lookup: Lookup) {
     let Some(providers) = config
         .pointer_mut("/models/providers")
         .and_then(Value::as_object_mut)
@@ -72,7 +83,8 @@ pub(crate) fn complete(config: &mut Value) {
         return;
     };
     for (id, entry) in providers.iter_mut() {
-        let (Some(entry), Some(Value::Object(builtin))) = (entry.as_object_mut(), defaults(id))
+        let (Some(entry), Some(Value::Object(builtin))) =
+            (entry.as_object_mut(), defaults(id, lookup))
         else {
             continue;
         };
@@ -119,7 +131,7 @@ mod tests {
             "openrouter": {"api": "openai-completions", "baseUrl": "https://proxy/v1"},
             "mine": {"api": "scripted"}
         }}});
-        complete(&mut config);
+        complete(&mut config, &|_| None);
         let p = &config["models"]["providers"];
         assert_eq!(p["openai"]["api"], "openai-responses");
         assert_eq!(p["openai"]["apiKey"], "sk");
@@ -132,5 +144,15 @@ mod tests {
             json!({"api": "openai-completions", "baseUrl": "https://proxy/v1"})
         );
         assert_eq!(p["mine"], json!({"api": "scripted"}));
+        assert_eq!(p["anthropic"]["baseUrl"], "https://api.anthropic.com");
+        // The official SDKs' endpoint variables move the endpoint.
+        let mut config = json!({"models": {"providers": {"openai": {}}}});
+        let lookup =
+            |name: &str| (name == "OPENAI_BASE_URL").then(|| "http://127.0.0.1:9/v1".into());
+        complete(&mut config, &lookup);
+        assert_eq!(
+            config["models"]["providers"]["openai"]["baseUrl"],
+            "http://127.0.0.1:9/v1"
+        );
     }
 }

@@ -115,8 +115,12 @@ pub(crate) async fn acquire(
     .await;
     let seconds = started.elapsed().as_secs_f64();
     match &compiled {
-        Ok(_) => tracing::info!(target: "clawhost::progress", phase = "compiled", plugin = id, "compiled plugin `{id}` in {seconds:.1} s"),
-        Err(_) => tracing::info!(target: "clawhost::progress", phase = "compiled", plugin = id, "compiling plugin `{id}` failed after {seconds:.1} s"),
+        Ok(_) => {
+            tracing::info!(target: "clawhost::progress", phase = "compiled", plugin = id, "compiled plugin `{id}` in {seconds:.1} s")
+        }
+        Err(_) => {
+            tracing::info!(target: "clawhost::progress", phase = "compiled", plugin = id, "compiling plugin `{id}` failed after {seconds:.1} s")
+        }
     }
     let component = compiled?;
     Ok(Acquired {
