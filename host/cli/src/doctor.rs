@@ -16,27 +16,43 @@ enum Mark {
     Broken,
 }
 
-/// Findings, printed as they come.
+/// Findings: printed as they come, or gathered for one JSON document.
 #[derive(Default)]
 struct Report {
     broken: usize,
     looks: usize,
+    /// `Some` with `--json`.
+    gathered: Option<Vec<serde_json::Value>>,
 }
 
 impl Report {
     fn say(&mut self, mark: Mark, text: impl std::fmt::Display) {
-        let sign = match mark {
-            Mark::Fine => "✓",
+        let (sign, name) = match mark {
+            Mark::Fine => ("✓", "ok"),
             Mark::Look => {
                 self.looks += 1;
-                "!"
+                ("!", "look")
             }
             Mark::Broken => {
                 self.broken += 1;
-                "✗"
+                ("✗", "problem")
             }
         };
-        say!("{sign} {text}");
+        match &mut self.gathered {
+            Some(all) => all.push(serde_json::json!({"mark": name, "text": text.to_string()})),
+            None => say!("{sign} {text}"),
+        }
+    }
+
+    /// Print the gathered findings (with `--json`).
+    fn finish(&self) -> anyhow::Result<()> {
+        if let Some(all) = &self.gathered {
+            let doc = serde_json::json!({
+                "findings": all, "problems": self.broken, "looks": self.looks
+            });
+            say!("{}", serde_json::to_string_pretty(&doc)?);
+        }
+        Ok(())
     }
 }
 
@@ -92,9 +108,13 @@ fn toolchains(report: &mut Report) {
     );
 }
 
-/// Run `clawhost plugins doctor` on the config at `path`.
-pub async fn run(path: &Path) -> anyhow::Result<()> {
-    let mut report = Report::default();
+/// Run `clawhost plugins doctor` on the config at `path` (`json`: one JSON
+/// document of findings instead of lines).
+pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
+    let mut report = Report {
+        gathered: json.then(Vec::new),
+        ..Report::default()
+    };
     let config = match Config::load(path) {
         Ok(config) => {
             report.say(Mark::Fine, format!("config {} is valid", path.display()));
@@ -102,6 +122,7 @@ pub async fn run(path: &Path) -> anyhow::Result<()> {
         }
         Err(e) => {
             report.say(Mark::Broken, e);
+            report.finish()?;
             anyhow::bail!("the config does not load; nothing else was checked");
         }
     };
@@ -156,6 +177,7 @@ pub async fn run(path: &Path) -> anyhow::Result<()> {
         Ok(loaded) => loaded,
         Err(e) => {
             report.say(Mark::Broken, format!("{e:#}"));
+            report.finish()?;
             anyhow::bail!("the plugin engine does not start");
         }
     };
@@ -232,6 +254,7 @@ pub async fn run(path: &Path) -> anyhow::Result<()> {
         report.say(Mark::Broken, mistake);
     }
     toolchains(&mut report);
+    report.finish()?;
     if report.broken > 0 {
         anyhow::bail!(
             "{} problem(s) and {} thing(s) to look at",
@@ -239,6 +262,8 @@ pub async fn run(path: &Path) -> anyhow::Result<()> {
             report.looks
         );
     }
-    say!("no problems; {} thing(s) to look at", report.looks);
+    if !json {
+        say!("no problems; {} thing(s) to look at", report.looks);
+    }
     Ok(())
 }

@@ -228,7 +228,13 @@ fn search_install_root(file: &mut ConfigFile, config: &Config, root: &Path) -> a
 /// archive) for the config at `path`: verify that it loads under the
 /// requested grants, copy it into `plugins/<id>` beside the config, and record
 /// its sha256 pin, its grants and (when the config has an allowlist) its id.
-pub async fn install(path: &Path, source: &Path, flags: &InstallGrants) -> anyhow::Result<()> {
+/// `json`: print the installed plugin as JSON.
+pub async fn install(
+    path: &Path,
+    source: &Path,
+    flags: &InstallGrants,
+    json: bool,
+) -> anyhow::Result<()> {
     let unpacked = tempfile::tempdir().context("creating a directory to unpack into")?;
     let package_dir = if source.is_dir() {
         source.to_path_buf()
@@ -302,9 +308,16 @@ pub async fn install(path: &Path, source: &Path, flags: &InstallGrants) -> anyho
         let _ = std::fs::remove_dir_all(&dest);
         return Err(e.into());
     }
-    say!("{}", crate::transcript::render_status(&status));
-    say!("installed {id} {} into {}", status.version, dest.display());
-    say!("pinned sha256 {sha256} in {}", path.display());
+    if json {
+        let mut doc = crate::plugins::status_json(&status);
+        doc["dir"] = json!(dest);
+        doc["config"] = json!(path);
+        say!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        say!("{}", crate::transcript::render_status(&status));
+        say!("installed {id} {} into {}", status.version, dest.display());
+        say!("pinned sha256 {sha256} in {}", path.display());
+    }
     let requested = &staged_package.manifest.capabilities;
     for dir in &requested.filesystem {
         if !flags

@@ -40,6 +40,9 @@ pub enum Action {
         source: std::path::PathBuf,
         #[command(flatten)]
         grants: crate::plugin_admin::InstallGrants,
+        /// Print the installed plugin as JSON (as `list --json` shows one).
+        #[arg(long)]
+        json: bool,
     },
     /// Remove a package `install` put beside the config, and its config entry.
     Uninstall {
@@ -59,7 +62,11 @@ pub enum Action {
     /// Check everything plugins depend on: the config, the cache and its key,
     /// each package (loads, pinned, grants asked for and given), the guest
     /// toolchains; exit 1 when something is wrong.
-    Doctor,
+    Doctor {
+        /// One JSON document of findings instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Whether the operator's own lists leave `id` out (a refusal by choice).
@@ -106,7 +113,7 @@ pub(crate) fn mistakes(config: &Config, host: &PluginHost, reports: &[LoadReport
     found
 }
 
-fn status_json(s: &PluginStatus) -> Value {
+pub(crate) fn status_json(s: &PluginStatus) -> Value {
     json!({
         "id": s.id,
         "version": s.version,
@@ -169,13 +176,15 @@ fn inspect_json(plugin: &std::sync::Arc<LoadedPlugin>) -> Value {
 pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
     let action = action.unwrap_or(Action::List { json: false });
     match &action {
-        Action::Install { source, grants } => {
-            return crate::plugin_admin::install(path, source, grants).await
-        }
+        Action::Install {
+            source,
+            grants,
+            json,
+        } => return crate::plugin_admin::install(path, source, grants, *json).await,
         Action::Uninstall { id } => return crate::plugin_admin::uninstall(path, id),
         Action::Enable { id } => return crate::plugin_admin::set_enabled(path, id, true),
         Action::Disable { id } => return crate::plugin_admin::set_enabled(path, id, false),
-        Action::Doctor => return crate::doctor::run(path).await,
+        Action::Doctor { json } => return crate::doctor::run(path, *json).await,
         _ => {}
     }
     let config = Config::load(path)?;
@@ -242,7 +251,7 @@ pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
         | Action::Uninstall { .. }
         | Action::Enable { .. }
         | Action::Disable { .. }
-        | Action::Doctor => unreachable!("handled above"),
+        | Action::Doctor { .. } => unreachable!("handled above"),
         Action::List { json: false } | Action::Precompile => {
             let precompile = matches!(action, Action::Precompile);
             for status in host.statuses() {

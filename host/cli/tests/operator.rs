@@ -93,9 +93,15 @@ fn install_enable_disable_doctor_and_uninstall_edit_the_config_in_place() {
         archive.to_str().unwrap(),
         "--fs",
         "/notes=./notes",
+        "--json",
     ]);
     assert!(ok, "{out}{err}");
-    assert!(out.contains("/notes"), "{out}");
+    let installed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(installed["id"], "text-tools");
+    assert_eq!(
+        installed["grants"]["filesystem"][0]["guestPath"], "/notes",
+        "{out}"
+    );
     // A grant the manifest does not ask for is refused before anything is copied.
     let (ok, _, err) = run(&[
         "plugins",
@@ -113,6 +119,10 @@ fn install_enable_disable_doctor_and_uninstall_edit_the_config_in_place() {
         out.contains("✓ hello-tool 0.1.0 loads") && out.contains("✓ text-tools"),
         "{out}"
     );
+    let (ok, out, err) = run(&["plugins", "doctor", "--json"]);
+    assert!(ok, "{out}{err}");
+    let found: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(found["problems"], 0, "{out}");
 
     // Disabled: left out by choice (the listing still succeeds), and back.
     let (ok, _, err) = run(&["plugins", "disable", "hello-tool"]);
