@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use clawhost_agent_core::RunContext;
 use clawhost_config::Config;
-use clawhost_llm::{reload, ModelRuntimes};
+use clawhost_llm::ModelRuntimes;
+use clawhost_runner::AgentHost;
 use clawhost_tests::fake_provider::{FakeProvider, Reply};
 use clawhost_tests::{runner_with, wire};
 use serde_json::{json, Value};
@@ -106,37 +107,38 @@ fn a_failed_build_keeps_the_previous_generation_serving() {
 }
 
 #[tokio::test]
-async fn reload_and_the_file_watcher_publish_new_generations_and_survive_bad_files() {
+async fn reload_publishes_new_generations_and_survives_bad_files() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("clawhost.json");
-    std::fs::write(
-        &path,
-        json!({"agents": {"defaults": {"model": "scripted/demo"}}}).to_string(),
-    )
-    .unwrap();
-    let runtimes = Arc::new(ModelRuntimes::new());
-    reload::reload(&runtimes, &path).unwrap();
+    let sessions = dir.path().join("sessions");
+    let first =
+        json!({"agents": {"defaults": {"model": "scripted/demo"}}, "sessions": {"dir": sessions}});
+    std::fs::write(&path, first.to_string()).unwrap();
+    let seen = clawhost_llm::reload::fingerprint(&path);
+    let (host, _) = AgentHost::start(Config::load(&path).unwrap(), Some(path.clone()))
+        .await
+        .unwrap();
+    assert_eq!(host.generation("main").unwrap().number, 1);
+    // A file that does not load publishes nothing and says why.
     std::fs::write(&path, "{ not json").unwrap();
-    let err = reload::reload(&runtimes, &path).unwrap_err();
-    assert!(err.reason.contains("invalid config file"), "{err}");
-    assert_eq!(runtimes.current("main").unwrap().number, 1);
-
-    let watcher = reload::watch(runtimes.clone(), path.clone(), Duration::from_millis(20));
+    assert_ne!(clawhost_llm::reload::fingerprint(&path), seen);
+    let err = host.reload().await.unwrap_err();
+    assert!(
+        format!("{err:#}").contains("invalid config file"),
+        "{err:#}"
+    );
+    assert_eq!(host.generation("main").unwrap().number, 1);
+    // An edit publishes the next generation.
     let edited = json!({"models": {"providers": {"p3": {"api": "scripted", "models": [{"id": "m3"}]}}},
-                        "agents": {"defaults": {"model": "p3/m3"}}});
+                        "agents": {"defaults": {"model": "p3/m3"}}, "sessions": {"dir": sessions}});
     std::fs::write(&path, edited.to_string()).unwrap();
-    let published = tokio::time::timeout(Duration::from_secs(10), async {
-        loop {
-            if let Some(g) = runtimes.current("main").filter(|g| g.model == "p3/m3") {
-                break g;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await
-    .expect("the watcher publishes the edited config");
+    let report = host.reload().await.unwrap();
+    let published = host.generation("main").unwrap();
+    assert_eq!(
+        (published.model.as_str(), published.number),
+        ("p3/m3", report.generation)
+    );
     assert!(published.number > 1);
-    watcher.abort();
 }
 
 fn pointing_at(fake: &FakeProvider) -> Config {

@@ -7,7 +7,7 @@ use clawhost_agent_core::{Approvals, RunContext, TurnOutcome};
 use clawhost_config::{AgentEntry, Config};
 use clawhost_hooks::SessionEndReason;
 use clawhost_llm::ModelRuntimes;
-use clawhost_runner::{AgentHost, HostTurnError, PersistError, RunError, TurnRequest};
+use clawhost_runner::{AgentHost, HostTurnError, PersistError, RunError, TurnReply, TurnRequest};
 
 use crate::live::{Format, LivePrinter};
 use crate::transcript::{render_refusal, Theme};
@@ -96,18 +96,9 @@ pub async fn run(config_path: &Path, args: RunArgs) -> anyhow::Result<()> {
         message: args.message.clone(),
         model: None,
     };
-    let result = host.run_turn(&request, &ctx).await;
+    let result = turn_then_end(&host, &ctx, &request).await;
     stop.abort();
     crate::live::end_open_line(&ctx.events);
-    let id = match &result {
-        Ok(reply) => Some(&reply.session_id),
-        Err(HostTurnError::Turn { session_id, .. }) => Some(session_id),
-        Err(_) => None,
-    };
-    if let Some(id) = id {
-        runner.end_session(id, agent, SessionEndReason::Quit).await;
-    }
-    runner.harnesses().dispose_all().await;
     let reply = result.map_err(|e| match e {
         HostTurnError::Turn {
             session_id,
@@ -162,21 +153,15 @@ pub fn abort_on_interrupt_or_timeout(
     })
 }
 
-/// One turn in a new session of `host`, then the session ends (`demo`
-/// takes this path: `AgentHost::run_turn`, as `run`, `chat` and the gateway).
-pub async fn one_turn(
+/// One turn of `host`, then its session ends and the harnesses are disposed
+/// (`run` and `demo` take this path: `AgentHost::run_turn`, as `chat` and
+/// the gateway do).
+pub async fn turn_then_end(
     host: &AgentHost,
     ctx: &RunContext,
-    message: &str,
-) -> Result<TurnOutcome, HostTurnError> {
-    let agent = ctx.agent_id.clone();
-    let request = TurnRequest {
-        agent: agent.clone(),
-        session: None,
-        message: message.into(),
-        model: None,
-    };
-    let result = host.run_turn(&request, ctx).await;
+    request: &TurnRequest,
+) -> Result<TurnReply, HostTurnError> {
+    let result = host.run_turn(request, ctx).await;
     let runner = host.runner();
     let id = match &result {
         Ok(reply) => Some(&reply.session_id),
@@ -184,10 +169,30 @@ pub async fn one_turn(
         Err(_) => None,
     };
     if let Some(id) = id {
-        runner.end_session(id, &agent, SessionEndReason::Quit).await;
+        runner
+            .end_session(id, &request.agent, SessionEndReason::Quit)
+            .await;
     }
     runner.harnesses().dispose_all().await;
-    result.map(|reply| reply.outcome)
+    result
+}
+
+/// One turn in a new session of `host`, then the session ends (the demo's
+/// turn).
+pub async fn one_turn(
+    host: &AgentHost,
+    ctx: &RunContext,
+    message: &str,
+) -> Result<TurnOutcome, HostTurnError> {
+    let request = TurnRequest {
+        agent: ctx.agent_id.clone(),
+        session: None,
+        message: message.into(),
+        model: None,
+    };
+    turn_then_end(host, ctx, &request)
+        .await
+        .map(|reply| reply.outcome)
 }
 
 /// Print the catalog and auth of the current generation.

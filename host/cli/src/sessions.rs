@@ -120,7 +120,7 @@ pub async fn chat(
     dev_plugins: &[std::path::PathBuf],
 ) -> anyhow::Result<()> {
     let mut config = Config::load(config_path)?;
-    let config_text = std::fs::read(config_path).ok();
+    let config_seen = clawhost_llm::reload::fingerprint(config_path);
     let dev_sources = crate::dev_plugins::sources(dev_plugins);
     let dev = crate::dev_plugins::build_all(dev_plugins)?;
     crate::dev_plugins::apply(&dev, &mut config)?;
@@ -134,7 +134,7 @@ pub async fn chat(
     if host.generation(agent).is_none() {
         return Err(anyhow!("agent `{agent}` is not configured (agents.list)"));
     }
-    let watcher = watch_config(host.clone(), config_path.to_path_buf(), config_text);
+    let watcher = watch_config(host.clone(), config_path.to_path_buf(), config_seen);
     // The approver reads its answers from the same lines, while a turn waits.
     let lines = crate::input::Lines::stdin();
     let mut chat = Chat {
@@ -192,18 +192,18 @@ fn theme_of(runner: &EmbeddedRunner) -> Theme {
         .unwrap_or_default()
 }
 
-/// Reload the host when the config file differs from `last`, its content
-/// when it was loaded (checked every second); a reload that fails is
-/// reported here, and the old generation serves on.
+/// Reload the host when the config file or the credentials it finds differ
+/// from `last`, as they were at load (checked every second); a reload that
+/// fails is reported here, and the old generation serves on.
 fn watch_config(
     host: Arc<AgentHost>,
     path: std::path::PathBuf,
-    mut last: Option<Vec<u8>>,
+    mut last: Option<clawhost_llm::reload::Fingerprint>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-            let now = std::fs::read(&path).ok();
+            let now = clawhost_llm::reload::fingerprint(&path);
             if now == last {
                 continue;
             }

@@ -16,12 +16,11 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use clawhost_agent_core::TurnEvent;
-use clawhost_runner::TurnRequest;
 use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::request::{agent_of, agents, conversation, session_for, unix_now, with_session};
+use crate::request::{agent_of, agents, conversation, start_turn, unix_now, with_session};
 use crate::turn::{self, Update};
 use crate::{ApiError, Gateway};
 
@@ -71,22 +70,12 @@ pub(crate) async fn chat_completions(
         return Err(ApiError::bad_request("only `n: 1` is supported"));
     }
     let agent = agent_of(&gw, &req.model)?;
-    let (history, message) = conversation(
+    let asked = conversation(
         req.messages
             .iter()
             .map(|m| (Some(m.role.as_str()), m.content.as_ref())),
     )?;
-    let session = session_for(&gw, &agent, &headers, req.session, &history).await?;
-    let live = turn::start(
-        &gw,
-        TurnRequest {
-            agent,
-            session: Some(session.clone()),
-            message,
-            model: None,
-        },
-        turn::Answers::Policy,
-    );
+    let (session, live) = start_turn(&gw, agent, &headers, req.session, asked).await?;
     let shape = Shape {
         id: format!("chatcmpl-{}-{}", session, live.run_id),
         created: unix_now(),

@@ -1,6 +1,8 @@
 //! What the OpenAI-shaped endpoints share: the agent a `model` names, the
 //! text of a message's content, and the session a request runs in.
 
+use std::sync::Arc;
+
 use axum::http::HeaderMap;
 use clawhost_agent_core::Message;
 use serde_json::Value;
@@ -72,6 +74,31 @@ pub async fn session_for(
         }
         None => gw.host.create_session(agent, history).await?,
     })
+}
+
+/// Start an OpenAI-shaped request's turn: in the session the request names
+/// (see [`session_for`]) or a new one holding `history`, with approval
+/// requests answered by the configured policy (such a client cannot answer
+/// them). Returns the session and the live turn.
+pub async fn start_turn(
+    gw: &Arc<Gateway>,
+    agent: String,
+    headers: &HeaderMap,
+    named: Option<String>,
+    (history, message): (Vec<Message>, String),
+) -> Result<(String, crate::turn::LiveTurn), ApiError> {
+    let session = session_for(gw, &agent, headers, named, &history).await?;
+    let live = crate::turn::start(
+        gw,
+        clawhost_runner::TurnRequest {
+            agent,
+            session: Some(session.clone()),
+            message,
+            model: None,
+        },
+        crate::turn::Answers::Policy,
+    );
+    Ok((session, live))
 }
 
 /// The earlier messages and the user's new one, from `(role, content)`

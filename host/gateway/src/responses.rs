@@ -12,12 +12,11 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use clawhost_agent_core::{Message, TurnEvent, Usage};
-use clawhost_runner::TurnRequest;
 use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::request::{agent_of, conversation, session_for, unix_now, with_session};
+use crate::request::{agent_of, conversation, start_turn, unix_now, with_session};
 use crate::turn::{self, Update};
 use crate::{ApiError, Gateway};
 
@@ -84,23 +83,13 @@ pub(crate) async fn responses(
         ));
     }
     let agent = agent_of(&gw, &req.model)?;
-    let (history, message) = input_conversation(&req.input)?;
+    let asked = input_conversation(&req.input)?;
     let previous = req
         .previous_response_id
         .as_deref()
         .map(session_of_response)
         .transpose()?;
-    let session = session_for(&gw, &agent, &headers, previous, &history).await?;
-    let live = turn::start(
-        &gw,
-        TurnRequest {
-            agent,
-            session: Some(session.clone()),
-            message,
-            model: None,
-        },
-        turn::Answers::Policy,
-    );
+    let (session, live) = start_turn(&gw, agent, &headers, previous, asked).await?;
     let shape = Shape {
         id: response_id(&session, &live.run_id),
         created: unix_now(),

@@ -149,11 +149,6 @@ impl AgentHost {
         self.published.load().generations.clone()
     }
 
-    /// The model runtime generations.
-    pub fn runtimes(&self) -> &Arc<ModelRuntimes> {
-        &self.runtimes
-    }
-
     /// The session store.
     pub fn store(&self) -> &SessionStore {
         &self.store
