@@ -342,8 +342,8 @@ pub async fn install(
 }
 
 /// Uninstall `id`: remove the package `install` put beside the config and
-/// its entry and allowlist line.
-pub fn uninstall(path: &Path, id: &str) -> anyhow::Result<()> {
+/// its entry and allowlist line (`json`: say so as JSON).
+pub fn uninstall(path: &Path, id: &str, json: bool) -> anyhow::Result<()> {
     let dest = install_root(path).join(id);
     let installed = PluginPackage::read(&dest).is_ok_and(|p| p.manifest.id == id);
     let mut file = ConfigFile::open(path)?;
@@ -358,20 +358,28 @@ pub fn uninstall(path: &Path, id: &str) -> anyhow::Result<()> {
     file.save()?;
     if installed {
         std::fs::remove_dir_all(&dest).with_context(|| format!("removing {}", dest.display()))?;
-        say!("removed {}", dest.display());
     } else {
         esay!(
             "warning: no package of `{id}` is in {}; a package elsewhere on plugins.paths still loads, unpinned",
             install_root(path).display()
         );
     }
-    say!("removed plugins.entries.{id} from {}", path.display());
+    if json {
+        let removed = installed.then_some(&dest);
+        say!("{}", json!({"id": id, "removed": removed, "config": path}));
+    } else {
+        if installed {
+            say!("removed {}", dest.display());
+        }
+        say!("removed plugins.entries.{id} from {}", path.display());
+    }
     Ok(())
 }
 
 /// Enable or disable `id` (`plugins.entries.<id>.enabled`); enabling also
-/// takes it off `plugins.deny` and onto an allowlist the config has.
-pub fn set_enabled(path: &Path, id: &str, enabled: bool) -> anyhow::Result<()> {
+/// takes it off `plugins.deny` and onto an allowlist the config has
+/// (`json`: say so as JSON).
+pub fn set_enabled(path: &Path, id: &str, enabled: bool, json: bool) -> anyhow::Result<()> {
     let config = Config::load(path)?;
     let known = config
         .plugins
@@ -392,11 +400,15 @@ pub fn set_enabled(path: &Path, id: &str, enabled: bool) -> anyhow::Result<()> {
         }
     }
     file.save()?;
-    say!(
-        "{} {id} in {}",
-        if enabled { "enabled" } else { "disabled" },
-        path.display()
-    );
+    if json {
+        say!("{}", json!({"id": id, "enabled": enabled, "config": path}));
+    } else {
+        say!(
+            "{} {id} in {}",
+            if enabled { "enabled" } else { "disabled" },
+            path.display()
+        );
+    }
     Ok(())
 }
 

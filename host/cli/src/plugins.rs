@@ -48,16 +48,25 @@ pub enum Action {
     Uninstall {
         /// Plugin id.
         id: String,
+        /// Say what changed as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Load this plugin again (`plugins.entries.<id>.enabled`, allowlist, denylist).
     Enable {
         /// Plugin id.
         id: String,
+        /// Say what changed as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Stop loading this plugin (`plugins.entries.<id>.enabled: false`).
     Disable {
         /// Plugin id.
         id: String,
+        /// Say what changed as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Check everything plugins depend on: the config, the cache and its key,
     /// each package (loads, pinned, grants asked for and given), the guest
@@ -161,6 +170,8 @@ fn inspect_json(plugin: &std::sync::Arc<LoadedPlugin>) -> Value {
         "env": m.capabilities.env,
         "harness": m.capabilities.harness,
     });
+    out["imports"] = json!(plugin.interfaces().imports);
+    out["exports"] = json!(plugin.interfaces().exports);
     out["toolSchemas"] = plugin
         .tools()
         .iter()
@@ -181,9 +192,13 @@ pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
             grants,
             json,
         } => return crate::plugin_admin::install(path, source, grants, *json).await,
-        Action::Uninstall { id } => return crate::plugin_admin::uninstall(path, id),
-        Action::Enable { id } => return crate::plugin_admin::set_enabled(path, id, true),
-        Action::Disable { id } => return crate::plugin_admin::set_enabled(path, id, false),
+        Action::Uninstall { id, json } => return crate::plugin_admin::uninstall(path, id, *json),
+        Action::Enable { id, json } => {
+            return crate::plugin_admin::set_enabled(path, id, true, *json)
+        }
+        Action::Disable { id, json } => {
+            return crate::plugin_admin::set_enabled(path, id, false, *json)
+        }
         Action::Doctor { json } => return crate::doctor::run(path, *json).await,
         _ => {}
     }
@@ -220,6 +235,8 @@ pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
                 say!("manifest: {}", detail["manifest"]);
                 say!("requested: {}", detail["requested"]);
                 say!("granted: {}", detail["grants"]);
+                say!("exports: {}", detail["exports"]);
+                say!("imports: {}", detail["imports"]);
                 say!(
                     "sha256: {} ({})",
                     detail["sha256"].as_str().unwrap_or(""),

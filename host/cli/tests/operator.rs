@@ -125,8 +125,10 @@ fn install_enable_disable_doctor_and_uninstall_edit_the_config_in_place() {
     assert_eq!(found["problems"], 0, "{out}");
 
     // Disabled: left out by choice (the listing still succeeds), and back.
-    let (ok, _, err) = run(&["plugins", "disable", "hello-tool"]);
+    let (ok, out, err) = run(&["plugins", "disable", "hello-tool", "--json"]);
     assert!(ok, "{err}");
+    let said: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(said["enabled"], false, "{out}");
     let (ok, out, err) = run(&["plugins", "list", "--json"]);
     assert!(ok, "{out}{err}");
     let listed: serde_json::Value = serde_json::from_str(&out).unwrap();

@@ -52,6 +52,13 @@ fn list_and_inspect_show_what_loaded_and_exit_zero_when_all_is_well() {
     assert_eq!(detail["requested"]["filesystem"][0]["guestPath"], "/notes");
     assert_eq!(detail["grants"]["filesystem"], json!([]));
     assert_eq!(detail["sha256"].as_str().unwrap().len(), 64);
+    let exports = detail["exports"].to_string();
+    assert!(
+        exports.contains("openclaw:plugin/tool-provider@0.2"),
+        "{exports}"
+    );
+    let imports = detail["imports"].to_string();
+    assert!(imports.contains("openclaw:plugin/host@0.2"), "{imports}");
     let word_count = detail["toolSchemas"]
         .as_array()
         .unwrap()

@@ -315,6 +315,17 @@ impl PluginHost {
             manifest_api,
             harness_granted,
         )?;
+        let ty = component.component_type();
+        let interfaces = crate::plugin::Interfaces {
+            imports: ty
+                .imports(self.engine.engine())
+                .map(|(n, _)| n.to_string())
+                .collect(),
+            exports: ty
+                .exports(self.engine.engine())
+                .map(|(n, _)| n.to_string())
+                .collect(),
+        };
         let pre = self
             .engine
             .linker()
@@ -380,6 +391,7 @@ impl PluginHost {
             logs,
             settings: entry,
             slots: self.config.slots.clone(),
+            interfaces,
         })
     }
 

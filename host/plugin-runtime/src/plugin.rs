@@ -35,6 +35,18 @@ pub struct LoadedPlugin {
     pub(crate) settings: clawhost_config::PluginEntry,
     /// `plugins.slots`, which may give an exclusive seam to another plugin.
     pub(crate) slots: clawhost_config::PluginSlots,
+    /// The component's imports and exports, by name.
+    pub(crate) interfaces: Interfaces,
+}
+
+/// The interfaces a component imports and exports, by their full names
+/// (`openclaw:plugin/tool-hooks@0.2.1`, `wasi:io/streams@0.2.6`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Interfaces {
+    /// What it needs from the host.
+    pub imports: Vec<String>,
+    /// What it offers the host.
+    pub exports: Vec<String>,
 }
 
 /// Whether a plugin serves calls.
@@ -92,6 +104,11 @@ impl LoadedPlugin {
         self.settings
             .priority_for(kind.name())
             .unwrap_or(registered)
+    }
+
+    /// The interfaces its component imports and exports.
+    pub fn interfaces(&self) -> &Interfaces {
+        &self.interfaces
     }
 
     /// Its manifest.
