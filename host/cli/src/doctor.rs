@@ -88,24 +88,25 @@ fn toolchains(report: &mut Report) {
             "Rust guests: no wasm32-wasip2 target (`rustup target add wasm32-wasip2`)",
         ),
     }
-    let python = runs("componentize-py");
-    report.say(
-        if python { Mark::Fine } else { Mark::Look },
-        if python {
-            "Python guests: componentize-py is on PATH"
-        } else {
-            "Python guests: componentize-py is not on PATH (`pip install componentize-py`)"
-        },
-    );
-    let node = runs("node");
-    report.say(
-        if node { Mark::Fine } else { Mark::Look },
-        if node {
-            "JavaScript guests: node is on PATH (the JS SDK brings jco)"
-        } else {
-            "JavaScript guests: node is not on PATH"
-        },
-    );
+    for (program, guests, present, missing) in [
+        (
+            "componentize-py",
+            "Python",
+            "componentize-py is on PATH",
+            "componentize-py is not on PATH (`pip install componentize-py`)",
+        ),
+        (
+            "node",
+            "JavaScript",
+            "node is on PATH (the JS SDK brings jco)",
+            "node is not on PATH",
+        ),
+    ] {
+        match runs(program) {
+            true => report.say(Mark::Fine, format!("{guests} guests: {present}")),
+            false => report.say(Mark::Look, format!("{guests} guests: {missing}")),
+        }
+    }
 }
 
 /// Run `clawhost plugins doctor` on the config at `path` (`json`: one JSON
@@ -187,7 +188,7 @@ pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
             Err(e)
                 if r.id
                     .as_deref()
-                    .is_some_and(|id| crate::plugins::left_out(&config, id)) =>
+                    .is_some_and(|id| crate::plugin_report::left_out(&config, id)) =>
             {
                 say!("· {id}: left out by the config ({e})");
             }
@@ -250,7 +251,7 @@ pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
             }
         }
     }
-    for mistake in crate::plugins::mistakes(&config, &host, &reports) {
+    for mistake in crate::plugin_report::mistakes(&config, &host, &reports) {
         report.say(Mark::Broken, mistake);
     }
     toolchains(&mut report);

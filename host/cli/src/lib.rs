@@ -63,6 +63,7 @@ pub mod input;
 pub mod live;
 pub mod plugin_admin;
 pub mod plugin_build;
+pub mod plugin_report;
 pub mod plugins;
 pub mod progress;
 pub mod run;

@@ -309,7 +309,7 @@ pub async fn install(
         return Err(e.into());
     }
     if json {
-        let mut doc = crate::plugins::status_json(&status);
+        let mut doc = crate::plugin_report::status_json(&status);
         doc["dir"] = json!(dest);
         doc["config"] = json!(path);
         say!("{}", serde_json::to_string_pretty(&doc)?);

@@ -6,9 +6,10 @@
 use std::path::Path;
 
 use clawhost_config::Config;
-use clawhost_plugin_runtime::{LoadError, LoadReport, LoadedPlugin, PluginHost, PluginStatus};
+use clawhost_plugin_runtime::{LoadError, LoadReport, LoadedPlugin};
 use serde_json::{json, Value};
 
+use crate::plugin_report::{left_out, mistakes, status_json};
 use crate::transcript::{render_refusal, render_status};
 
 /// What to do.
@@ -76,75 +77,6 @@ pub enum Action {
         #[arg(long)]
         json: bool,
     },
-}
-
-/// Whether the operator's own lists leave `id` out (a refusal by choice).
-pub(crate) fn left_out(config: &Config, id: &str) -> bool {
-    let p = &config.plugins;
-    p.allow.as_ref().is_some_and(|a| !a.iter().any(|x| x == id))
-        || p.deny.iter().any(|x| x == id)
-        || p.entries.get(id).is_some_and(|e| !e.enabled)
-}
-
-/// Operator mistakes that would otherwise pass silently.
-pub(crate) fn mistakes(config: &Config, host: &PluginHost, reports: &[LoadReport]) -> Vec<String> {
-    let mut found = Vec::new();
-    let seen: Vec<&str> = reports.iter().filter_map(|r| r.id.as_deref()).collect();
-    for id in config.plugins.allow.iter().flatten() {
-        if !seen.contains(&id.as_str()) {
-            found.push(format!(
-                "plugins.allow lists `{id}`, but no package (plugins.paths, resource extensions) has this id"
-            ));
-        }
-    }
-    for id in config.plugins.entries.keys() {
-        if !seen.contains(&id.as_str()) {
-            found.push(format!(
-                "plugins.entries.{id} configures a plugin no package (plugins.paths, resource extensions) provides"
-            ));
-        }
-    }
-    let mut tools: Vec<String> = clawhost_runner::host_tools(config)
-        .iter()
-        .map(|t| t.spec().name.clone())
-        .collect();
-    for plugin in host.plugins() {
-        tools.extend(plugin.status().tools);
-    }
-    for entry in &config.tools.deny {
-        let names_something = entry.starts_with("plugin:")
-            || clawhost_tools::group(entry).is_some()
-            || tools.iter().any(|t| t.eq_ignore_ascii_case(entry));
-        if !names_something {
-            found.push(format!("tools.deny lists `{entry}`, which names no tool"));
-        }
-    }
-    found
-}
-
-pub(crate) fn status_json(s: &PluginStatus) -> Value {
-    json!({
-        "id": s.id,
-        "version": s.version,
-        "api": s.api.to_string(),
-        "dir": s.dir,
-        "sha256": s.sha256,
-        "state": match &s.state {
-            clawhost_plugin_runtime::PluginState::Active => "active".to_string(),
-            clawhost_plugin_runtime::PluginState::Disabled(why) => format!("disabled: {why}"),
-        },
-        "tools": s.tools,
-        "hooks": s.hooks.iter().map(|(h, p)| json!({"hook": h, "priority": p})).collect::<Vec<_>>(),
-        "withheld": s.withheld.iter().map(|(h, n)| json!({"hook": h, "needs": n})).collect::<Vec<_>>(),
-        "harnesses": s.harnesses,
-        "grants": {
-            "filesystem": s.grants.dirs.iter().map(|d| json!({
-                "guestPath": d.guest_path, "hostPath": d.host_path, "access": format!("{:?}", d.access).to_lowercase()
-            })).collect::<Vec<_>>(),
-            "env": s.grants.env.iter().map(|(k, _)| k).collect::<Vec<_>>(),
-        },
-        "fromCache": s.from_cache,
-    })
 }
 
 fn refusal_json(r: &LoadReport) -> Option<Value> {

@@ -146,22 +146,24 @@ impl ConfigFile {
         self.root.to_string()
     }
 
-    /// The value at `key`, as written (`${VAR}`s unexpanded).
-    pub fn get(&self, key: &str) -> Result<Option<Value>, EditError> {
-        let mut node: Option<CstNode> = self.root.value();
-        for segment in segments(key)? {
-            node = match (node, segment) {
-                (Some(n), Segment::Key(k)) => n
-                    .as_object()
-                    .and_then(|o| o.get(&k))
-                    .and_then(|p| p.value()),
-                (Some(n), Segment::Index(i)) => {
-                    n.as_array().and_then(|a| a.elements().get(i).cloned())
-                }
-                (None, _) => None,
+    /// The node at `path`, if the file has one there.
+    fn node_at(&self, path: &[Segment]) -> Option<CstNode> {
+        let mut node = self.root.value();
+        for segment in path {
+            let n = node?;
+            node = match segment {
+                Segment::Key(k) => n.as_object()?.get(k)?.value(),
+                Segment::Index(i) => n.as_array()?.elements().get(*i).cloned(),
             };
         }
-        Ok(node.and_then(|n| n.to_serde_value()))
+        node
+    }
+
+    /// The value at `key`, as written (`${VAR}`s unexpanded).
+    pub fn get(&self, key: &str) -> Result<Option<Value>, EditError> {
+        Ok(self
+            .node_at(&segments(key)?)
+            .and_then(|n| n.to_serde_value()))
     }
 
     /// Set `key` to `value`, creating the objects on the way; an index may
@@ -208,12 +210,7 @@ impl ConfigFile {
                         return Err(bad(format!("element {i} is not an object or array")));
                     }
                 }
-                (Container::Object(_), Segment::Index(i)) => {
-                    return Err(bad(format!("[{i}] indexes an object")))
-                }
-                (Container::Array(_), Segment::Key(k)) => {
-                    return Err(bad(format!("`{k}` names a key of an array")))
-                }
+                (container, segment) => return Err(bad(mismatch(&container, segment))),
             };
         }
         match (container, last) {
@@ -234,12 +231,7 @@ impl ConfigFile {
                     return Err(bad(format!("index {i} is past the end of its array")));
                 }
             }
-            (Container::Object(_), Segment::Index(i)) => {
-                return Err(bad(format!("[{i}] indexes an object")))
-            }
-            (Container::Array(_), Segment::Key(k)) => {
-                return Err(bad(format!("`{k}` names a key of an array")))
-            }
+            (container, segment) => return Err(bad(mismatch(&container, segment))),
         }
         Ok(())
     }
@@ -248,19 +240,9 @@ impl ConfigFile {
     pub fn remove(&mut self, key: &str) -> Result<bool, EditError> {
         let path = segments(key)?;
         let (last, parents) = path.split_last().expect("segments are never empty");
-        let mut node = self.root.value();
-        for segment in parents {
-            node = match (node, segment) {
-                (Some(n), Segment::Key(k)) => {
-                    n.as_object().and_then(|o| o.get(k)).and_then(|p| p.value())
-                }
-                (Some(n), Segment::Index(i)) => {
-                    n.as_array().and_then(|a| a.elements().get(*i).cloned())
-                }
-                (None, _) => None,
-            };
-        }
-        let Some(node) = node else { return Ok(false) };
+        let Some(node) = self.node_at(parents) else {
+            return Ok(false);
+        };
         let removed = match last {
             Segment::Key(k) => node.as_object().and_then(|o| o.get(k)).map(|p| p.remove()),
             Segment::Index(i) => node
@@ -309,6 +291,15 @@ impl ConfigFile {
 enum Container {
     Object(CstObject),
     Array(jsonc_parser::cst::CstArray),
+}
+
+/// Why `segment` cannot step into `container`.
+fn mismatch(container: &Container, segment: &Segment) -> String {
+    match (container, segment) {
+        (Container::Object(_), Segment::Index(i)) => format!("[{i}] indexes an object"),
+        (Container::Array(_), Segment::Key(k)) => format!("`{k}` names a key of an array"),
+        _ => "the key does not fit the file".into(),
+    }
 }
 
 #[cfg(test)]
