@@ -86,7 +86,7 @@ async fn a_harness_turn_still_goes_through_policy_hooks() {
     let status = runner.status(&session, &generation).join("\n");
     assert!(status.contains("Model: scripted/plan"), "{status}");
     assert!(
-        status.contains("Runtime: plan-act")
+        status.contains("Runtime: plan-act (pinned by this session")
             && status.contains("Execution: wasm plugin `plan-act` (sandboxed)"),
         "{status}"
     );

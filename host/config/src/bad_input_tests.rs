@@ -109,6 +109,17 @@ fn unusable_values_are_refused_at_their_key() {
             "does not exist",
         ),
         (
+            json!({"agents": {"list": [{"id": "a"}, {"id": "b", "embeddedHarness": {"fallback": "maybe"}}]}}),
+            "agents.list[1].embeddedHarness.fallback",
+            "unknown fallback `maybe`",
+        ),
+        (
+            json!({"models": {"providers": {"p": {"api": "scripted",
+                "models": [{"id": "m", "agentRuntime": {"id": "x", "fallback": "sometimes"}}]}}}}),
+            "models.providers.p.models[0].agentRuntime.fallback",
+            "unknown fallback",
+        ),
+        (
             json!({"resources": {"packages": ["nope"]}}),
             "resources.packages[0]",
             "does not exist",

@@ -37,9 +37,48 @@ impl Config {
         }
     }
 
+    /// Every runtime `fallback` the file sets, with its key.
+    fn fallbacks(&self) -> Vec<(String, &str)> {
+        let mut found = Vec::new();
+        for (id, p) in &self.models.providers {
+            let at = format!("models.providers.{id}");
+            if let Some(fb) = p.agent_runtime.as_ref().and_then(|r| r.fallback.as_deref()) {
+                found.push((format!("{at}.agentRuntime.fallback"), fb));
+            }
+            for (i, m) in p.models.iter().enumerate() {
+                if let Some(fb) = m.agent_runtime.as_ref().and_then(|r| r.fallback.as_deref()) {
+                    found.push((format!("{at}.models[{i}].agentRuntime.fallback"), fb));
+                }
+            }
+        }
+        let defaults = self.agents.defaults.embedded_harness.as_ref();
+        if let Some(fb) = defaults.and_then(|h| h.fallback.as_deref()) {
+            found.push(("agents.defaults.embeddedHarness.fallback".into(), fb));
+        }
+        for (i, a) in self.agents.list.iter().enumerate() {
+            if let Some(fb) = a
+                .embedded_harness
+                .as_ref()
+                .and_then(|h| h.fallback.as_deref())
+            {
+                found.push((format!("agents.list[{i}].embeddedHarness.fallback"), fb));
+            }
+        }
+        found
+    }
+
     /// Check what parsing cannot: that directories exist, hook names are in
-    /// the catalog, limits are positive and sha256 pins are well formed.
+    /// the catalog, limits are positive, sha256 pins are well formed and
+    /// every runtime fallback is one selection knows.
     pub fn check(&self) -> Result<(), CheckError> {
+        for (key, fb) in self.fallbacks() {
+            if !["openclaw", "pi", "none"].contains(&fb.trim().to_ascii_lowercase().as_str()) {
+                fail(
+                    key,
+                    format!("unknown fallback `{fb}`; use \"openclaw\", \"pi\" or \"none\""),
+                )?;
+            }
+        }
         let plugins = &self.plugins;
         for (key, path) in plugins.package_paths() {
             self.dir_exists(key, path)?;

@@ -305,25 +305,11 @@ pub fn select(req: &SelectionRequest) -> Result<Selection, SelectionError> {
             }
         };
     }
-    if let Some(forced) = req.env_force.filter(|v| !v.trim().is_empty()) {
-        let source = "OPENCLAW_AGENT_RUNTIME";
-        return match normalize(Some(forced)) {
-            RuntimeId::OpenClaw => Ok(selection(BUILTIN, Reason::Forced, source.into())),
-            RuntimeId::Auto => Ok(match auto(req) {
-                Some((id, why)) => selection(&id, Reason::Forced, format!("{source}=auto: {why}")),
-                None => selection(
-                    BUILTIN,
-                    Reason::Forced,
-                    format!("{source}=auto: no plugin harness claims the route"),
-                ),
-            }),
-            RuntimeId::Plugin(id) => {
-                let why = named(req, &id, source)?;
-                Ok(selection(&id, Reason::Forced, format!("{source}: {why}")))
-            }
-        };
-    }
     let all = scopes(req.policy);
+    // A bad fallback is an error wherever it is written, deciding or not.
+    for (_, fb, source) in &all {
+        fallback(*fb, source)?;
+    }
     let deciding = all
         .iter()
         .find(|s| s.0.is_some())
@@ -333,6 +319,31 @@ pub fn select(req: &SelectionRequest) -> Result<Selection, SelectionError> {
             .map(|s| (s.0, s.1, s.2))
             .unwrap_or((None, None, "no runtime policy"));
     let fb = fallback(fb, source)?;
+    // The environment overrides the id only: the config's fallback stands.
+    if let Some(forced) = req.env_force.filter(|v| !v.trim().is_empty()) {
+        let env = "OPENCLAW_AGENT_RUNTIME";
+        return match normalize(Some(forced)) {
+            RuntimeId::OpenClaw => Ok(selection(BUILTIN, Reason::Forced, env.into())),
+            RuntimeId::Auto => match (auto(req), fb) {
+                (Some((id, why)), _) => {
+                    Ok(selection(&id, Reason::Forced, format!("{env}=auto: {why}")))
+                }
+                (None, Fallback::None) => Err(SelectionError::NoneSupported {
+                    route: route_name(req.route),
+                    source_of: format!("{env}=auto, fallback in {source}"),
+                }),
+                (None, _) => Ok(selection(
+                    BUILTIN,
+                    Reason::Forced,
+                    format!("{env}=auto: no plugin harness claims the route"),
+                )),
+            },
+            RuntimeId::Plugin(id) => {
+                let why = named(req, &id, env)?;
+                Ok(selection(&id, Reason::Forced, format!("{env}: {why}")))
+            }
+        };
+    }
     match normalize(id) {
         RuntimeId::Auto => match auto(req) {
             Some((id, why)) => Ok(selection(&id, Reason::AutoPlugin, why)),

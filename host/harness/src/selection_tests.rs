@@ -353,6 +353,46 @@ fn selection_rules() {
             expect: Ok(("x", Reason::Forced)),
             ..case("env auto")
         },
+        Case {
+            env: Some("auto"),
+            policy: PolicyScopes {
+                agent: hp(Some("pi"), Some("none")),
+                ..Default::default()
+            },
+            harnesses: vec![("x", no())],
+            expect: Err("fallback is \"none\""),
+            ..case("env overrides the id only: a configured fallback none stands")
+        },
+        Case {
+            env: Some("auto"),
+            policy: PolicyScopes {
+                defaults: hp(None, Some("pi")),
+                ..Default::default()
+            },
+            harnesses: vec![("x", no())],
+            expect: Ok((BUILTIN, Reason::Forced)),
+            ..case("env auto with a builtin fallback")
+        },
+        Case {
+            policy: PolicyScopes {
+                model: rp(Some("x"), Some("pi")),
+                defaults: hp(None, Some("sometimes")),
+                ..Default::default()
+            },
+            harnesses: vec![("x", yes(1))],
+            expect: Err("unknown fallback `sometimes`"),
+            ..case("a bad fallback outside the deciding scope is still an error")
+        },
+        Case {
+            env: Some("x"),
+            policy: PolicyScopes {
+                provider: rp(None, Some("never")),
+                ..Default::default()
+            },
+            harnesses: vec![("x", yes(1))],
+            expect: Err("unknown fallback `never`"),
+            ..case("a bad fallback is an error under an env force too")
+        },
         // pinned sessions
         Case {
             pinned: Some("x"),

@@ -430,7 +430,11 @@ impl EmbeddedRunner {
     /// Status lines: the model ref, and separately the runtime, how it
     /// executes, and why it was selected.
     pub fn status(&self, session: &Session, generation: &ModelRuntimeGeneration) -> Vec<String> {
-        let runtime = session.runtime.as_deref().unwrap_or("(not selected yet)");
+        // Once a session has run, its runtime is pinned: no hot switch.
+        let runtime = match session.runtime.as_deref() {
+            Some(id) => format!("{id} (pinned by this session; /reset or /new selects again)"),
+            None => "(not selected yet)".into(),
+        };
         let execution = match session.runtime.as_deref() {
             None => "-".to_string(),
             Some(BUILTIN) => "host loop (built-in)".to_string(),
