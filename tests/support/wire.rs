@@ -16,6 +16,40 @@ fn chunk(delta: Value, finish: Value) -> Value {
            "choices": [{"index": 0, "delta": delta, "logprobs": null, "finish_reason": finish}]})
 }
 
+/// Chat Completions: a text answer cut off at the output token limit
+/// (`finish_reason: "length"`).
+pub fn chat_cut_off(pieces: &[&str]) -> Vec<String> {
+    let mut out = chat_text(pieces, 10, 16);
+    let finish = out.len() - 3;
+    out[finish] = data(chunk(json!({}), json!("length")));
+    out
+}
+
+/// Chat Completions: a refusal in pieces (`delta.refusal`, `content` null),
+/// as OpenAI streams one.
+pub fn chat_refusal(pieces: &[&str]) -> Vec<String> {
+    let mut out = vec![data(chunk(
+        json!({"role": "assistant", "content": null, "refusal": ""}),
+        Value::Null,
+    ))];
+    out.extend(
+        pieces
+            .iter()
+            .map(|p| data(chunk(json!({"refusal": p}), Value::Null))),
+    );
+    out.push(data(chunk(json!({}), json!("stop"))));
+    out.push("data: [DONE]\n\n".into());
+    out
+}
+
+/// Chat Completions: a tool call whose arguments the output token limit cut.
+pub fn chat_tool_call_cut_off(id: &str, name: &str, args: &str) -> Vec<String> {
+    let mut out = chat_tool_call(id, name, &[args]);
+    let finish = out.len() - 3;
+    out[finish] = data(chunk(json!({}), json!("length")));
+    out
+}
+
 /// Chat Completions: a text answer in pieces, with usage and `[DONE]`.
 pub fn chat_text(pieces: &[&str], input: u64, output: u64) -> Vec<String> {
     let mut out = vec![data(chunk(
@@ -78,6 +112,46 @@ pub fn responses_text(pieces: &[&str], input: u64, output: u64) -> Vec<String> {
     out
 }
 
+/// Responses: a text answer cut off at the output token limit
+/// (`response.incomplete`, `max_output_tokens`).
+pub fn responses_cut_off(pieces: &[&str]) -> Vec<String> {
+    let mut out = responses_text(pieces, 10, 16);
+    let text: String = pieces.concat();
+    *out.last_mut().unwrap() = event(
+        "response.incomplete",
+        json!({"type": "response.incomplete", "response": {"id": "resp_1", "object": "response", "status": "incomplete",
+        "incomplete_details": {"reason": "max_output_tokens"},
+        "output": [{"id": "msg_1", "type": "message", "role": "assistant", "status": "incomplete", "content": [{"type": "output_text", "text": text}]}],
+        "usage": {"input_tokens": 10, "output_tokens": 16, "total_tokens": 26}}}),
+    );
+    out
+}
+
+/// Responses: a refusal content part in pieces (`response.refusal.delta`).
+pub fn responses_refusal(pieces: &[&str]) -> Vec<String> {
+    let text: String = pieces.concat();
+    let mut out = vec![
+        event(
+            "response.created",
+            json!({"type": "response.created", "response": {"id": "resp_3", "object": "response", "status": "in_progress", "output": []}}),
+        ),
+        event(
+            "response.output_item.added",
+            json!({"type": "response.output_item.added", "output_index": 0, "item": {"id": "msg_3", "type": "message", "status": "in_progress", "content": [], "role": "assistant"}}),
+        ),
+        event(
+            "response.content_part.added",
+            json!({"type": "response.content_part.added", "item_id": "msg_3", "output_index": 0, "content_index": 0, "part": {"type": "refusal", "refusal": ""}}),
+        ),
+    ];
+    out.extend(pieces.iter().map(|p| event("response.refusal.delta", json!({"type": "response.refusal.delta", "item_id": "msg_3", "output_index": 0, "content_index": 0, "delta": p}))));
+    out.push(event("response.refusal.done", json!({"type": "response.refusal.done", "item_id": "msg_3", "output_index": 0, "content_index": 0, "refusal": text})));
+    out.push(event("response.completed", json!({"type": "response.completed", "response": {"id": "resp_3", "object": "response", "status": "completed",
+        "output": [{"id": "msg_3", "type": "message", "role": "assistant", "content": [{"type": "refusal", "refusal": text}]}],
+        "usage": {"input_tokens": 9, "output_tokens": 7, "total_tokens": 16}}})));
+    out
+}
+
 /// Responses: one function call whose arguments arrive in pieces.
 pub fn responses_tool_call(call_id: &str, name: &str, arg_pieces: &[&str]) -> Vec<String> {
     let args: String = arg_pieces.concat();
@@ -107,6 +181,17 @@ fn message_start(input: u64) -> String {
 
 /// Anthropic Messages: a text answer in pieces (with a `ping`).
 pub fn anthropic_text(pieces: &[&str], input: u64, output: u64) -> Vec<String> {
+    anthropic_stopped(pieces, input, output, "end_turn")
+}
+
+/// Anthropic Messages: text in pieces, then `stop_reason` (`max_tokens`,
+/// `refusal`, …).
+pub fn anthropic_stopped(
+    pieces: &[&str],
+    input: u64,
+    output: u64,
+    stop_reason: &str,
+) -> Vec<String> {
     let mut out = vec![
         message_start(input),
         event(
@@ -120,7 +205,7 @@ pub fn anthropic_text(pieces: &[&str], input: u64, output: u64) -> Vec<String> {
         "content_block_stop",
         json!({"type": "content_block_stop", "index": 0}),
     ));
-    out.push(event("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null}, "usage": {"output_tokens": output}})));
+    out.push(event("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": stop_reason, "stop_sequence": null}, "usage": {"output_tokens": output}})));
     out.push(event("message_stop", json!({"type": "message_stop"})));
     out
 }

@@ -85,6 +85,9 @@ pub enum TurnEvent {
     FinalAnswer {
         /// Text.
         text: String,
+        /// Why the model's last reply stopped (a cut-off or a refusal is
+        /// shown as such).
+        stop_reason: crate::StopReason,
     },
 }
 

@@ -127,6 +127,8 @@ pub struct TurnMirror {
     messages: Mutex<Vec<Message>>,
     usage: Mutex<Usage>,
     last_error: Mutex<Option<ModelError>>,
+    /// Why the last model reply stopped.
+    last_stop: Mutex<Option<crate::StopReason>>,
 }
 
 impl TurnMirror {
@@ -151,6 +153,7 @@ impl TurnMirror {
             messages: Mutex::new(vec![Message::user(user_text)]),
             usage: Mutex::default(),
             last_error: Mutex::default(),
+            last_stop: Mutex::default(),
         }
     }
 
@@ -177,14 +180,22 @@ impl TurnMirror {
         if !said {
             messages.push(Message::assistant(answer.clone()));
         }
+        // The model's stop reason holds when the answer is its last reply;
+        // an answer the harness composed itself is whole.
+        let stop_reason = match *self.last_stop.lock().unwrap_or_else(|p| p.into_inner()) {
+            Some(reason) if said => reason,
+            _ => crate::StopReason::EndTurn,
+        };
         self.ctx.events.emit(TurnEvent::FinalAnswer {
             text: answer.clone(),
+            stop_reason,
         });
         Ok(TurnOutcome {
             new_messages: messages,
             answer,
             iterations: self.iterations.load(Ordering::Relaxed),
             usage: *self.usage.lock().unwrap_or_else(|p| p.into_inner()),
+            stop_reason,
         })
     }
 }
@@ -200,6 +211,8 @@ impl TurnServices for TurnMirror {
     ) -> Result<ModelResponse, ModelError> {
         let result = self.model_call(system, messages, tools, text_sink).await;
         *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = result.as_ref().err().cloned();
+        *self.last_stop.lock().unwrap_or_else(|p| p.into_inner()) =
+            result.as_ref().ok().map(|r| r.stop_reason);
         result
     }
 

@@ -26,4 +26,4 @@ pub use model::{
     Usage,
 };
 pub use tool::{RunContext, ToolExecutor, ToolOutput, ToolSpec};
-pub use turn::{TurnError, TurnLoop, TurnOutcome};
+pub use turn::{TurnError, TurnLoop, TurnOutcome, CONTINUE_PROMPT};

@@ -56,8 +56,11 @@ pub enum StopReason {
     EndTurn,
     /// Wants tool results.
     ToolUse,
-    /// Hit the output token limit.
+    /// Hit the output token limit: the reply is cut off.
     MaxTokens,
+    /// Declined to answer (OpenAI `refusal`, Anthropic `stop_reason:
+    /// "refusal"`): the reply text is the refusal.
+    Refusal,
     /// Stopped by a content filter or for another provider reason.
     Other,
 }

@@ -4,9 +4,14 @@
 use std::sync::Arc;
 
 use crate::{
-    BudgetedTools, Message, ModelClient, ModelError, ModelRequest, RunContext, ToolExecutor,
-    ToolResultMessage, TurnBudget, TurnEvent, Usage,
+    BudgetedTools, Message, ModelClient, ModelError, ModelRequest, RunContext, StopReason,
+    ToolExecutor, ToolResultMessage, TurnBudget, TurnEvent, Usage,
 };
+
+/// What the loop sends when it continues an answer cut off at the output
+/// token limit (`agents.defaults.onMaxTokens: "continue"`).
+pub const CONTINUE_PROMPT: &str =
+    "Your previous reply was cut off at the output token limit. Continue exactly where it stopped, without repeating anything.";
 
 /// Why a turn did not produce an answer.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +44,10 @@ pub struct TurnOutcome {
     pub iterations: u32,
     /// Token usage summed over the turn.
     pub usage: Usage,
+    /// Why the model's last reply stopped: `EndTurn` for a whole answer,
+    /// `MaxTokens` for one cut off at the output token limit, `Refusal`
+    /// when the answer is the model declining.
+    pub stop_reason: StopReason,
 }
 
 /// The agent loop: owns no state between turns.
@@ -50,6 +59,7 @@ pub struct TurnLoop {
     system: Option<String>,
     pruning: Option<crate::Pruning>,
     budget: TurnBudget,
+    continue_cut_off: bool,
 }
 
 impl TurnLoop {
@@ -66,7 +76,16 @@ impl TurnLoop {
             system: None,
             pruning: None,
             budget: TurnBudget::default(),
+            continue_cut_off: false,
         }
+    }
+
+    /// Continue an answer cut off at the output token limit with another
+    /// model call ([`CONTINUE_PROMPT`]), within the iteration bound, instead
+    /// of reporting it cut off.
+    pub fn with_continue_on_max_tokens(mut self, on: bool) -> Self {
+        self.continue_cut_off = on;
+        self
     }
 
     /// Bound the tool calls and tool-result bytes of each turn.
@@ -117,6 +136,8 @@ impl TurnLoop {
         let budget = BudgetedTools::new(self.tools.clone(), self.budget);
         let tools = self.tools.specs(ctx);
         let mut usage = Usage::default();
+        // The parts of an answer continued after a cut-off, joined at the end.
+        let mut continued = String::new();
         for iteration in 1..=self.max_iterations {
             let request = ModelRequest {
                 model_ref: ctx.model_ref.clone(),
@@ -142,8 +163,17 @@ impl TurnLoop {
                 tool_calls: reply.tool_calls.clone(),
             });
             if reply.tool_calls.is_empty() {
+                let cut_off = reply.stop_reason == StopReason::MaxTokens;
+                if cut_off && self.continue_cut_off && iteration < self.max_iterations {
+                    continued.push_str(&reply.text);
+                    messages.push(Message::user(CONTINUE_PROMPT));
+                    continue;
+                }
+                continued.push_str(&reply.text);
+                let answer = std::mem::take(&mut continued);
                 ctx.events.emit(TurnEvent::FinalAnswer {
-                    text: reply.text.clone(),
+                    text: answer.clone(),
+                    stop_reason: reply.stop_reason,
                 });
                 return Ok(TurnOutcome {
                     new_messages: {
@@ -151,9 +181,10 @@ impl TurnLoop {
                         new[0] = Message::user(user_text);
                         new
                     },
-                    answer: reply.text,
+                    answer,
                     iterations: iteration,
                     usage,
+                    stop_reason: reply.stop_reason,
                 });
             }
             for call in &reply.tool_calls {
@@ -262,7 +293,7 @@ mod tests {
             matches!(&second.messages[2], Message::ToolResult(r) if r.content == "HI" && r.call_id == "c1")
         );
         assert!(
-            matches!(ctx.events.snapshot().last(), Some(TurnEvent::FinalAnswer { text }) if text == "it says HI")
+            matches!(ctx.events.snapshot().last(), Some(TurnEvent::FinalAnswer { text, .. }) if text == "it says HI")
         );
     }
 

@@ -73,6 +73,7 @@ fn render(state: &mut State, event: &TurnEvent, theme: &Theme) -> String {
             out.push_str(&render_event_with(
                 &TurnEvent::FinalAnswer {
                     text: String::new(),
+                    stop_reason: clawhost_agent_core::StopReason::EndTurn,
                 },
                 theme,
             ));
@@ -110,8 +111,11 @@ fn render(state: &mut State, event: &TurnEvent, theme: &Theme) -> String {
                 theme,
             )
         }
-        TurnEvent::FinalAnswer { text } if state.shown_answer.as_deref() == Some(text) => {
-            String::new()
+        // Streamed already: only a note on how it stopped, if any.
+        TurnEvent::FinalAnswer { text, stop_reason }
+            if state.shown_answer.as_deref() == Some(text) =>
+        {
+            crate::transcript::render_stop_note(*stop_reason, theme)
         }
         other => render_event_with(other, theme),
     };
@@ -159,13 +163,32 @@ mod tests {
                 tool_calls: Vec::new(),
                 usage: Usage::default(),
             },
-            TurnEvent::FinalAnswer { text: text.into() },
+            TurnEvent::FinalAnswer {
+                text: text.into(),
+                stop_reason: clawhost_agent_core::StopReason::EndTurn,
+            },
         ]
     }
 
     #[test]
     fn a_streamed_answer_is_printed_once() {
         assert_eq!(printed(&reply("all done")), "answer › all done\n");
+    }
+
+    #[test]
+    fn a_cut_off_streamed_answer_is_printed_once_then_marked() {
+        let mut events = reply("all done");
+        if let Some(TurnEvent::FinalAnswer { stop_reason, .. }) = events.last_mut() {
+            *stop_reason = clawhost_agent_core::StopReason::MaxTokens;
+        }
+        let out = printed(&events);
+        assert!(
+            out.starts_with(
+                "answer › all done\nnote   › cut off at the model's output token limit"
+            ),
+            "{out}"
+        );
+        assert_eq!(out.matches("all done").count(), 1, "{out}");
     }
 
     #[test]

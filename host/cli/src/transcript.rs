@@ -1,6 +1,6 @@
 //! Human-readable rendering of turn events and plugin reports.
 
-use clawhost_agent_core::{Message, TurnEvent};
+use clawhost_agent_core::{Message, StopReason, TurnEvent};
 use clawhost_plugin_runtime::{LoadReport, PluginState, PluginStatus};
 use clawhost_sessions::{Entry, EntryBody};
 
@@ -48,6 +48,26 @@ fn labelled(label: &str, text: &str) -> String {
         .chain(lines.map(|line| format!("         {line}")))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// What to tell the reader about an answer that did not simply end: cut
+/// off, refused, or stopped by the provider.
+pub fn stop_note(reason: StopReason) -> Option<&'static str> {
+    match reason {
+        StopReason::EndTurn | StopReason::ToolUse => None,
+        StopReason::MaxTokens => Some(
+            "cut off at the model's output token limit (raise its maxTokens, or set agents.defaults.onMaxTokens to \"continue\")",
+        ),
+        StopReason::Refusal => Some("the model declined to answer: this is a refusal"),
+        StopReason::Other => Some("the provider stopped the reply (a content filter or another reason)"),
+    }
+}
+
+/// The note line after an answer that stopped for `reason`, or nothing.
+pub fn render_stop_note(reason: StopReason, theme: &Theme) -> String {
+    stop_note(reason)
+        .map(|note| labelled(&theme.label("note"), note))
+        .unwrap_or_default()
 }
 
 /// One line (or a few) per event, with the default labels.
@@ -120,7 +140,14 @@ pub fn render_event_with(event: &TurnEvent, theme: &Theme) -> String {
             l("compact")
         ),
         TurnEvent::TextDelta { text, .. } => text.clone(),
-        TurnEvent::FinalAnswer { text } => labelled(&l("answer"), text),
+        TurnEvent::FinalAnswer { text, stop_reason } => match stop_note(*stop_reason) {
+            None => labelled(&l("answer"), text),
+            Some(_) => format!(
+                "{}\n{}",
+                labelled(&l("answer"), text),
+                render_stop_note(*stop_reason, theme)
+            ),
+        },
     }
 }
 
@@ -240,6 +267,7 @@ mod tests {
         assert_eq!(render_event(&user), "user   › hi");
         let answer = TurnEvent::FinalAnswer {
             text: "a\nb".into(),
+            stop_reason: StopReason::EndTurn,
         };
         assert_eq!(render_event_with(&answer, &theme), "bot    › a\n         b");
         let tool = TurnEvent::ToolResult {

@@ -24,6 +24,10 @@ pub struct AgentDefaults {
     /// Upper bound of model calls in one turn.
     #[serde(default = "default_max_iterations")]
     pub max_iterations: u32,
+    /// What the built-in loop does with an answer cut off at the model's
+    /// output token limit.
+    #[serde(default)]
+    pub on_max_tokens: OnMaxTokens,
     /// Upper bound of tool calls in one turn (built-in loop and harnesses).
     #[serde(default = "default_max_tool_calls")]
     pub max_tool_calls_per_turn: u32,
@@ -144,6 +148,7 @@ impl Default for AgentDefaults {
         Self {
             model: default_model(),
             max_iterations: default_max_iterations(),
+            on_max_tokens: OnMaxTokens::default(),
             max_tool_calls_per_turn: default_max_tool_calls(),
             max_tool_result_kb_per_turn: default_max_tool_result_kb(),
             system_prompt: None,
@@ -153,6 +158,19 @@ impl Default for AgentDefaults {
             workspace: None,
         }
     }
+}
+
+/// `agents.defaults.onMaxTokens`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OnMaxTokens {
+    /// Keep the cut-off answer and mark it cut off (run events, CLI, the
+    /// transcript's `turn_stopped` entry, the gateway's `length`).
+    #[default]
+    Report,
+    /// Ask the model to continue where it stopped, within `maxIterations`,
+    /// and join the parts into one answer.
+    Continue,
 }
 
 /// One configured agent.

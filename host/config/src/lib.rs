@@ -21,7 +21,7 @@ use serde::Deserialize;
 
 pub use agents::{
     AgentDefaults, AgentEntry, AgentSettings, AgentToolsConfig, AgentsConfig, CompactionConfig,
-    PruningConfig,
+    OnMaxTokens, PruningConfig,
 };
 pub use approvals::{ApprovalsConfig, NonInteractivePolicy, MAX_APPROVAL_TIMEOUT_MS};
 pub use check::CheckError;

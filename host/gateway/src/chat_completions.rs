@@ -15,7 +15,7 @@ use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use clawhost_agent_core::TurnEvent;
+use clawhost_agent_core::{StopReason, TurnEvent};
 use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -109,6 +109,15 @@ impl Shape {
     }
 }
 
+/// The `finish_reason` of a turn whose last reply stopped for `reason`.
+fn finish_reason(reason: StopReason) -> &'static str {
+    match reason {
+        StopReason::MaxTokens => "length",
+        StopReason::Other => "content_filter",
+        StopReason::EndTurn | StopReason::ToolUse | StopReason::Refusal => "stop",
+    }
+}
+
 fn usage_json(usage: clawhost_agent_core::Usage) -> Value {
     json!({
         "prompt_tokens": usage.input_tokens,
@@ -122,6 +131,13 @@ async fn whole(shape: Shape, live: turn::LiveTurn, session: &str) -> Result<Json
     while let Some(update) = updates.next().await {
         if let Update::Done(result) = update {
             let reply = result?;
+            let outcome = &reply.outcome;
+            // A refusal is the message's `refusal`, as OpenAI sends one.
+            let message = if outcome.stop_reason == StopReason::Refusal {
+                json!({"role": "assistant", "content": null, "refusal": outcome.answer})
+            } else {
+                json!({"role": "assistant", "content": outcome.answer, "refusal": null})
+            };
             return Ok(Json(json!({
                 "id": shape.id,
                 "object": "chat.completion",
@@ -129,8 +145,8 @@ async fn whole(shape: Shape, live: turn::LiveTurn, session: &str) -> Result<Json
                 "model": shape.model,
                 "choices": [{
                     "index": 0,
-                    "message": {"role": "assistant", "content": reply.outcome.answer, "refusal": null},
-                    "finish_reason": "stop",
+                    "message": message,
+                    "finish_reason": finish_reason(outcome.stop_reason),
                     "logprobs": null,
                 }],
                 "usage": usage_json(reply.outcome.usage),
@@ -165,7 +181,14 @@ fn stream(
             }
             Update::Event(_) | Update::ApprovalRequest(_) => Vec::new(),
             Update::Done(Ok(reply)) => {
-                let mut out = vec![data(shape.chunk(json!({}), Some("stop")))];
+                let reason = reply.outcome.stop_reason;
+                let mut out = Vec::new();
+                if reason == StopReason::Refusal {
+                    out.push(data(
+                        shape.chunk(json!({"refusal": reply.outcome.answer}), None),
+                    ));
+                }
+                out.push(data(shape.chunk(json!({}), Some(finish_reason(reason)))));
                 if include_usage {
                     out.push(data(json!({
                         "id": shape.id,

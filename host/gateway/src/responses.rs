@@ -11,7 +11,7 @@ use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use clawhost_agent_core::{Message, TurnEvent, Usage};
+use clawhost_agent_core::{Message, StopReason, TurnEvent, TurnOutcome, Usage};
 use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -116,24 +116,55 @@ impl Shape {
         format!("msg_{}", &self.id["resp_".len()..])
     }
 
-    fn item(&self, text: &str, status: &str) -> Value {
-        let content = if status == "completed" {
-            json!([{"type": "output_text", "text": text, "annotations": []}])
-        } else {
-            json!([])
+    fn item(&self, text: &str, status: &str, stop: Option<StopReason>) -> Value {
+        let content = match (status, stop) {
+            ("in_progress", _) => json!([]),
+            (_, Some(StopReason::Refusal)) => json!([{"type": "refusal", "refusal": text}]),
+            _ => json!([{"type": "output_text", "text": text, "annotations": []}]),
         };
         json!({"id": self.message_id(), "type": "message", "role": "assistant",
                "status": status, "content": content})
     }
 
     fn response(&self, status: &str, answer: Option<&str>, usage: Option<Usage>) -> Value {
+        self.response_stopped(status, answer, usage, None)
+    }
+
+    /// A finished turn's response: `incomplete` when its answer was cut off
+    /// at the output token limit or stopped by the provider, and a refusal
+    /// as a `refusal` content part.
+    fn finished(&self, outcome: &TurnOutcome) -> Value {
+        let status = match outcome.stop_reason {
+            StopReason::MaxTokens | StopReason::Other => "incomplete",
+            _ => "completed",
+        };
+        self.response_stopped(
+            status,
+            Some(&outcome.answer),
+            Some(outcome.usage),
+            Some(outcome.stop_reason),
+        )
+    }
+
+    fn response_stopped(
+        &self,
+        status: &str,
+        answer: Option<&str>,
+        usage: Option<Usage>,
+        stop: Option<StopReason>,
+    ) -> Value {
+        let incomplete = match stop {
+            Some(StopReason::MaxTokens) => json!({"reason": "max_output_tokens"}),
+            Some(StopReason::Other) => json!({"reason": "content_filter"}),
+            _ => Value::Null,
+        };
         json!({
             "id": self.id,
             "object": "response",
             "created_at": self.created,
             "status": status,
             "model": self.model,
-            "output": answer.map(|a| vec![self.item(a, "completed")]).unwrap_or_default(),
+            "output": answer.map(|a| vec![self.item(a, status, stop)]).unwrap_or_default(),
             "usage": usage.map(|u| json!({
                 "input_tokens": u.input_tokens,
                 "input_tokens_details": {"cached_tokens": 0},
@@ -142,7 +173,7 @@ impl Shape {
                 "total_tokens": u.input_tokens + u.output_tokens,
             })),
             "error": null,
-            "incomplete_details": null,
+            "incomplete_details": incomplete,
             "instructions": null,
             "metadata": {},
             "parallel_tool_calls": false,
@@ -158,11 +189,7 @@ async fn whole(shape: Shape, live: turn::LiveTurn) -> Result<Json<Value>, ApiErr
     while let Some(update) = updates.next().await {
         if let Update::Done(result) = update {
             let reply = result?;
-            return Ok(Json(shape.response(
-                "completed",
-                Some(&reply.outcome.answer),
-                Some(reply.outcome.usage),
-            )));
+            return Ok(Json(shape.finished(&reply.outcome)));
         }
     }
     Err(ApiError::internal("the turn ended without a result"))
@@ -193,7 +220,7 @@ fn stream(
         ),
         event(
             "response.output_item.added",
-            json!({"output_index": 0, "item": shape.item("", "in_progress")}),
+            json!({"output_index": 0, "item": shape.item("", "in_progress", None)}),
         ),
         event(
             "response.content_part.added",
@@ -202,7 +229,10 @@ fn stream(
     ];
     let body = turn::updates(live).flat_map(move |update| {
         let events: Vec<Event> = match update {
-            Update::Event(TurnEvent::TextDelta { iteration, text: piece }) => {
+            Update::Event(TurnEvent::TextDelta {
+                iteration,
+                text: piece,
+            }) => {
                 let sep = match last_iteration.replace(iteration) {
                     Some(i) if i != iteration => "\n\n",
                     _ => "",
@@ -216,26 +246,35 @@ fn stream(
                 )]
             }
             Update::Event(_) | Update::ApprovalRequest(_) => Vec::new(),
-            Update::Done(Ok(reply)) => vec![
-                event(
-                    "response.output_text.done",
-                    json!({"item_id": shape.message_id(), "output_index": 0, "content_index": 0,
-                           "text": text, "logprobs": []}),
-                ),
-                event(
-                    "response.content_part.done",
-                    json!({"item_id": shape.message_id(), "output_index": 0, "content_index": 0,
-                           "part": part(&text)}),
-                ),
-                event(
-                    "response.output_item.done",
-                    json!({"output_index": 0, "item": shape.item(&text, "completed")}),
-                ),
-                event(
-                    "response.completed",
-                    json!({"response": shape.response("completed", Some(&reply.outcome.answer), Some(reply.outcome.usage))}),
-                ),
-            ],
+            Update::Done(Ok(reply)) => {
+                let finished = shape.finished(&reply.outcome);
+                let status = finished["status"]
+                    .as_str()
+                    .unwrap_or("completed")
+                    .to_string();
+                let last = match status.as_str() {
+                    "incomplete" => "response.incomplete",
+                    _ => "response.completed",
+                };
+                let stop = Some(reply.outcome.stop_reason);
+                vec![
+                    event(
+                        "response.output_text.done",
+                        json!({"item_id": shape.message_id(), "output_index": 0, "content_index": 0,
+                               "text": text, "logprobs": []}),
+                    ),
+                    event(
+                        "response.content_part.done",
+                        json!({"item_id": shape.message_id(), "output_index": 0, "content_index": 0,
+                               "part": part(&text)}),
+                    ),
+                    event(
+                        "response.output_item.done",
+                        json!({"output_index": 0, "item": shape.item(&text, &status, stop)}),
+                    ),
+                    event(last, json!({"response": finished})),
+                ]
+            }
             Update::Done(Err(e)) => {
                 let error = &e.body()["error"];
                 vec![event(

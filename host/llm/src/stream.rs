@@ -36,6 +36,8 @@ pub enum StreamEvent {
     },
     /// Why the model stopped.
     Stop(StopReason),
+    /// More refusal text (OpenAI's `refusal` deltas): the model declines.
+    Refusal(String),
 }
 
 #[derive(Debug, Default)]
@@ -52,6 +54,7 @@ pub struct Assembler {
     calls: BTreeMap<usize, PartialCall>,
     usage: Usage,
     stop: Option<StopReason>,
+    refusal: String,
 }
 
 impl Assembler {
@@ -83,6 +86,7 @@ impl Assembler {
                 }
             }
             StreamEvent::Stop(reason) => self.stop = Some(reason),
+            StreamEvent::Refusal(t) => self.refusal.push_str(&t),
         }
     }
 
@@ -111,10 +115,15 @@ impl Assembler {
                 serde_json::json!({})
             } else {
                 serde_json::from_str(&call.args).map_err(|e| {
+                    let why = if stop_reason == StopReason::MaxTokens {
+                        "the reply was cut off at the output token limit inside them (raise the model's maxTokens)".to_string()
+                    } else {
+                        e.to_string()
+                    };
                     ModelError::new(
                         ModelErrorKind::Protocol,
                         format!(
-                            "arguments of tool call `{}` are not valid JSON ({e}): {}",
+                            "arguments of tool call `{}` are not valid JSON ({why}): {}",
                             call.name, call.args
                         ),
                     )
@@ -131,13 +140,21 @@ impl Assembler {
                 arguments,
             });
         }
-        let stop_reason = if !tool_calls.is_empty() && stop_reason == StopReason::EndTurn {
+        let stop_reason = if !self.refusal.is_empty() {
+            StopReason::Refusal
+        } else if !tool_calls.is_empty() && stop_reason == StopReason::EndTurn {
             StopReason::ToolUse
         } else {
             stop_reason
         };
+        // A refusal is the reply's text (after any text before it).
+        let text = match (self.text.is_empty(), self.refusal.is_empty()) {
+            (_, true) => self.text,
+            (true, false) => self.refusal,
+            (false, false) => format!("{}\n{}", self.text, self.refusal),
+        };
         Ok(ModelResponse {
-            text: self.text,
+            text,
             tool_calls,
             stop_reason,
             usage: self.usage,

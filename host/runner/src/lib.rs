@@ -268,6 +268,9 @@ impl EmbeddedRunner {
         )
         .with_pruning(pruning)
         .with_budget(self.turn_budget())
+        .with_continue_on_max_tokens(
+            self.config.agents.defaults.on_max_tokens == clawhost_config::OnMaxTokens::Continue,
+        )
     }
 
     /// Run one turn of an agent on the generation it starts with: the model

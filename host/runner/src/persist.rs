@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use clawhost_agent_core::{messages_of_last_turn, Message, RunContext, TurnOutcome};
+use clawhost_agent_core::{messages_of_last_turn, Message, RunContext, StopReason, TurnOutcome};
 use clawhost_hooks::{CallContext, MessageWriteEvent, ToolResultPersistEvent};
 use clawhost_llm::ModelRuntimeGeneration;
 use clawhost_sessions::{EntryBody, SessionError, SessionStore, Transcript};
@@ -117,6 +117,16 @@ impl EmbeddedRunner {
             if let Some(message) = self.stored_form(&ctx, &session, message.clone()).await {
                 transcript.append_message(message)?;
             }
+        }
+        // An answer cut off, refused or stopped by the provider says so.
+        if !matches!(
+            outcome.stop_reason,
+            StopReason::EndTurn | StopReason::ToolUse
+        ) {
+            transcript.append(EntryBody::Custom {
+                custom_type: "turn_stopped".into(),
+                data: serde_json::json!({ "reason": outcome.stop_reason }),
+            })?;
         }
         store.commit(agent, transcript)?;
         Ok((outcome, session))

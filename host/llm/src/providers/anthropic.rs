@@ -121,6 +121,7 @@ impl EventParser for Parser {
                         "end_turn" | "stop_sequence" => StopReason::EndTurn,
                         "tool_use" => StopReason::ToolUse,
                         "max_tokens" => StopReason::MaxTokens,
+                        "refusal" => StopReason::Refusal,
                         _ => StopReason::Other,
                     }));
                 }

@@ -87,6 +87,9 @@ impl EventParser for Parser {
             if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
                 out.push(StreamEvent::TextDelta(text.to_string()));
             }
+            if let Some(text) = delta["refusal"].as_str().filter(|t| !t.is_empty()) {
+                out.push(StreamEvent::Refusal(text.to_string()));
+            }
             if let Some(calls) = delta["tool_calls"].as_array() {
                 for call in calls {
                     let index = call["index"].as_u64().ok_or_else(|| {

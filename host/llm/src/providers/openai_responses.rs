@@ -82,6 +82,11 @@ impl EventParser for Parser {
                     }
                 }
             }
+            "response.refusal.delta" => {
+                if let Some(d) = payload["delta"].as_str() {
+                    out.push(StreamEvent::Refusal(d.into()));
+                }
+            }
             "response.function_call_arguments.delta" => {
                 if let Some(d) = payload["delta"].as_str() {
                     out.push(StreamEvent::ToolCallArgsDelta {

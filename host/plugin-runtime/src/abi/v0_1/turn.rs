@@ -82,7 +82,8 @@ pub(crate) fn model_reply(r: &ModelResponse) -> turn::ModelReply {
             StopReason::EndTurn => "end-turn",
             StopReason::ToolUse => "tool-use",
             StopReason::MaxTokens => "max-tokens",
-            StopReason::Other => "other",
+            // API 0.1 is frozen: a refusal reads as `other` there.
+            StopReason::Refusal | StopReason::Other => "other",
         }
         .into(),
         input_tokens: r.usage.input_tokens,

@@ -101,7 +101,8 @@ pub(super) fn model_reply(r: &ModelResponse) -> wit::ModelReply {
             StopReason::EndTurn => wit::StopReason::EndTurn,
             StopReason::ToolUse => wit::StopReason::ToolUse,
             StopReason::MaxTokens => wit::StopReason::MaxTokens,
-            StopReason::Other => wit::StopReason::Other,
+            // The 0.2 enum is frozen: a refusal reads as `other` there.
+            StopReason::Refusal | StopReason::Other => wit::StopReason::Other,
         },
         usage: wit::Usage {
             input_tokens: r.usage.input_tokens,
