@@ -230,6 +230,78 @@ async fn anthropic_messages_streams_text_and_split_tool_use() {
 }
 
 #[tokio::test]
+async fn anthropic_server_tools_are_provider_side_content_not_calls() {
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::sse_split(
+        wire::anthropic_server_tool("Sunny, 21 °C."),
+        7,
+    ));
+    let reg = registry(json!({"anthropic": provider(&fake, "anthropic-messages", json!({}))}));
+    let reply = reg
+        .complete(request("anthropic/claude-test"))
+        .await
+        .unwrap();
+    assert_eq!(reply.text, "Sunny, 21 °C.");
+    assert!(reply.tool_calls.is_empty(), "{:?}", reply.tool_calls);
+    assert_eq!(reply.stop_reason, StopReason::EndTurn);
+}
+
+#[tokio::test]
+async fn cached_prompt_tokens_are_counted_in_every_wire_format() {
+    let fake = FakeProvider::start().await;
+    // Chat Completions: `prompt_tokens_details.cached_tokens` in the usage chunk.
+    let mut chat = wire::chat_text(&["hi"], 2006, 300);
+    let usage = chat.len() - 2;
+    chat[usage] = format!(
+        "data: {}\n\n",
+        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [],
+               "usage": {"prompt_tokens": 2006, "completion_tokens": 300, "total_tokens": 2306,
+                         "prompt_tokens_details": {"cached_tokens": 1920, "audio_tokens": 0}}})
+    );
+    // Responses: `input_tokens_details.cached_tokens` in `response.completed`.
+    let mut responses = wire::responses_text(&["hi"], 2006, 300);
+    let done = responses.len() - 1;
+    responses[done] = format!(
+        "event: response.completed\ndata: {}\n\n",
+        json!({"type": "response.completed", "response": {"id": "resp_1", "status": "completed",
+               "usage": {"input_tokens": 2006, "input_tokens_details": {"cached_tokens": 1920},
+                         "output_tokens": 300, "total_tokens": 2306}}})
+    );
+    // Messages: `cache_read_input_tokens` / `cache_creation_input_tokens` in `message_start`.
+    let mut messages = wire::anthropic_text(&["hi"], 86, 300);
+    messages[0] = format!(
+        "event: message_start\ndata: {}\n\n",
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
+               "content": [], "model": "claude-test", "stop_reason": null,
+               "usage": {"input_tokens": 86, "cache_read_input_tokens": 1920,
+                         "cache_creation_input_tokens": 12, "output_tokens": 1}}})
+    );
+    let reg = registry(json!({
+        "chat": provider(&fake, "openai-completions", json!({})),
+        "resp": provider(&fake, "openai-responses", json!({})),
+        "anthropic": provider(&fake, "anthropic-messages", json!({})),
+    }));
+    for (model, stream, (input, read, write)) in [
+        ("chat/m", chat, (2006, 1920, 0)),
+        ("resp/m", responses, (2006, 1920, 0)),
+        ("anthropic/claude-test", messages, (86, 1920, 12)),
+    ] {
+        fake.push(Reply::sse(stream));
+        let usage = reg.complete(request(model)).await.unwrap().usage;
+        assert_eq!(
+            (
+                usage.input_tokens,
+                usage.cache_read_tokens,
+                usage.cache_write_tokens,
+                usage.output_tokens
+            ),
+            (input, read, write, 300),
+            "{model}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn malformed_events_are_clear_protocol_errors() {
     let fake = FakeProvider::start().await;
     fake.push(Reply::sse(vec![

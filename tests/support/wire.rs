@@ -241,6 +241,53 @@ pub fn anthropic_tool_call(id: &str, name: &str, arg_pieces: &[&str]) -> Vec<Str
     out
 }
 
+/// Anthropic Messages: a server tool (web search) the provider runs itself,
+/// its result block, then the answer text, in the shape the API streams.
+pub fn anthropic_server_tool(answer: &str) -> Vec<String> {
+    vec![
+        message_start(30),
+        event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {}}}),
+        ),
+        event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"query\": \"weather in Paris\"}"}}),
+        ),
+        event(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 0}),
+        ),
+        event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 1, "content_block": {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_01",
+                "content": [{"type": "web_search_result", "title": "Paris weather", "url": "https://weather.example/paris", "encrypted_content": "EqgfCioI", "page_age": "1 hour ago"}]}}),
+        ),
+        event(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 1}),
+        ),
+        event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 2, "content_block": {"type": "text", "text": ""}}),
+        ),
+        event(
+            "content_block_delta",
+            json!({"type": "content_block_delta", "index": 2, "delta": {"type": "text_delta", "text": answer}}),
+        ),
+        event(
+            "content_block_stop",
+            json!({"type": "content_block_stop", "index": 2}),
+        ),
+        event(
+            "message_delta",
+            json!({"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null},
+            "usage": {"output_tokens": 12, "server_tool_use": {"web_search_requests": 1}}}),
+        ),
+        event("message_stop", json!({"type": "message_stop"})),
+    ]
+}
+
 /// Anthropic Messages: an `error` event mid-stream.
 pub fn anthropic_overloaded() -> Vec<String> {
     vec![

@@ -275,8 +275,7 @@ impl TurnMirror {
             .await?;
         {
             let mut usage = self.usage.lock().unwrap_or_else(|p| p.into_inner());
-            usage.input_tokens += reply.usage.input_tokens;
-            usage.output_tokens += reply.usage.output_tokens;
+            usage.add(reply.usage);
         }
         self.ctx.events.emit(TurnEvent::ModelReply {
             iteration,

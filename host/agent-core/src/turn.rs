@@ -150,8 +150,7 @@ impl TurnLoop {
                 text_sink: Some(ctx.events.text_sink(iteration, None)),
             };
             let reply = self.model.complete(request).await?;
-            usage.input_tokens += reply.usage.input_tokens;
-            usage.output_tokens += reply.usage.output_tokens;
+            usage.add(reply.usage);
             ctx.events.emit(TurnEvent::ModelReply {
                 iteration,
                 text: reply.text.clone(),
@@ -260,6 +259,7 @@ mod tests {
             usage: Usage {
                 input_tokens: 10,
                 output_tokens: 2,
+                ..Usage::default()
             },
         }
     }

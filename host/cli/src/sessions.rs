@@ -371,8 +371,7 @@ impl Chat<'_> {
         crate::live::end_open_line(&ctx.events);
         match result {
             Ok(reply) => {
-                self.usage.input_tokens += reply.outcome.usage.input_tokens;
-                self.usage.output_tokens += reply.outcome.usage.output_tokens;
+                self.usage.add(reply.outcome.usage);
                 if self.id.is_none() {
                     say!("session {}", reply.session_id);
                 }

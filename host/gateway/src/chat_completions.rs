@@ -123,6 +123,7 @@ fn usage_json(usage: clawhost_agent_core::Usage) -> Value {
         "prompt_tokens": usage.input_tokens,
         "completion_tokens": usage.output_tokens,
         "total_tokens": usage.input_tokens + usage.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cache_read_tokens},
     })
 }
 

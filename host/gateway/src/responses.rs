@@ -167,7 +167,7 @@ impl Shape {
             "output": answer.map(|a| vec![self.item(a, status, stop)]).unwrap_or_default(),
             "usage": usage.map(|u| json!({
                 "input_tokens": u.input_tokens,
-                "input_tokens_details": {"cached_tokens": 0},
+                "input_tokens_details": {"cached_tokens": u.cache_read_tokens},
                 "output_tokens": u.output_tokens,
                 "output_tokens_details": {"reasoning_tokens": 0},
                 "total_tokens": u.input_tokens + u.output_tokens,

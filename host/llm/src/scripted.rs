@@ -141,6 +141,7 @@ impl ModelClient for ScriptedModel {
                 usage: Usage {
                     input_tokens,
                     output_tokens: 8 * calls.len() as u64,
+                    ..Usage::default()
                 },
             }),
             ScriptStep::Answer(template) => {
@@ -171,6 +172,7 @@ impl ModelClient for ScriptedModel {
                     usage: Usage {
                         input_tokens,
                         output_tokens: estimate_tokens(&text),
+                        ..Usage::default()
                     },
                     text,
                     tool_calls: Vec::new(),

@@ -27,12 +27,16 @@ pub enum StreamEvent {
         /// A fragment of JSON text.
         fragment: String,
     },
-    /// Token counts (either may be absent; later values overwrite earlier).
+    /// Token counts (any may be absent; later values overwrite earlier).
     Usage {
         /// Prompt tokens.
         input: Option<u64>,
         /// Completion tokens.
         output: Option<u64>,
+        /// Prompt tokens read from the provider's cache.
+        cache_read: Option<u64>,
+        /// Prompt tokens written to the provider's cache.
+        cache_write: Option<u64>,
     },
     /// Why the model stopped.
     Stop(StopReason),
@@ -77,9 +81,20 @@ impl Assembler {
                 .or_default()
                 .args
                 .push_str(&fragment),
-            StreamEvent::Usage { input, output } => {
+            StreamEvent::Usage {
+                input,
+                output,
+                cache_read,
+                cache_write,
+            } => {
                 if let Some(i) = input {
                     self.usage.input_tokens = i;
+                }
+                if let Some(r) = cache_read {
+                    self.usage.cache_read_tokens = r;
+                }
+                if let Some(w) = cache_write {
+                    self.usage.cache_write_tokens = w;
                 }
                 if let Some(o) = output {
                     self.usage.output_tokens = o;

@@ -70,6 +70,11 @@ pub fn body(
 #[derive(Debug, Default)]
 pub struct Parser {
     done: bool,
+    /// Indexes of the `tool_use` blocks: the calls the host runs. Other
+    /// blocks with JSON input (`server_tool_use`: web search, code
+    /// execution) are the provider's own tools, run on its side, and their
+    /// results (`web_search_tool_result`, …) are provider-side content.
+    client_tools: std::collections::BTreeSet<usize>,
 }
 
 impl EventParser for Parser {
@@ -84,16 +89,21 @@ impl EventParser for Parser {
                 out.push(StreamEvent::Usage {
                     input: usage["input_tokens"].as_u64(),
                     output: usage["output_tokens"].as_u64(),
+                    cache_read: usage["cache_read_input_tokens"].as_u64(),
+                    cache_write: usage["cache_creation_input_tokens"].as_u64(),
                 });
             }
             "content_block_start" => {
                 let block = &payload["content_block"];
                 match block["type"].as_str() {
-                    Some("tool_use") => out.push(StreamEvent::ToolCallStart {
-                        index,
-                        id: block["id"].as_str().unwrap_or_default().into(),
-                        name: block["name"].as_str().unwrap_or_default().into(),
-                    }),
+                    Some("tool_use") => {
+                        self.client_tools.insert(index);
+                        out.push(StreamEvent::ToolCallStart {
+                            index,
+                            id: block["id"].as_str().unwrap_or_default().into(),
+                            name: block["name"].as_str().unwrap_or_default().into(),
+                        })
+                    }
                     Some("text") => {
                         if let Some(t) = block["text"].as_str().filter(|t| !t.is_empty()) {
                             out.push(StreamEvent::TextDelta(t.into()));
@@ -108,10 +118,12 @@ impl EventParser for Parser {
                     Some("text_delta") => out.push(StreamEvent::TextDelta(
                         delta["text"].as_str().unwrap_or_default().into(),
                     )),
-                    Some("input_json_delta") => out.push(StreamEvent::ToolCallArgsDelta {
-                        index,
-                        fragment: delta["partial_json"].as_str().unwrap_or_default().into(),
-                    }),
+                    Some("input_json_delta") if self.client_tools.contains(&index) => {
+                        out.push(StreamEvent::ToolCallArgsDelta {
+                            index,
+                            fragment: delta["partial_json"].as_str().unwrap_or_default().into(),
+                        })
+                    }
                     _ => {}
                 }
             }
@@ -130,6 +142,8 @@ impl EventParser for Parser {
                     out.push(StreamEvent::Usage {
                         input: usage["input_tokens"].as_u64(),
                         output: usage["output_tokens"].as_u64(),
+                        cache_read: usage["cache_read_input_tokens"].as_u64(),
+                        cache_write: usage["cache_creation_input_tokens"].as_u64(),
                     });
                 }
             }

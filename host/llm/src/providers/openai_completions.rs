@@ -126,6 +126,8 @@ impl EventParser for Parser {
             out.push(StreamEvent::Usage {
                 input: usage["prompt_tokens"].as_u64(),
                 output: usage["completion_tokens"].as_u64(),
+                cache_read: usage["prompt_tokens_details"]["cached_tokens"].as_u64(),
+                cache_write: None,
             });
         }
         Ok(out)

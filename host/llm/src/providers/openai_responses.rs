@@ -102,6 +102,8 @@ impl EventParser for Parser {
                 out.push(StreamEvent::Usage {
                     input: usage["input_tokens"].as_u64(),
                     output: usage["output_tokens"].as_u64(),
+                    cache_read: usage["input_tokens_details"]["cached_tokens"].as_u64(),
+                    cache_write: None,
                 });
                 let reason = if kind == "response.incomplete" {
                     match response["incomplete_details"]["reason"].as_str() {
