@@ -185,15 +185,35 @@ impl PluginPackage {
 }
 
 /// Plugin package directories under `path`: `path` itself when it holds a
-/// manifest, else each immediate subdirectory that does (sorted).
+/// manifest, else each immediate subdirectory that does (sorted). Hidden
+/// subdirectories (`.name`, such as a package `plugins install` is still
+/// staging) are not packages.
 pub fn discover(path: &Path) -> std::io::Result<Vec<PathBuf>> {
     if path.join(MANIFEST_FILE).is_file() {
         return Ok(vec![path.to_path_buf()]);
     }
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(path)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter_map(|e| e.ok())
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .map(|e| e.path())
         .filter(|p| p.join(MANIFEST_FILE).is_file())
         .collect();
     dirs.sort();
     Ok(dirs)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hidden_subdirectories_are_not_packages() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["a", ".staging-a"] {
+            std::fs::create_dir(dir.path().join(name)).unwrap();
+            std::fs::write(dir.path().join(name).join(super::MANIFEST_FILE), "{}").unwrap();
+        }
+        assert_eq!(
+            super::discover(dir.path()).unwrap(),
+            vec![dir.path().join("a")]
+        );
+    }
 }
