@@ -66,24 +66,14 @@ fn runs(program: &str) -> bool {
 
 /// The guest toolchains a plugin author needs, for information only.
 fn toolchains(report: &mut Report) {
-    let wasip2 = Command::new("rustc")
-        .args(["--print", "sysroot"])
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-        .is_some_and(|sysroot| {
-            Path::new(&sysroot)
-                .join("lib/rustlib/wasm32-wasip2")
-                .is_dir()
-        });
-    let debian_std = Path::new("/usr/lib/wasm32-wasi").is_dir();
-    match (wasip2, debian_std) {
-        (true, _) => report.say(Mark::Fine, "Rust guests: the wasm32-wasip2 target is installed"),
-        (false, true) => report.say(
+    use crate::plugin_build::{rust_route, RustRoute};
+    match rust_route() {
+        Some(RustRoute::Rustup) => report.say(Mark::Fine, "Rust guests: the wasm32-wasip2 target is installed"),
+        Some(RustRoute::DebianBuildStd) => report.say(
             Mark::Fine,
-            "Rust guests: no rustup wasm32-wasip2 target; Debian's wasi-libc is here (plugins/build.sh's -Zbuild-std route)",
+            "Rust guests: no rustup wasm32-wasip2 target; Debian's std sources and wasi-libc are here (plugins/build.sh's -Zbuild-std route)",
         ),
-        (false, false) => report.say(
+        None => report.say(
             Mark::Look,
             "Rust guests: no wasm32-wasip2 target (`rustup target add wasm32-wasip2`)",
         ),

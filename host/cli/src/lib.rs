@@ -52,6 +52,12 @@ macro_rules! esay {
 #[doc(hidden)]
 pub use clawhost_agent_core;
 
+/// Whether stderr may carry colour and redrawn lines: it is a terminal and
+/// `NO_COLOR` is unset (logs, spinners).
+pub fn styled_stderr() -> bool {
+    std::io::IsTerminal::is_terminal(&std::io::stderr()) && std::env::var_os("NO_COLOR").is_none()
+}
+
 pub mod approve;
 pub mod build;
 pub mod config_cmd;

@@ -203,10 +203,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let logs = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         // Colour only on a terminal, and never with NO_COLOR set.
-        .with_ansi(
-            std::io::IsTerminal::is_terminal(&std::io::stderr())
-                && std::env::var_os("NO_COLOR").is_none(),
-        )
+        .with_ansi(clawhost::styled_stderr())
         .with_filter(filter);
     let progress = clawhost::progress::ProgressLayer::new().with_filter(
         tracing_subscriber::filter::Targets::new()

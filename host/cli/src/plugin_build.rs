@@ -31,33 +31,52 @@ fn kind_of(dir: &Path) -> anyhow::Result<Kind> {
     }
 }
 
-/// How Rust guests are built here: with a rustup `wasm32-wasip2` target when
-/// one is installed, else Debian's rustc with `-Zbuild-std` and its wasi-libc
-/// (what `plugins/build.sh` does on machines where rustup cannot download).
-fn rust_command(dir: &Path) -> anyhow::Result<Command> {
+/// How Rust guests are built on this machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RustRoute {
+    /// rustup's `wasm32-wasip2` target is installed: the ordinary build.
+    Rustup,
+    /// Debian's rustc with `-Zbuild-std`, its std sources and wasi-libc
+    /// (what `plugins/build.sh` does where rustup cannot download targets).
+    DebianBuildStd,
+}
+
+/// The route Rust guests can take here, if any.
+pub fn rust_route() -> Option<RustRoute> {
     let sysroot = Command::new("rustc")
         .args(["--print", "sysroot"])
         .output()
         .ok()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    let has_target =
-        sysroot.is_some_and(|s| Path::new(&s).join("lib/rustlib/wasm32-wasip2").is_dir());
-    let mut cmd;
-    if has_target {
-        cmd = Command::new("cargo");
-        cmd.args(["build", "--release", "--target", "wasm32-wasip2"]);
+    if sysroot.is_some_and(|s| Path::new(&s).join("lib/rustlib/wasm32-wasip2").is_dir()) {
+        Some(RustRoute::Rustup)
     } else if Path::new("/usr/lib/wasm32-wasi").is_dir()
         && Path::new("/usr/lib/rustlib/src/rust/library").is_dir()
     {
-        cmd = Command::new("/usr/bin/cargo");
-        cmd.args(["build", "--release", "--target", "wasm32-wasip2"])
-            .args(["-Zbuild-std=std,panic_abort", "--config"])
-            .arg(r#"target.wasm32-wasip2.rustflags=["-L","native=/usr/lib/wasm32-wasi"]"#)
-            .env("RUSTC", "/usr/bin/rustc")
-            .env("RUSTC_BOOTSTRAP", "1")
-            .env_remove("RUSTUP_TOOLCHAIN");
+        Some(RustRoute::DebianBuildStd)
     } else {
-        bail!("no Rust toolchain for wasm32-wasip2: run `rustup target add wasm32-wasip2`");
+        None
+    }
+}
+
+/// The cargo command that builds the Rust package in `dir` by [`rust_route`].
+fn rust_command(dir: &Path) -> anyhow::Result<Command> {
+    let mut cmd;
+    match rust_route() {
+        Some(RustRoute::Rustup) => {
+            cmd = Command::new("cargo");
+            cmd.args(["build", "--release", "--target", "wasm32-wasip2"]);
+        }
+        Some(RustRoute::DebianBuildStd) => {
+            cmd = Command::new("/usr/bin/cargo");
+            cmd.args(["build", "--release", "--target", "wasm32-wasip2"])
+                .args(["-Zbuild-std=std,panic_abort", "--config"])
+                .arg(r#"target.wasm32-wasip2.rustflags=["-L","native=/usr/lib/wasm32-wasi"]"#)
+                .env("RUSTC", "/usr/bin/rustc")
+                .env("RUSTC_BOOTSTRAP", "1")
+                .env_remove("RUSTUP_TOOLCHAIN");
+        }
+        None => bail!("no Rust toolchain for wasm32-wasip2: run `rustup target add wasm32-wasip2`"),
     }
     cmd.arg("--message-format=json-render-diagnostics")
         .current_dir(dir)

@@ -12,9 +12,7 @@ use anyhow::{bail, Context};
 /// output. Returns the child's stdout.
 pub fn run(what: &str, cmd: &mut Command) -> anyhow::Result<String> {
     let started = Instant::now();
-    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr())
-        && std::env::var_os("NO_COLOR").is_none();
-    let spinner = if terminal {
+    let spinner = if crate::styled_stderr() {
         let bar = indicatif::ProgressBar::new_spinner();
         bar.set_style(
             indicatif::ProgressStyle::with_template("{spinner} {prefix} {elapsed} {wide_msg}")
@@ -75,10 +73,8 @@ pub struct ProgressLayer {
 impl ProgressLayer {
     /// Spinners when stderr is a terminal (and `NO_COLOR` is unset).
     pub fn new() -> Self {
-        let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr())
-            && std::env::var_os("NO_COLOR").is_none();
         Self {
-            bars: terminal.then(indicatif::MultiProgress::new),
+            bars: crate::styled_stderr().then(indicatif::MultiProgress::new),
             running: Default::default(),
         }
     }
