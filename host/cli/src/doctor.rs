@@ -144,13 +144,7 @@ pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
             "no component cache (no plugins.cacheDir and no HOME): every start compiles",
         ),
         Some(dir) => {
-            let bytes: u64 = std::fs::read_dir(dir)
-                .map(|d| {
-                    d.filter_map(|e| e.ok()?.metadata().ok())
-                        .map(|m| m.len())
-                        .sum()
-                })
-                .unwrap_or(0);
+            let bytes = ComponentCache::artifact_bytes(dir);
             report.say(
                 Mark::Fine,
                 format!(

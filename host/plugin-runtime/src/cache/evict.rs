@@ -6,7 +6,28 @@ use std::time::SystemTime;
 
 use super::{artifact, ComponentCache, Evicted};
 
+/// Whether `path` names a compiled artifact (not its tag or stamp files).
+fn is_artifact(path: &Path) -> bool {
+    path.extension().is_some_and(|x| x == "cwasm")
+}
+
 impl ComponentCache {
+    /// The bytes of compiled artifacts in the cache dir `dir`: what
+    /// `plugins.cacheMaxMb` bounds.
+    pub fn artifact_bytes(dir: &Path) -> u64 {
+        std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .filter_map(|e| e.ok())
+                    .filter(|e| is_artifact(&e.path()))
+                    .filter_map(|e| std::fs::symlink_metadata(e.path()).ok())
+                    .filter(|m| m.is_file())
+                    .map(|m| m.len())
+                    .sum()
+            })
+            .unwrap_or(0)
+    }
+
     /// Remove artifacts unused for longer than the age bound, then the least
     /// recently used ones until the rest fit the size bound. `keep` (the
     /// artifact just written) is never removed. An artifact's last use is
@@ -28,7 +49,7 @@ impl ComponentCache {
         let mut files: Vec<(PathBuf, u64, SystemTime)> = entries
             .filter_map(|e| e.ok())
             .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "cwasm"))
+            .filter(|p| is_artifact(p))
             .filter_map(|p| {
                 let (len, own) = modified(&p)?;
                 let used = modified(&artifact::tag_path(&p)).map_or(own, |(_, t)| t);
