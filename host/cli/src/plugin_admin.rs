@@ -13,9 +13,13 @@ use serde_json::{json, Value};
 /// Where `plugins install` puts packages, relative to the config file.
 const INSTALL_DIR: &str = "plugins";
 
-/// Largest archive entry unpacked (a component is at most
-/// `plugins.limits.maxComponentMb`; this only bounds the unpacking).
-const MAX_ENTRY_BYTES: u64 = 512 << 20;
+/// Most bytes unpacked from one archive, all entries together (a component
+/// is at most `plugins.limits.maxComponentMb`; this only bounds the
+/// unpacking, so a compressed bomb cannot fill the disk).
+const MAX_ARCHIVE_BYTES: u64 = 512 << 20;
+
+/// Most entries unpacked from one archive.
+const MAX_ARCHIVE_ENTRIES: usize = 10_000;
 
 /// What `plugins install` grants besides the package itself.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -56,7 +60,15 @@ fn unpack(archive: &Path, into: &Path) -> anyhow::Result<()> {
         Box::new(file)
     };
     let mut tar = tar::Archive::new(reader);
+    let (mut bytes, mut count) = (0u64, 0usize);
     for entry in tar.entries().context("reading the archive")? {
+        count += 1;
+        if count > MAX_ARCHIVE_ENTRIES {
+            bail!(
+                "{}: more than {MAX_ARCHIVE_ENTRIES} entries",
+                archive.display()
+            );
+        }
         let mut entry = entry.context("reading the archive")?;
         let path = entry
             .path()
@@ -83,11 +95,13 @@ fn unpack(archive: &Path, into: &Path) -> anyhow::Result<()> {
                 path.display()
             );
         }
-        if entry.size() > MAX_ENTRY_BYTES {
+        bytes = bytes.saturating_add(entry.size());
+        if bytes > MAX_ARCHIVE_BYTES {
             bail!(
-                "{}: entry `{}` is too large",
+                "{}: entry `{}` takes the archive past {} MiB unpacked",
                 archive.display(),
-                path.display()
+                path.display(),
+                MAX_ARCHIVE_BYTES >> 20
             );
         }
         let target = into.join(&path);
@@ -457,6 +471,21 @@ mod tests {
             );
             assert!(!into.path().join("escape.txt").exists());
         }
+    }
+
+    #[test]
+    fn an_archive_of_too_many_entries_is_refused() {
+        let names: Vec<String> = (0..=MAX_ARCHIVE_ENTRIES)
+            .map(|i| format!("d{i}/"))
+            .collect();
+        let entries: Vec<(&str, tar::EntryType, &[u8])> = names
+            .iter()
+            .map(|n| (n.as_str(), tar::EntryType::Directory, &b""[..]))
+            .collect();
+        let (_keep, path) = archive(&entries);
+        let into = tempfile::tempdir().unwrap();
+        let err = unpack(&path, into.path()).unwrap_err().to_string();
+        assert!(err.contains("more than 10000 entries"), "{err}");
     }
 
     #[test]
