@@ -38,19 +38,17 @@ fn request(model_ref: &str) -> ModelRequest {
         system: Some("be brief".into()),
         messages: vec![
             Message::user("count words"),
-            Message::Assistant {
-                text: String::new(),
-                tool_calls: vec![ToolCallRequest {
-                    id: "call_0".into(),
-                    name: "word_count".into(),
-                    arguments: json!({"text": "a b"}),
-                }],
-            },
+            Message::tool_calls(vec![ToolCallRequest {
+                id: "call_0".into(),
+                name: "word_count".into(),
+                arguments: json!({"text": "a b"}),
+            }]),
             Message::ToolResult(ToolResultMessage {
                 call_id: "call_0".into(),
                 tool: "word_count".into(),
                 content: "{\"words\":2}".into(),
                 is_error: false,
+                images: Vec::new(),
             }),
         ],
         tools: vec![ToolSpec {

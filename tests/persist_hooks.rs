@@ -68,7 +68,7 @@ fn texts(messages: &[Message]) -> Vec<String> {
     messages
         .iter()
         .map(|m| match m {
-            Message::User { text } | Message::Assistant { text, .. } => text.clone(),
+            Message::User { text, .. } | Message::Assistant { text, .. } => text.clone(),
             Message::ToolResult(r) => r.content.clone(),
         })
         .collect()

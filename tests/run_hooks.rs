@@ -194,7 +194,7 @@ async fn summaries_come_only_from_a_granted_compaction_provider() {
         session.history = long_history();
         let (answer, _) = s.turn(&mut session, "next?").await;
         assert_eq!(answer.unwrap(), "answer");
-        let Message::User { text } = &session.history[0] else {
+        let Message::User { text, .. } = &session.history[0] else {
             panic!("a summary first")
         };
         if granted {
@@ -251,7 +251,7 @@ async fn the_context_engine_slot_picks_the_compaction_provider() {
         )
         .await
         .unwrap();
-    let Message::User { text } = &session.history[0] else {
+    let Message::User { text, .. } = &session.history[0] else {
         panic!("a summary first")
     };
     assert!(text.contains("host summary"), "{text}");

@@ -14,19 +14,17 @@ fn history() -> Vec<Message> {
             "question {i}: {}",
             "words ".repeat(30)
         )));
-        h.push(Message::Assistant {
-            text: String::new(),
-            tool_calls: vec![ToolCallRequest {
-                id: format!("c{i}"),
-                name: "echo".into(),
-                arguments: json!({"text": "x"}),
-            }],
-        });
+        h.push(Message::tool_calls(vec![ToolCallRequest {
+            id: format!("c{i}"),
+            name: "echo".into(),
+            arguments: json!({"text": "x"}),
+        }]));
         h.push(Message::ToolResult(ToolResultMessage {
             call_id: format!("c{i}"),
             tool: "echo".into(),
             content: "{}".into(),
             is_error: false,
+            images: Vec::new(),
         }));
         h.push(Message::assistant(format!("answer {i}")));
     }

@@ -15,19 +15,17 @@ use serde_json::json;
 
 fn tool_pair(id: &str) -> [Message; 2] {
     [
-        Message::Assistant {
-            text: String::new(),
-            tool_calls: vec![ToolCallRequest {
-                id: id.into(),
-                name: "echo".into(),
-                arguments: json!({"text": "x"}),
-            }],
-        },
+        Message::tool_calls(vec![ToolCallRequest {
+            id: id.into(),
+            name: "echo".into(),
+            arguments: json!({"text": "x"}),
+        }]),
         Message::ToolResult(ToolResultMessage {
             call_id: id.into(),
             tool: "echo".into(),
             content: "{\"text\":\"x\"}".into(),
             is_error: false,
+            images: Vec::new(),
         }),
     ]
 }
@@ -478,7 +476,7 @@ async fn runs_on_one_session_are_serialized_and_other_sessions_go_on() {
         .context()
         .iter()
         .map(|m| match m {
-            Message::User { text } => text.clone(),
+            Message::User { text, .. } => text.clone(),
             Message::Assistant { text, .. } => text.clone(),
             Message::ToolResult(r) => r.content.clone(),
         })

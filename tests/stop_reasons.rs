@@ -137,6 +137,7 @@ fn turn(message: &str) -> TurnRequest {
         agent: "main".into(),
         session: None,
         message: message.into(),
+        images: Vec::new(),
         model: None,
     }
 }

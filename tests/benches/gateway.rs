@@ -274,6 +274,7 @@ async fn bare_runner(host: &AgentHost, session: Option<&str>) -> String {
         agent: "main".into(),
         session: session.map(str::to_string),
         message: "question".into(),
+        images: Vec::new(),
         model: None,
     };
     let reply = host.run_turn(&request, &ctx).await.unwrap();

@@ -181,6 +181,7 @@ impl ModelClient for FirstRequest {
             tool_calls: vec![],
             usage: Usage::default(),
             stop_reason: StopReason::EndTurn,
+            reasoning: Vec::new(),
         })
     }
 }

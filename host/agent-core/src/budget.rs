@@ -64,6 +64,7 @@ impl BudgetedTools {
         ToolOutput {
             content: format!("tool call not run: {reason}"),
             is_error: true,
+            images: Vec::new(),
         }
     }
 }
@@ -86,10 +87,14 @@ impl ToolExecutor for BudgetedTools {
             ));
         }
         let output = self.inner.execute(call, ctx).await;
-        let total = self
-            .result_bytes
-            .fetch_add(output.content.len() as u64, Ordering::Relaxed)
-            + output.content.len() as u64;
+        // Images count as the base64 text they are stored and sent as.
+        let bytes = (output.content.len()
+            + output
+                .images
+                .iter()
+                .map(crate::Image::stored_len)
+                .sum::<usize>()) as u64;
+        let total = self.result_bytes.fetch_add(bytes, Ordering::Relaxed) + bytes;
         if total > self.budget.max_result_bytes {
             return self.spend(format!(
                 "the turn's tool results reached {total} bytes, over its limit of {} KiB (agents.defaults.maxToolResultKbPerTurn)",

@@ -3,10 +3,21 @@
 
 use crate::Message;
 
-/// Estimated tokens of a message (≈ 4 bytes per token of its JSON).
+/// Tokens counted for one image: about what the providers charge for a
+/// large one (Anthropic ≈ width × height / 750, at most ≈ 1,600).
+pub const IMAGE_TOKENS: u64 = 1_600;
+
+/// Estimated tokens of a message (≈ 4 bytes per token of its JSON; an image
+/// counts [`IMAGE_TOKENS`], not its base64 length).
 pub fn message_tokens(message: &Message) -> u64 {
-    let bytes = serde_json::to_string(message).map(|s| s.len()).unwrap_or(0) as u64;
-    bytes.div_ceil(4)
+    let images: &[crate::Image] = match message {
+        Message::User { images, .. } => images,
+        Message::ToolResult(r) => &r.images,
+        Message::Assistant { .. } => &[],
+    };
+    let image_bytes: usize = images.iter().map(crate::Image::stored_len).sum();
+    let bytes = serde_json::to_string(message).map(|s| s.len()).unwrap_or(0);
+    (bytes.saturating_sub(image_bytes) as u64).div_ceil(4) + IMAGE_TOKENS * images.len() as u64
 }
 
 /// Estimated tokens of a conversation.
@@ -38,7 +49,8 @@ pub fn plan_cut(messages: &[Message], keep_recent_tokens: u64) -> Option<usize> 
     (cut > 0).then_some(cut)
 }
 
-/// Pruning of old tool results, in memory only (the transcript keeps them).
+/// Pruning of old tool results, in memory only (the transcript keeps them):
+/// oversized text is trimmed and images are dropped for a note.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pruning {
     /// Tool results longer than this (in characters) are trimmed.
@@ -85,16 +97,25 @@ impl Pruning {
             .map(|(i, m)| match m {
                 Message::ToolResult(r)
                     if i < protect_from
-                        && r.content.chars().count() > self.max_tool_result_chars =>
+                        && (!r.images.is_empty()
+                            || r.content.chars().count() > self.max_tool_result_chars) =>
                 {
-                    let chars: Vec<char> = r.content.chars().collect();
-                    let head: String = chars[..self.head_chars.min(chars.len())].iter().collect();
-                    let tail: String = chars[chars.len().saturating_sub(self.tail_chars)..]
-                        .iter()
-                        .collect();
-                    let dropped = chars.len() - head.chars().count() - tail.chars().count();
                     let mut r = r.clone();
-                    r.content = format!("{head}\n[… {dropped} characters pruned …]\n{tail}");
+                    if r.content.chars().count() > self.max_tool_result_chars {
+                        let chars: Vec<char> = r.content.chars().collect();
+                        let head: String =
+                            chars[..self.head_chars.min(chars.len())].iter().collect();
+                        let tail: String = chars[chars.len().saturating_sub(self.tail_chars)..]
+                            .iter()
+                            .collect();
+                        let dropped = chars.len() - head.chars().count() - tail.chars().count();
+                        r.content = format!("{head}\n[… {dropped} characters pruned …]\n{tail}");
+                    }
+                    if !r.images.is_empty() {
+                        r.content
+                            .push_str(&format!("\n[{} image(s) pruned]", r.images.len()));
+                        r.images.clear();
+                    }
                     Message::ToolResult(r)
                 }
                 other => other.clone(),
@@ -109,14 +130,11 @@ mod tests {
     use crate::{ToolCallRequest, ToolResultMessage};
 
     fn call(id: &str) -> Message {
-        Message::Assistant {
-            text: String::new(),
-            tool_calls: vec![ToolCallRequest {
-                id: id.into(),
-                name: "t".into(),
-                arguments: serde_json::json!({}),
-            }],
-        }
+        Message::tool_calls(vec![ToolCallRequest {
+            id: id.into(),
+            name: "t".into(),
+            arguments: serde_json::json!({}),
+        }])
     }
 
     fn result(id: &str, content: &str) -> Message {
@@ -125,6 +143,7 @@ mod tests {
             tool: "t".into(),
             content: content.into(),
             is_error: false,
+            images: Vec::new(),
         })
     }
 
@@ -179,6 +198,49 @@ mod tests {
             "too few turns: nothing pruned"
         );
     }
+
+    #[test]
+    fn images_count_as_image_tokens_and_old_ones_are_pruned() {
+        let png = crate::Image::from_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
+        let huge = crate::Image::Base64 {
+            media_type: "image/png".into(),
+            data: "A".repeat(1_000_000),
+        };
+        let with_image = |image: crate::Image| {
+            Message::ToolResult(ToolResultMessage {
+                images: vec![image],
+                ..match result("c1", "shot") {
+                    Message::ToolResult(r) => r,
+                    _ => unreachable!(),
+                }
+            })
+        };
+        let small = message_tokens(&with_image(png.clone()));
+        assert_eq!(
+            small,
+            message_tokens(&with_image(huge)),
+            "size of the base64 does not count"
+        );
+        assert!(
+            (IMAGE_TOKENS..IMAGE_TOKENS + 100).contains(&small),
+            "{small}"
+        );
+        let msgs = vec![
+            call("c1"),
+            with_image(png),
+            Message::assistant("a1"),
+            Message::assistant("a2"),
+        ];
+        let p = Pruning {
+            protect_recent_assistant_turns: 2,
+            ..Pruning::default()
+        };
+        let Message::ToolResult(old) = &p.apply(&msgs)[1] else {
+            panic!()
+        };
+        assert!(old.images.is_empty());
+        assert_eq!(old.content, "shot\n[1 image(s) pruned]");
+    }
 }
 
 #[cfg(test)]
@@ -196,23 +258,22 @@ mod properties {
             (1usize..200).prop_map(|n| vec![Message::assistant("a".repeat(n))]),
             (1usize..4, 1usize..300).prop_map(|(calls, n)| {
                 let ids: Vec<String> = (0..calls).map(|i| format!("c{i}-{n}")).collect();
-                let mut out = vec![Message::Assistant {
-                    text: String::new(),
-                    tool_calls: ids
-                        .iter()
+                let mut out = vec![Message::tool_calls(
+                    ids.iter()
                         .map(|id| ToolCallRequest {
                             id: id.clone(),
                             name: "t".into(),
                             arguments: serde_json::json!({}),
                         })
                         .collect(),
-                }];
+                )];
                 out.extend(ids.iter().map(|id| {
                     Message::ToolResult(ToolResultMessage {
                         call_id: id.clone(),
                         tool: "t".into(),
                         content: "r".repeat(n),
                         is_error: false,
+                        images: Vec::new(),
                     })
                 }));
                 out

@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use serde::Serialize;
 
-use crate::{ToolCallRequest, Usage};
+use crate::{Image, Reasoning, ToolCallRequest, Usage};
 
 /// One thing that happened during a turn.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -14,6 +14,9 @@ pub enum TurnEvent {
     UserMessage {
         /// Text.
         text: String,
+        /// Attached images (serialized as their number).
+        #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "count")]
+        images: Vec<Image>,
     },
     /// The model replied.
     ModelReply {
@@ -25,6 +28,9 @@ pub enum TurnEvent {
         tool_calls: Vec<ToolCallRequest>,
         /// Token usage.
         usage: Usage,
+        /// The reasoning before the reply, as the provider sent it.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        reasoning: Vec<Reasoning>,
     },
     /// A hook decided something about a tool call.
     HookDecision {
@@ -61,6 +67,9 @@ pub enum TurnEvent {
         content: String,
         /// Whether it is an error.
         is_error: bool,
+        /// Images the tool returned.
+        #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "count")]
+        images: Vec<Image>,
     },
     /// Older context was replaced by a summary.
     Compaction {
@@ -89,6 +98,12 @@ pub enum TurnEvent {
         /// shown as such).
         stop_reason: crate::StopReason,
     },
+}
+
+/// Images in an event are shown as their number: a client watching a run
+/// needs to know they are there, not their megabytes again.
+fn count<S: serde::Serializer>(images: &[Image], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(images.len() as u64)
 }
 
 type Listener = Arc<dyn Fn(&TurnEvent) + Send + Sync>;
@@ -165,23 +180,32 @@ pub fn messages_of_last_turn(events: &[TurnEvent]) -> Vec<crate::Message> {
     let mut messages: Vec<Message> = events[start..]
         .iter()
         .filter_map(|e| match e {
-            TurnEvent::UserMessage { text } => Some(Message::user(text.clone())),
+            TurnEvent::UserMessage { text, images } => Some(Message::User {
+                text: text.clone(),
+                images: images.clone(),
+            }),
             TurnEvent::ModelReply {
-                text, tool_calls, ..
+                text,
+                tool_calls,
+                reasoning,
+                ..
             } => Some(Message::Assistant {
                 text: text.clone(),
                 tool_calls: tool_calls.clone(),
+                reasoning: reasoning.clone(),
             }),
             TurnEvent::ToolResult {
                 call_id,
                 tool,
                 content,
                 is_error,
+                images,
             } => Some(Message::ToolResult(ToolResultMessage {
                 call_id: call_id.clone(),
                 tool: tool.clone(),
                 content: content.clone(),
                 is_error: *is_error,
+                images: images.clone(),
             })),
             _ => None,
         })
@@ -198,10 +222,7 @@ pub fn messages_of_last_turn(events: &[TurnEvent]) -> Vec<crate::Message> {
         })
         .collect();
     if !partial.is_empty() {
-        messages.push(Message::Assistant {
-            text: partial,
-            tool_calls: Vec::new(),
-        });
+        messages.push(Message::assistant(partial));
     }
     messages
 }

@@ -129,20 +129,29 @@ pub struct TurnMirror {
     last_error: Mutex<Option<ModelError>>,
     /// Why the last model reply stopped.
     last_stop: Mutex<Option<crate::StopReason>>,
+    /// Images and reasoning the harness cannot carry.
+    restorer: Mutex<crate::restore::Restorer>,
 }
 
 impl TurnMirror {
-    /// A mirror for one turn; records the user message first.
+    /// A mirror for one turn of `turn`; records the user's input first.
+    /// The images and reasoning of the turn's history and input, which the
+    /// harness does not see, are put back into the messages it sends.
     pub fn new(
         model: Arc<dyn ModelClient>,
         tools: Arc<dyn ToolExecutor>,
         ctx: RunContext,
-        max_iterations: u32,
-        budget: TurnBudget,
-        user_text: &str,
+        (max_iterations, budget): (u32, TurnBudget),
+        turn: &PreparedTurn,
+        user: &crate::UserInput,
     ) -> Self {
+        let mut restorer = crate::restore::Restorer::default();
+        turn.history.iter().for_each(|m| restorer.learn(m));
+        restorer.learn_prompt(&turn.user_text, &user.images);
+        restorer.learn(&user.message());
         ctx.events.emit(TurnEvent::UserMessage {
-            text: user_text.into(),
+            text: user.text.clone(),
+            images: user.images.clone(),
         });
         Self {
             model,
@@ -150,14 +159,19 @@ impl TurnMirror {
             ctx,
             max_iterations: max_iterations.max(1),
             iterations: AtomicU32::new(0),
-            messages: Mutex::new(vec![Message::user(user_text)]),
+            messages: Mutex::new(vec![user.message()]),
             usage: Mutex::default(),
             last_error: Mutex::default(),
             last_stop: Mutex::default(),
+            restorer: Mutex::new(restorer),
         }
     }
 
     fn record(&self, message: Message) {
+        self.restorer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .learn(&message);
         self.messages
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -176,7 +190,7 @@ impl TurnMirror {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        let said = matches!(messages.last(), Some(Message::Assistant { text, tool_calls }) if *text == answer && tool_calls.is_empty());
+        let said = matches!(messages.last(), Some(Message::Assistant { text, tool_calls, .. }) if *text == answer && tool_calls.is_empty());
         if !said {
             messages.push(Message::assistant(answer.clone()));
         }
@@ -223,12 +237,14 @@ impl TurnServices for TurnMirror {
             tool: call.name.clone(),
             content: output.content.clone(),
             is_error: output.is_error,
+            images: output.images.clone(),
         });
         self.record(Message::ToolResult(ToolResultMessage {
             call_id: call.id,
             tool: call.name,
             content: output.content.clone(),
             is_error: output.is_error,
+            images: output.images.clone(),
         }));
         output
     }
@@ -249,10 +265,14 @@ impl TurnMirror {
     async fn model_call(
         &self,
         system: Option<String>,
-        messages: Vec<Message>,
+        mut messages: Vec<Message>,
         tools: Vec<ToolSpec>,
         text_sink: Option<TextSink>,
     ) -> Result<ModelResponse, ModelError> {
+        self.restorer
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .restore(&mut messages);
         let iteration = self.iterations.fetch_add(1, Ordering::Relaxed) + 1;
         if iteration > self.max_iterations {
             return Err(ModelError::new(
@@ -282,10 +302,12 @@ impl TurnMirror {
             text: reply.text.clone(),
             tool_calls: reply.tool_calls.clone(),
             usage: reply.usage,
+            reasoning: reply.reasoning.clone(),
         });
         self.record(Message::Assistant {
             text: reply.text.clone(),
             tool_calls: reply.tool_calls.clone(),
+            reasoning: reply.reasoning.clone(),
         });
         Ok(reply)
     }

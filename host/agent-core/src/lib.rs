@@ -6,8 +6,11 @@ mod budget;
 mod compaction;
 mod events;
 mod harness;
+mod image;
 mod message;
 mod model;
+mod reasoning;
+mod restore;
 pub mod text;
 mod tool;
 mod turn;
@@ -20,10 +23,12 @@ pub use budget::{BudgetedTools, TurnBudget};
 pub use compaction::{estimate_tokens, message_tokens, plan_cut, Pruning};
 pub use events::{messages_of_last_turn, EventSink, TurnEvent};
 pub use harness::{Harness, HarnessError, PreparedTurn, Route, Support, TurnMirror, TurnServices};
-pub use message::{Message, ToolCallRequest, ToolResultMessage};
+pub use image::{sniff as sniff_image, Image, ImageError, MAX_IMAGES_PER_MESSAGE, MAX_IMAGE_BYTES};
+pub use message::{Message, ToolCallRequest, ToolResultMessage, UserInput};
 pub use model::{
     ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelResponse, StopReason, TextSink,
     Usage,
 };
+pub use reasoning::Reasoning;
 pub use tool::{RunContext, ToolExecutor, ToolOutput, ToolSpec};
 pub use turn::{TurnError, TurnLoop, TurnOutcome, CONTINUE_PROMPT};

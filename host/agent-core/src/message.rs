@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::{Image, Reasoning};
+
 /// A tool call requested by the model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolCallRequest {
@@ -24,6 +26,52 @@ pub struct ToolResultMessage {
     pub content: String,
     /// Whether the call failed or was blocked.
     pub is_error: bool,
+    /// Images the tool returned, after the text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
+}
+
+/// The user's side of a turn: a message's text and attached images.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UserInput {
+    /// Text.
+    pub text: String,
+    /// Attached images.
+    pub images: Vec<Image>,
+}
+
+impl UserInput {
+    /// The user message of this input, with `text` in place of its own
+    /// (what the model is sent after the prompt hooks added context).
+    pub fn message_with_text(&self, text: &str) -> Message {
+        Message::User {
+            text: text.to_string(),
+            images: self.images.clone(),
+        }
+    }
+
+    /// The user message of this input.
+    pub fn message(&self) -> Message {
+        self.message_with_text(&self.text)
+    }
+}
+
+impl From<String> for UserInput {
+    fn from(text: String) -> Self {
+        Self {
+            text,
+            images: Vec::new(),
+        }
+    }
+}
+
+impl From<&str> for UserInput {
+    fn from(text: &str) -> Self {
+        Self {
+            text: text.to_string(),
+            images: Vec::new(),
+        }
+    }
 }
 
 /// One message of a conversation.
@@ -34,6 +82,9 @@ pub enum Message {
     User {
         /// Text.
         text: String,
+        /// Attached images, after the text.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<Image>,
     },
     /// A model reply: text and/or tool calls.
     Assistant {
@@ -42,6 +93,10 @@ pub enum Message {
         /// Tool calls, in the order the model made them.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         tool_calls: Vec<ToolCallRequest>,
+        /// The reasoning before the reply, as the provider sent it; sent
+        /// back unchanged to the same wire format.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reasoning: Vec<Reasoning>,
     },
     /// The result of a tool call.
     ToolResult(ToolResultMessage),
@@ -50,7 +105,10 @@ pub enum Message {
 impl Message {
     /// A user message.
     pub fn user(text: impl Into<String>) -> Self {
-        Message::User { text: text.into() }
+        Message::User {
+            text: text.into(),
+            images: Vec::new(),
+        }
     }
 
     /// An assistant message with text only.
@@ -58,6 +116,16 @@ impl Message {
         Message::Assistant {
             text: text.into(),
             tool_calls: Vec::new(),
+            reasoning: Vec::new(),
+        }
+    }
+
+    /// An assistant message calling tools, with no text.
+    pub fn tool_calls(tool_calls: Vec<ToolCallRequest>) -> Self {
+        Message::Assistant {
+            text: String::new(),
+            tool_calls,
+            reasoning: Vec::new(),
         }
     }
 }

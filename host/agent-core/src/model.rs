@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use crate::{Message, ToolCallRequest, ToolSpec};
+use crate::{Message, Reasoning, ToolCallRequest, ToolSpec};
 
 /// Where a streamed reply's text goes as it arrives.
 #[derive(Clone)]
@@ -105,6 +105,8 @@ pub struct ModelResponse {
     pub stop_reason: StopReason,
     /// Token usage, when the provider reports it.
     pub usage: Usage,
+    /// The reasoning the provider returned before the reply.
+    pub reasoning: Vec<Reasoning>,
 }
 
 /// What kind of failure a model call hit; the loop acts on some of them.

@@ -65,6 +65,8 @@ pub struct ToolOutput {
     pub content: String,
     /// Whether the call failed, was refused or was blocked.
     pub is_error: bool,
+    /// Images the tool returned (see [`crate::Image`]).
+    pub images: Vec<crate::Image>,
 }
 
 /// Runs tool calls. There is one implementation in the host (the tool

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::{
     BudgetedTools, Message, ModelClient, ModelError, ModelRequest, RunContext, StopReason,
-    ToolExecutor, ToolResultMessage, TurnBudget, TurnEvent, Usage,
+    ToolExecutor, ToolResultMessage, TurnBudget, TurnEvent, Usage, UserInput,
 };
 
 /// What the loop sends when it continues an answer cut off at the output
@@ -114,24 +114,26 @@ impl TurnLoop {
         history: &[Message],
         user_text: &str,
     ) -> Result<TurnOutcome, TurnError> {
-        self.run_with_context(ctx, history, user_text, user_text)
+        self.run_with_context(ctx, history, &UserInput::from(user_text), user_text)
             .await
     }
 
-    /// [`TurnLoop::run`], sending the model `sent_text` (the user's message
-    /// with context hooks added) while the turn records `user_text`.
+    /// [`TurnLoop::run`] of a user's input, sending the model `sent_text`
+    /// (the user's text with context hooks added) while the turn records the
+    /// input as it was.
     pub async fn run_with_context(
         &self,
         ctx: &RunContext,
         history: &[Message],
-        user_text: &str,
+        user: &UserInput,
         sent_text: &str,
     ) -> Result<TurnOutcome, TurnError> {
         let mut messages = history.to_vec();
         let first_new = messages.len();
-        messages.push(Message::user(sent_text));
+        messages.push(user.message_with_text(sent_text));
         ctx.events.emit(TurnEvent::UserMessage {
-            text: user_text.to_string(),
+            text: user.text.clone(),
+            images: user.images.clone(),
         });
         let budget = BudgetedTools::new(self.tools.clone(), self.budget);
         let tools = self.tools.specs(ctx);
@@ -156,10 +158,12 @@ impl TurnLoop {
                 text: reply.text.clone(),
                 tool_calls: reply.tool_calls.clone(),
                 usage: reply.usage,
+                reasoning: reply.reasoning.clone(),
             });
             messages.push(Message::Assistant {
                 text: reply.text.clone(),
                 tool_calls: reply.tool_calls.clone(),
+                reasoning: reply.reasoning.clone(),
             });
             if reply.tool_calls.is_empty() {
                 let cut_off = reply.stop_reason == StopReason::MaxTokens;
@@ -177,7 +181,7 @@ impl TurnLoop {
                 return Ok(TurnOutcome {
                     new_messages: {
                         let mut new = messages.split_off(first_new);
-                        new[0] = Message::user(user_text);
+                        new[0] = user.message();
                         new
                     },
                     answer,
@@ -193,12 +197,14 @@ impl TurnLoop {
                     tool: call.name.clone(),
                     content: output.content.clone(),
                     is_error: output.is_error,
+                    images: output.images.clone(),
                 });
                 messages.push(Message::ToolResult(ToolResultMessage {
                     call_id: call.id.clone(),
                     tool: call.name.clone(),
                     content: output.content,
                     is_error: output.is_error,
+                    images: output.images,
                 }));
             }
             if let Some(reason) = budget.exhausted() {
@@ -243,6 +249,7 @@ mod tests {
             ToolOutput {
                 content: call.arguments["s"].as_str().unwrap_or("").to_uppercase(),
                 is_error: false,
+                images: Vec::new(),
             }
         }
     }
@@ -261,6 +268,7 @@ mod tests {
                 output_tokens: 2,
                 ..Usage::default()
             },
+            reasoning: Vec::new(),
         }
     }
 

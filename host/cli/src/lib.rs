@@ -65,6 +65,7 @@ pub mod demo;
 pub mod dev_plugins;
 pub mod doctor;
 pub mod gateway;
+pub mod images;
 pub mod input;
 pub mod live;
 pub mod plugin_admin;

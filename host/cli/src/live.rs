@@ -96,6 +96,7 @@ fn render(state: &mut State, event: &TurnEvent, theme: &Theme) -> String {
             iteration,
             tool_calls,
             usage,
+            reasoning,
             ..
         } if state.streamed == Some(*iteration) => {
             state.shown_answer = tool_calls
@@ -107,6 +108,7 @@ fn render(state: &mut State, event: &TurnEvent, theme: &Theme) -> String {
                     text: String::new(),
                     tool_calls: tool_calls.clone(),
                     usage: *usage,
+                    reasoning: reasoning.clone(),
                 },
                 theme,
             )
@@ -162,6 +164,7 @@ mod tests {
                 text: "all done".into(),
                 tool_calls: Vec::new(),
                 usage: Usage::default(),
+                reasoning: Vec::new(),
             },
             TurnEvent::FinalAnswer {
                 text: text.into(),

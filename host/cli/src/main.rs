@@ -56,6 +56,10 @@ enum Command {
         /// the configured plugins (repeatable).
         #[arg(long = "plugin", value_name = "DIR")]
         plugins: Vec<PathBuf>,
+        /// Attach an image to the message: a PNG, JPEG, GIF or WebP file,
+        /// or an https: URL (repeatable).
+        #[arg(long = "image", value_name = "FILE|URL")]
+        images: Vec<String>,
         /// The user message.
         message: String,
     },
@@ -241,6 +245,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             timeout,
             json,
             plugins,
+            images,
             message,
         } => {
             let timeout = match timeout {
@@ -257,6 +262,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 timeout,
                 json,
                 dev_plugins: plugins,
+                images: images
+                    .iter()
+                    .map(|i| clawhost::images::load(i))
+                    .collect::<anyhow::Result<_>>()?,
             };
             clawhost::run::run(&config_path()?, args).await
         }

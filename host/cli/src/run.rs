@@ -48,6 +48,8 @@ pub struct RunArgs {
     pub json: bool,
     /// Plugin packages under development, built and loaded beside the configured ones.
     pub dev_plugins: Vec<std::path::PathBuf>,
+    /// Images attached to the message.
+    pub images: Vec<clawhost_agent_core::Image>,
 }
 
 /// Run one turn in a stored session (a new one unless `--session`),
@@ -94,6 +96,7 @@ pub async fn run(config_path: &Path, args: RunArgs) -> anyhow::Result<()> {
         agent: agent.into(),
         session: args.session.clone(),
         message: args.message.clone(),
+        images: args.images.clone(),
         model: None,
     };
     let result = turn_then_end(&host, &ctx, &request).await;
@@ -188,6 +191,7 @@ pub async fn one_turn(
         agent: ctx.agent_id.clone(),
         session: None,
         message: message.into(),
+        images: Vec::new(),
         model: None,
     };
     turn_then_end(host, ctx, &request)

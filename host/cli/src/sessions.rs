@@ -100,6 +100,7 @@ const CHAT_HELP: &str = "\
 /reset            clear this session's context (its entries stay on disk)
 /status           the session's model, runtime and why it was selected
 /model [ref]      show the model, or run `provider/model` from now on
+/image <file|url> attach an image (PNG, JPEG, GIF, WebP) to your next message
 /usage            tokens used in this chat
 /help             this list
 /quit             leave (so does Ctrl-C or Ctrl-D at the prompt)
@@ -145,6 +146,7 @@ pub async fn chat(
         usage: Usage::default(),
         theme: theme_of(&host.runner()),
         approvals: Approvals(Arc::new(TerminalApprover::new(lines.clone()))),
+        images: Vec::new(),
     };
     if let Some(id) = session {
         let id = host.store().open_read_only(agent, &id)?.id().to_string();
@@ -270,6 +272,8 @@ struct Chat<'a> {
     usage: Usage,
     theme: Theme,
     approvals: Approvals,
+    /// Images attached with `/image`, sent with the next message.
+    images: Vec<clawhost_agent_core::Image>,
 }
 
 impl Chat<'_> {
@@ -313,6 +317,22 @@ impl Chat<'_> {
                 self.usage.output_tokens
             ),
             "/model" => say!("model {}", self.generation()?.model),
+            command if command.starts_with("/image ") => {
+                let arg = command["/image ".len()..].trim();
+                match crate::images::load(arg) {
+                    Ok(_) if self.images.len() == clawhost_agent_core::MAX_IMAGES_PER_MESSAGE => {
+                        say!("error: at most {} images per message", self.images.len())
+                    }
+                    Ok(image) => {
+                        say!(
+                            "image attached ({}); it goes with your next message",
+                            crate::images::describe(&image)
+                        );
+                        self.images.push(image);
+                    }
+                    Err(e) => say!("error: {e:#}"),
+                }
+            }
             command if command.starts_with("/model ") => {
                 let model = command["/model ".len()..].trim();
                 match self.generation()?.registry.resolve(model) {
@@ -364,6 +384,7 @@ impl Chat<'_> {
             agent: self.agent.into(),
             session: self.id.clone(),
             message: text.into(),
+            images: std::mem::take(&mut self.images),
             model: self.model.clone(),
         };
         let result = self.host.run_turn(&request, &ctx).await;

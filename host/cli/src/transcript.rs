@@ -70,6 +70,23 @@ pub fn render_stop_note(reason: StopReason, theme: &Theme) -> String {
         .unwrap_or_default()
 }
 
+/// ` [n image(s)]` after a message's text, when it has images.
+fn images_note(images: &[clawhost_agent_core::Image]) -> String {
+    match images.len() {
+        0 => String::new(),
+        1 => " [1 image]".into(),
+        n => format!(" [{n} images]"),
+    }
+}
+
+/// A line of a reply's readable reasoning, if it has some.
+fn reasoning_line(label: &str, reasoning: &[clawhost_agent_core::Reasoning]) -> Option<String> {
+    let text: Vec<String> = reasoning.iter().map(|r| r.text()).collect();
+    let text = text.join(" ");
+    let text = text.trim();
+    (!text.is_empty()).then(|| format!("{label} (thinking) {}", clip(text, 200)))
+}
+
 /// One line (or a few) per event, with the default labels.
 pub fn render_event(event: &TurnEvent) -> String {
     render_event_with(event, &Theme::default())
@@ -79,14 +96,18 @@ pub fn render_event(event: &TurnEvent) -> String {
 pub fn render_event_with(event: &TurnEvent, theme: &Theme) -> String {
     let l = |key: &str| theme.label(key);
     match event {
-        TurnEvent::UserMessage { text } => format!("{} {text}", l("user")),
+        TurnEvent::UserMessage { text, images } => {
+            format!("{} {text}{}", l("user"), images_note(images))
+        }
         TurnEvent::ModelReply {
             iteration,
             text,
             tool_calls,
+            reasoning,
             ..
         } => {
             let mut lines = Vec::new();
+            lines.extend(reasoning_line(&l("model"), reasoning));
             if !text.is_empty() && !tool_calls.is_empty() {
                 lines.push(format!("{} [{iteration}] {}", l("model"), clip(text, 200)));
             }
@@ -129,11 +150,13 @@ pub fn render_event_with(event: &TurnEvent, theme: &Theme) -> String {
             tool,
             content,
             is_error,
+            images,
         } => format!(
-            "{}     {tool} ({call_id}) {} {}",
+            "{}     {tool} ({call_id}) {} {}{}",
             l("tool"),
             if *is_error { "✗" } else { "✓" },
-            clip(content, 200)
+            clip(content, 200),
+            images_note(images)
         ),
         TurnEvent::Compaction { tokens_before, compacted, kept, trigger } => format!(
             "{}     {compacted} messages (~{tokens_before} tokens) summarized, {kept} kept ({trigger})",
@@ -172,9 +195,16 @@ pub fn render_entry(entry: &Entry) -> String {
             format!("{}     custom entry `{custom_type}`", l("session"))
         }
         body => match body.message() {
-            Some(Message::User { text }) => format!("{} {text}", l("user")),
-            Some(Message::Assistant { text, tool_calls }) => {
+            Some(Message::User { text, images }) => {
+                format!("{} {text}{}", l("user"), images_note(images))
+            }
+            Some(Message::Assistant {
+                text,
+                tool_calls,
+                reasoning,
+            }) => {
                 let mut lines = Vec::new();
+                lines.extend(reasoning_line(&l("model"), reasoning));
                 if !text.is_empty() {
                     lines.push(labelled(&l("model"), text));
                 }
@@ -190,12 +220,13 @@ pub fn render_entry(entry: &Entry) -> String {
                 lines.join("\n")
             }
             Some(Message::ToolResult(r)) => format!(
-                "{}     {} ({}) {} {}",
+                "{}     {} ({}) {} {}{}",
                 l("tool"),
                 r.tool,
                 r.call_id,
                 if r.is_error { "✗" } else { "✓" },
-                clip(&r.content, 400)
+                clip(&r.content, 400),
+                images_note(&r.images)
             ),
             None => String::new(),
         },
@@ -262,7 +293,10 @@ mod tests {
     fn a_theme_relabels_lines_and_keeps_defaults_for_the_rest() {
         let theme =
             Theme::from_json(&serde_json::json!({"labels": {"user": "you", "answer": "bot"}}));
-        let user = TurnEvent::UserMessage { text: "hi".into() };
+        let user = TurnEvent::UserMessage {
+            text: "hi".into(),
+            images: Vec::new(),
+        };
         assert_eq!(render_event_with(&user, &theme), "you    › hi");
         assert_eq!(render_event(&user), "user   › hi");
         let answer = TurnEvent::FinalAnswer {
@@ -275,6 +309,7 @@ mod tests {
             tool: "t".into(),
             content: "x".into(),
             is_error: true,
+            images: Vec::new(),
         };
         assert_eq!(render_event_with(&tool, &theme), "tool   ›     t (c) ✗ x");
     }

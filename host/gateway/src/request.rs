@@ -1,10 +1,10 @@
 //! What the OpenAI-shaped endpoints share: the agent a `model` names, the
-//! text of a message's content, and the session a request runs in.
+//! text and images of a message's content, and the session a request runs in.
 
 use std::sync::Arc;
 
 use axum::http::HeaderMap;
-use clawhost_agent_core::Message;
+use clawhost_agent_core::{Image, Message, UserInput, MAX_IMAGES_PER_MESSAGE};
 use serde_json::Value;
 
 use crate::{ApiError, Gateway};
@@ -12,25 +12,52 @@ use crate::{ApiError, Gateway};
 /// The header naming a session, in requests and responses.
 pub const SESSION_HEADER: &str = "x-clawhost-session";
 
-/// The text of a message's content: a string, or text parts (`text`,
-/// and the Responses API's `input_text` / `output_text`).
-fn text_of(content: Option<&Value>) -> Result<String, ApiError> {
+/// An image from a URL a client sent (`https:` or a base64 `data:` URL).
+pub fn image_of(url: &str) -> Result<Image, ApiError> {
+    Image::from_url(url).map_err(|e| ApiError::bad_request(format!("image refused: {e}")))
+}
+
+/// The text and images of a message's content: a string, or parts — text
+/// (`text`, and the Responses API's `input_text` / `output_text`) and
+/// images (Chat Completions' `image_url`, Responses' `input_image`).
+fn content_of(content: Option<&Value>) -> Result<UserInput, ApiError> {
     match content {
-        None | Some(Value::Null) => Ok(String::new()),
-        Some(Value::String(s)) => Ok(s.clone()),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .map(|p| match (p["type"].as_str(), p["text"].as_str()) {
-                (Some("text" | "input_text" | "output_text"), Some(t)) => Ok(t),
-                (kind, _) => Err(ApiError::bad_request(format!(
-                    "content parts of type {} are not supported; send text",
-                    kind.unwrap_or("(none)")
-                ))),
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map(|t| t.concat()),
+        None | Some(Value::Null) => Ok(UserInput::default()),
+        Some(Value::String(s)) => Ok(UserInput::from(s.as_str())),
+        Some(Value::Array(parts)) => {
+            let mut input = UserInput::default();
+            for p in parts {
+                let url = match p["type"].as_str() {
+                    Some("text" | "input_text" | "output_text") => {
+                        let text = p["text"].as_str().ok_or_else(|| {
+                            ApiError::bad_request("a text part needs a string `text`")
+                        })?;
+                        input.text.push_str(text);
+                        continue;
+                    }
+                    Some("image_url") => p["image_url"]["url"].as_str(),
+                    Some("input_image") => p["image_url"].as_str(),
+                    kind => {
+                        return Err(ApiError::bad_request(format!(
+                            "content parts of type {} are not supported; send text and images",
+                            kind.unwrap_or("(none)")
+                        )))
+                    }
+                };
+                let url = url.ok_or_else(|| {
+                    ApiError::bad_request("an image part needs its `image_url` URL")
+                })?;
+                if input.images.len() == MAX_IMAGES_PER_MESSAGE {
+                    return Err(ApiError::bad_request(format!(
+                        "at most {MAX_IMAGES_PER_MESSAGE} images per message"
+                    )));
+                }
+                input.images.push(image_of(url)?);
+            }
+            Ok(input)
+        }
         Some(_) => Err(ApiError::bad_request(
-            "`content` must be a string or an array of text parts",
+            "`content` must be a string or an array of content parts",
         )),
     }
 }
@@ -85,7 +112,7 @@ pub async fn start_turn(
     agent: String,
     headers: &HeaderMap,
     named: Option<String>,
-    (history, message): (Vec<Message>, String),
+    (history, message): (Vec<Message>, UserInput),
 ) -> Result<(String, crate::turn::LiveTurn), ApiError> {
     let session = session_for(gw, &agent, headers, named, &history).await?;
     let live = crate::turn::start(
@@ -93,7 +120,8 @@ pub async fn start_turn(
         clawhost_runner::TurnRequest {
             agent,
             session: Some(session.clone()),
-            message,
+            message: message.text,
+            images: message.images,
             model: None,
         },
         crate::turn::Answers::Policy,
@@ -106,16 +134,21 @@ pub async fn start_turn(
 /// prompt applies); the last message must be the user's.
 pub fn conversation<'a>(
     messages: impl IntoIterator<Item = (Option<&'a str>, Option<&'a Value>)>,
-) -> Result<(Vec<Message>, String), ApiError> {
+) -> Result<(Vec<Message>, UserInput), ApiError> {
     let mut history = Vec::new();
     for (role, content) in messages {
         match role {
             Some("system" | "developer") => {}
-            Some("user") => history.push(Message::user(text_of(content)?)),
-            Some("assistant") => history.push(Message::Assistant {
-                text: text_of(content)?,
-                tool_calls: Vec::new(),
-            }),
+            Some("user") => history.push(content_of(content)?.message()),
+            Some("assistant") => {
+                let said = content_of(content)?;
+                if !said.images.is_empty() {
+                    return Err(ApiError::bad_request(
+                        "an assistant message cannot carry images",
+                    ));
+                }
+                history.push(Message::assistant(said.text))
+            }
             other => {
                 return Err(ApiError::bad_request(format!(
                 "messages of role {other:?} are not supported: the agent's tools run on the host"
@@ -124,7 +157,7 @@ pub fn conversation<'a>(
         }
     }
     match history.pop() {
-        Some(Message::User { text }) => Ok((history, text)),
+        Some(Message::User { text, images }) => Ok((history, UserInput { text, images })),
         _ => Err(ApiError::bad_request("the last message must be the user's")),
     }
 }

@@ -11,7 +11,7 @@ use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use clawhost_agent_core::{Message, StopReason, TurnEvent, TurnOutcome, Usage};
+use clawhost_agent_core::{Message, StopReason, TurnEvent, TurnOutcome, Usage, UserInput};
 use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -49,9 +49,9 @@ fn session_of_response(id: &str) -> Result<String, ApiError> {
 
 /// The earlier messages and the user's new one: `input` is a string or a
 /// list of messages.
-fn input_conversation(input: &Value) -> Result<(Vec<Message>, String), ApiError> {
+fn input_conversation(input: &Value) -> Result<(Vec<Message>, UserInput), ApiError> {
     let items = match input {
-        Value::String(text) => return Ok((Vec::new(), text.clone())),
+        Value::String(text) => return Ok((Vec::new(), UserInput::from(text.as_str()))),
         Value::Array(items) => items,
         _ => {
             return Err(ApiError::bad_request(
@@ -304,7 +304,7 @@ mod tests {
     fn input_is_a_string_or_messages_ending_with_the_user() {
         let (h, m) = input_conversation(&json!("hi")).unwrap();
         assert!(h.is_empty());
-        assert_eq!(m, "hi");
+        assert_eq!(m, UserInput::from("hi"));
         let (h, m) = input_conversation(&json!([
             {"role": "developer", "content": "be brief"},
             {"role": "user", "content": [{"type": "input_text", "text": "a"}]},
@@ -313,10 +313,36 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(h.len(), 2);
-        assert_eq!(m, "c");
+        assert_eq!(m, UserInput::from("c"));
         assert!(
             input_conversation(&json!([{"type": "function_call_output", "output": "x"}])).is_err()
         );
         assert!(input_conversation(&json!([{"role": "assistant", "content": "x"}])).is_err());
+    }
+
+    #[test]
+    fn input_images_are_checked_where_they_enter() {
+        let png = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUg==";
+        let (_, m) = input_conversation(&json!([{"role": "user", "content": [
+            {"type": "input_text", "text": "what is this?"},
+            {"type": "input_image", "image_url": png}
+        ]}]))
+        .unwrap();
+        assert_eq!(m.text, "what is this?");
+        assert_eq!(m.images[0].media_type(), Some("image/png"));
+        for bad in [
+            "http://example.com/a.png",
+            "data:image/png;base64,PHN2Zz4=",
+            "file:///etc/passwd",
+        ] {
+            let err = input_conversation(&json!([{"role": "user", "content": [
+                {"type": "input_image", "image_url": bad}
+            ]}]))
+            .unwrap_err();
+            assert!(
+                format!("{err:?}").contains("image refused"),
+                "{bad}: {err:?}"
+            );
+        }
     }
 }

@@ -29,6 +29,9 @@ pub(crate) struct RunBody {
     session: Option<String>,
     /// The user's message.
     message: String,
+    /// Images attached to it: `https:` or base64 `data:` URLs.
+    #[serde(default)]
+    images: Vec<String>,
     /// A model ref instead of the agent's.
     #[serde(default)]
     model: Option<String>,
@@ -57,6 +60,17 @@ pub(crate) async fn run(
             )))
         }
     };
+    if body.images.len() > clawhost_agent_core::MAX_IMAGES_PER_MESSAGE {
+        return Err(ApiError::bad_request(format!(
+            "at most {} images per message",
+            clawhost_agent_core::MAX_IMAGES_PER_MESSAGE
+        )));
+    }
+    let images = body
+        .images
+        .iter()
+        .map(|url| crate::request::image_of(url))
+        .collect::<Result<Vec<_>, _>>()?;
     let agent = agent_of(&gw, &body.agent)?;
     let session = match body.session {
         Some(id) => gw
@@ -73,6 +87,7 @@ pub(crate) async fn run(
             agent,
             session: Some(session.clone()),
             message: body.message,
+            images,
             model: body.model,
         },
         answers,

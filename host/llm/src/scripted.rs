@@ -101,7 +101,7 @@ impl ModelClient for ScriptedModel {
             .ok_or_else(|| {
                 ModelError::new(ModelErrorKind::BadRequest, "no user message in the request")
             })?;
-        let Message::User { text: user } = &request.messages[last_user] else {
+        let Message::User { text: user, .. } = &request.messages[last_user] else {
             unreachable!("found a user message above");
         };
         let since = &request.messages[last_user + 1..];
@@ -143,6 +143,7 @@ impl ModelClient for ScriptedModel {
                     output_tokens: 8 * calls.len() as u64,
                     ..Usage::default()
                 },
+                reasoning: Vec::new(),
             }),
             ScriptStep::Answer(template) => {
                 let after_last_reply = since
@@ -177,6 +178,7 @@ impl ModelClient for ScriptedModel {
                     text,
                     tool_calls: Vec::new(),
                     stop_reason: StopReason::EndTurn,
+                    reasoning: Vec::new(),
                 })
             }
         }
@@ -210,15 +212,13 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(first.tool_calls[0].arguments["text"], "you said hi");
-        let call_reply = Message::Assistant {
-            text: String::new(),
-            tool_calls: first.tool_calls.clone(),
-        };
+        let call_reply = Message::tool_calls(first.tool_calls.clone());
         let result = Message::ToolResult(ToolResultMessage {
             call_id: "call_1_1".into(),
             tool: "echo".into(),
             content: "X".into(),
             is_error: false,
+            images: Vec::new(),
         });
         let second = m
             .complete(request(vec![

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use clawhost_agent_core::{
-    ModelError, ModelErrorKind, ModelResponse, StopReason, ToolCallRequest, Usage,
+    ModelError, ModelErrorKind, ModelResponse, Reasoning, StopReason, ToolCallRequest, Usage,
 };
 
 /// One event of a model's streamed reply, whatever the provider.
@@ -42,6 +42,8 @@ pub enum StreamEvent {
     Stop(StopReason),
     /// More refusal text (OpenAI's `refusal` deltas): the model declines.
     Refusal(String),
+    /// A complete piece of reasoning, to keep and send back unchanged.
+    Reasoning(Reasoning),
 }
 
 #[derive(Debug, Default)]
@@ -59,6 +61,7 @@ pub struct Assembler {
     usage: Usage,
     stop: Option<StopReason>,
     refusal: String,
+    reasoning: Vec<Reasoning>,
 }
 
 impl Assembler {
@@ -102,6 +105,7 @@ impl Assembler {
             }
             StreamEvent::Stop(reason) => self.stop = Some(reason),
             StreamEvent::Refusal(t) => self.refusal.push_str(&t),
+            StreamEvent::Reasoning(r) => self.reasoning.push(r),
         }
     }
 
@@ -173,6 +177,7 @@ impl Assembler {
             tool_calls,
             stop_reason,
             usage: self.usage,
+            reasoning: self.reasoning,
         })
     }
 }

@@ -24,6 +24,8 @@ pub struct TurnRequest {
     pub session: Option<String>,
     /// The user's message.
     pub message: String,
+    /// Images attached to it.
+    pub images: Vec<clawhost_agent_core::Image>,
     /// A model ref to run instead of the agent's (`/model`, a gateway request).
     pub model: Option<String>,
 }
@@ -276,7 +278,10 @@ impl AgentHost {
                 &session_id,
                 generation,
                 &ctx,
-                &request.message,
+                clawhost_agent_core::UserInput {
+                    text: request.message.clone(),
+                    images: request.images.clone(),
+                },
             )
             .await
             .map_err(|error| HostTurnError::Turn {

@@ -36,6 +36,7 @@ fn request(session: Option<&str>, message: &str) -> TurnRequest {
         agent: "main".into(),
         session: session.map(str::to_string),
         message: message.into(),
+        images: Vec::new(),
         model: None,
     }
 }

@@ -24,12 +24,22 @@ pub struct CompactionRecord {
 
 const SUMMARY_PROMPT: &str = "Summarize the conversation below for your own later use: the user's goals, decisions made, facts learned from tools, and open questions. Be concise and concrete.";
 
+/// How images show in the text the summarizer reads: counted, not sent.
+fn image_note(images: &[clawhost_agent_core::Image]) -> String {
+    match images.len() {
+        0 => String::new(),
+        n => format!(" [{n} image(s)]"),
+    }
+}
+
 fn render(messages: &[Message]) -> String {
     messages
         .iter()
         .map(|m| match m {
-            Message::User { text } => format!("USER: {text}"),
-            Message::Assistant { text, tool_calls } => {
+            Message::User { text, images } => format!("USER: {text}{}", image_note(images)),
+            Message::Assistant {
+                text, tool_calls, ..
+            } => {
                 let calls: Vec<String> = tool_calls
                     .iter()
                     .map(|c| format!("{}({})", c.name, c.arguments))
@@ -44,10 +54,11 @@ fn render(messages: &[Message]) -> String {
                 )
             }
             Message::ToolResult(r) => format!(
-                "TOOL {} {}: {}",
+                "TOOL {} {}: {}{}",
                 r.tool,
                 if r.is_error { "error" } else { "result" },
-                r.content
+                r.content,
+                image_note(&r.images)
             ),
         })
         .collect::<Vec<_>>()

@@ -12,7 +12,9 @@ mod session;
 use std::sync::Arc;
 
 use anyhow::Context;
-use clawhost_agent_core::{Message, ModelClient, RunContext, TurnError, TurnLoop, TurnOutcome};
+use clawhost_agent_core::{
+    Message, ModelClient, RunContext, TurnError, TurnLoop, TurnOutcome, UserInput,
+};
 use clawhost_config::Config;
 use clawhost_harness::HarnessRegistry;
 use clawhost_hooks::HookRunner;
@@ -281,10 +283,11 @@ impl EmbeddedRunner {
         generation: Arc<ModelRuntimeGeneration>,
         ctx: &RunContext,
         history: &[Message],
-        user_text: &str,
+        user: impl Into<UserInput>,
     ) -> Result<TurnOutcome, TurnError> {
+        let user = user.into();
         let system = self.system_prompt(&generation.agent_id);
-        self.run_builtin(&generation, ctx, history, (user_text, user_text), system)
+        self.run_builtin(&generation, ctx, history, (&user, &user.text), system)
             .await
     }
 
@@ -302,22 +305,21 @@ impl EmbeddedRunner {
         ))
     }
 
-    /// The built-in loop; `texts` is the user's own message and the one the
-    /// model is sent (with the prompt hooks' context).
+    /// The built-in loop on the user's input; the model is sent `sent_text`
+    /// for its text (with the prompt hooks' context).
     pub(crate) async fn run_builtin(
         &self,
         generation: &ModelRuntimeGeneration,
         ctx: &RunContext,
         history: &[Message],
-        (user_text, sent_text): (&str, &str),
+        (user, sent_text): (&UserInput, &str),
         system: Option<String>,
     ) -> Result<TurnOutcome, TurnError> {
         let mut turn = self.turn_loop(self.model_client(generation, ctx));
         if let Some(system) = system {
             turn = turn.with_system(system);
         }
-        turn.run_with_context(ctx, history, user_text, sent_text)
-            .await
+        turn.run_with_context(ctx, history, user, sent_text).await
     }
 
     /// Run one turn with the built-in loop.

@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use clawhost_agent_core::{messages_of_last_turn, Message, RunContext, StopReason, TurnOutcome};
+use clawhost_agent_core::{
+    messages_of_last_turn, Message, RunContext, StopReason, TurnOutcome, UserInput,
+};
 use clawhost_hooks::{CallContext, MessageWriteEvent, ToolResultPersistEvent};
 use clawhost_llm::ModelRuntimeGeneration;
 use clawhost_sessions::{EntryBody, SessionError, SessionStore, Transcript};
@@ -45,12 +47,13 @@ impl EmbeddedRunner {
         session_id: &str,
         generation: Arc<ModelRuntimeGeneration>,
         ctx: &RunContext,
-        user_text: &str,
+        user: impl Into<UserInput>,
     ) -> Result<(TurnOutcome, Session), PersistError> {
+        let user = user.into();
         let _lane = self.lanes().enter(session_id).await;
         let mut transcript = store.checkout(agent, session_id)?;
         let result = self
-            .record_turn(store, agent, &mut transcript, generation, ctx, user_text)
+            .record_turn(store, agent, &mut transcript, generation, ctx, &user)
             .await;
         store.checkin(agent, transcript);
         result
@@ -64,7 +67,7 @@ impl EmbeddedRunner {
         transcript: &mut Transcript,
         generation: Arc<ModelRuntimeGeneration>,
         ctx: &RunContext,
-        user_text: &str,
+        user: &UserInput,
     ) -> Result<(TurnOutcome, Session), PersistError> {
         let session_id = transcript.id().to_string();
         let mut session = session_of(transcript);
@@ -73,7 +76,7 @@ impl EmbeddedRunner {
         ctx.session_id = Some(session_id.clone());
         let seen = ctx.events.snapshot().len();
         let outcome = match self
-            .run_session_turn(&mut session, generation, &ctx, user_text)
+            .run_session_turn(&mut session, generation, &ctx, user.clone())
             .await
         {
             Ok(outcome) => outcome,
@@ -81,7 +84,7 @@ impl EmbeddedRunner {
                 let events = ctx.events.snapshot();
                 let mut done = messages_of_last_turn(&events[seen.min(events.len())..]);
                 if done.is_empty() {
-                    done.push(clawhost_agent_core::Message::user(user_text));
+                    done.push(user.message());
                 }
                 for message in done {
                     if let Some(message) = self.stored_form(&ctx, &session, message).await {

@@ -158,6 +158,7 @@ impl EmbeddedRunner {
             if let Message::Assistant {
                 text,
                 tool_calls: calls,
+                ..
             } = m
             {
                 texts.push(text.clone());

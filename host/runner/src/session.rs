@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use clawhost_agent_core::{
     estimate_tokens, Message, ModelError, ModelErrorKind, PreparedTurn, Route, RunContext,
-    TurnError, TurnMirror, TurnOutcome,
+    TurnError, TurnMirror, TurnOutcome, UserInput,
 };
 use clawhost_harness::{
     select, PolicyScopes, Selection, SelectionError, SelectionRequest, BUILTIN,
@@ -172,12 +172,13 @@ impl EmbeddedRunner {
         session: &mut Session,
         generation: Arc<ModelRuntimeGeneration>,
         ctx: &RunContext,
-        user_text: &str,
+        user: impl Into<UserInput>,
     ) -> Result<TurnOutcome, RunError> {
+        let user = user.into();
         let result = tokio::select! {
             biased;
             () = ctx.cancel.cancelled() => Err(RunError::Aborted),
-            result = self.run_session_turn_inner(session, generation, ctx, user_text) => result,
+            result = self.run_session_turn_inner(session, generation, ctx, &user) => result,
         };
         let (success, text, iterations) = match &result {
             Ok(o) => (true, o.answer.clone(), o.iterations),
@@ -200,8 +201,9 @@ impl EmbeddedRunner {
         session: &mut Session,
         generation: Arc<ModelRuntimeGeneration>,
         ctx: &RunContext,
-        user_text: &str,
+        user: &UserInput,
     ) -> Result<TurnOutcome, RunError> {
+        let user_text = user.text.as_str();
         let mut ctx = ctx.clone();
         let ctx = &mut ctx;
         let generation = self
@@ -235,7 +237,7 @@ impl EmbeddedRunner {
             .map_err(RunError::Model)?;
         let threshold = model.context_window.saturating_sub(settings.reserve_tokens);
         let needed =
-            estimate_tokens(&session.history) + estimate_tokens(&[Message::user(prompt.clone())]);
+            estimate_tokens(&session.history) + estimate_tokens(&[user.message_with_text(&prompt)]);
         if needed > threshold {
             self.compact_session(session, &generation, ctx, "threshold")
                 .await?;
@@ -258,7 +260,7 @@ impl EmbeddedRunner {
                     session,
                     &generation,
                     ctx,
-                    (user_text, &prompt),
+                    (user, &prompt),
                     system.clone(),
                 )
                 .await;
@@ -323,18 +325,12 @@ impl EmbeddedRunner {
         session: &Session,
         generation: &ModelRuntimeGeneration,
         ctx: &RunContext,
-        (user_text, prompt): (&str, &str),
+        (user, prompt): (&UserInput, &str),
         system: Option<String>,
     ) -> Result<TurnOutcome, RunError> {
         if runtime == BUILTIN {
             return Ok(self
-                .run_builtin(
-                    generation,
-                    ctx,
-                    &session.history,
-                    (user_text, prompt),
-                    system,
-                )
+                .run_builtin(generation, ctx, &session.history, (user, prompt), system)
                 .await?);
         }
         let harness = self
@@ -343,14 +339,6 @@ impl EmbeddedRunner {
             .cloned()
             .expect("selection only picks registered harnesses");
         let max_iterations = self.config().agents.defaults.max_iterations;
-        let mirror = Arc::new(TurnMirror::new(
-            self.model_client(generation, ctx),
-            self.dispatcher().clone(),
-            ctx.clone(),
-            max_iterations,
-            self.turn_budget(),
-            user_text,
-        ));
         let turn = PreparedTurn {
             agent_id: session.agent_id.clone(),
             session_id: Some(session.id.clone()),
@@ -361,6 +349,14 @@ impl EmbeddedRunner {
             tools: clawhost_agent_core::ToolExecutor::specs(self.dispatcher().as_ref(), ctx),
             max_iterations,
         };
+        let mirror = Arc::new(TurnMirror::new(
+            self.model_client(generation, ctx),
+            self.dispatcher().clone(),
+            ctx.clone(),
+            (max_iterations, self.turn_budget()),
+            &turn,
+            user,
+        ));
         let answer = harness
             .run_attempt(turn, mirror.clone())
             .await

@@ -128,7 +128,7 @@ fn title(t: &Transcript) -> String {
     t.entries()
         .iter()
         .find_map(|e| match e.body.message() {
-            Some(clawhost_agent_core::Message::User { text }) => {
+            Some(clawhost_agent_core::Message::User { text, .. }) => {
                 Some(text.chars().take(60).collect())
             }
             _ => None,

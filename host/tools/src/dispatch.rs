@@ -58,6 +58,7 @@ fn error(content: String) -> ToolOutput {
     ToolOutput {
         content,
         is_error: true,
+        images: Vec::new(),
     }
 }
 
@@ -214,10 +215,7 @@ impl ToolExecutor for ToolDispatcher {
         let (event, observed) = self.hooks.after_tool_call(middleware.event).await;
         report_hook_decisions(ctx, &call.id, observed.decisions);
         match event.outcome {
-            Ok(value) => ToolOutput {
-                content: value.to_string(),
-                is_error: false,
-            },
+            Ok(value) => crate::content::tool_output(&call.name, value),
             Err(message) => error(message),
         }
     }
@@ -258,7 +256,8 @@ mod tests {
             ok,
             ToolOutput {
                 content: r#"{"text":"hi"}"#.into(),
-                is_error: false
+                is_error: false,
+                images: Vec::new(),
             }
         );
         let bad = d.execute(&call(json!({"text": 5})), &ctx).await;

@@ -4,6 +4,7 @@
 
 mod approvals;
 mod builtin;
+mod content;
 mod dispatch;
 mod policy;
 mod registry;

@@ -1,7 +1,7 @@
 //! Anthropic Messages (`POST /v1/messages`, `stream: true`): `message_start`,
 //! `content_block_*`, `message_delta`, `message_stop`, `ping`, `error`.
 
-use clawhost_agent_core::{Message, ModelError, ModelRequest, StopReason};
+use clawhost_agent_core::{Image, Message, ModelError, ModelRequest, Reasoning, StopReason};
 use serde_json::{json, Map, Value};
 
 use super::{classify, error_fields, insert_tools, merge_params};
@@ -10,8 +10,21 @@ use crate::stream::{json as parse_json, EventParser, StreamEvent};
 /// The `anthropic-version` header value.
 pub const API_VERSION: &str = "2023-06-01";
 
+/// An image block.
+fn image(image: &Image) -> Value {
+    let source = match image {
+        Image::Base64 { media_type, data } => {
+            json!({"type": "base64", "media_type": media_type, "data": data})
+        }
+        Image::Url { url } => json!({"type": "url", "url": url}),
+    };
+    json!({"type": "image", "source": source})
+}
+
 /// The request body; consecutive blocks of one role are merged into one
 /// message, as the API requires (tool results follow as `user` content).
+/// Thinking blocks go back first in their message, unchanged: the API
+/// checks their signatures and refuses a tool result whose call lost them.
 pub fn body(
     request: &ModelRequest,
     model_id: &str,
@@ -25,8 +38,37 @@ pub fn body(
     };
     for m in &request.messages {
         match m {
-            Message::User { text } => push("user", json!({"type": "text", "text": text})),
-            Message::Assistant { text, tool_calls } => {
+            Message::User { text, images } => {
+                // Images first: Claude reads them best before the question.
+                for i in images {
+                    push("user", image(i));
+                }
+                if !text.is_empty() || images.is_empty() {
+                    push("user", json!({"type": "text", "text": text}));
+                }
+            }
+            Message::Assistant {
+                text,
+                tool_calls,
+                reasoning,
+            } => {
+                for r in reasoning {
+                    match r {
+                        Reasoning::Thinking {
+                            thinking,
+                            signature,
+                        } => push(
+                            "assistant",
+                            json!({"type": "thinking", "thinking": thinking, "signature": signature}),
+                        ),
+                        Reasoning::RedactedThinking { data } => push(
+                            "assistant",
+                            json!({"type": "redacted_thinking", "data": data}),
+                        ),
+                        // Another wire format's reasoning means nothing here.
+                        Reasoning::ResponsesItem { .. } => {}
+                    }
+                }
                 if !text.is_empty() {
                     push("assistant", json!({"type": "text", "text": text}));
                 }
@@ -37,10 +79,19 @@ pub fn body(
                     );
                 }
             }
-            Message::ToolResult(r) => push(
-                "user",
-                json!({"type": "tool_result", "tool_use_id": r.call_id, "content": r.content, "is_error": r.is_error}),
-            ),
+            Message::ToolResult(r) => {
+                let content = if r.images.is_empty() {
+                    json!(r.content)
+                } else {
+                    let mut blocks = vec![json!({"type": "text", "text": r.content})];
+                    blocks.extend(r.images.iter().map(image));
+                    Value::Array(blocks)
+                };
+                push(
+                    "user",
+                    json!({"type": "tool_result", "tool_use_id": r.call_id, "content": content, "is_error": r.is_error}),
+                )
+            }
         }
     }
     let mut body = Map::new();
@@ -75,6 +126,8 @@ pub struct Parser {
     /// execution) are the provider's own tools, run on its side, and their
     /// results (`web_search_tool_result`, …) are provider-side content.
     client_tools: std::collections::BTreeSet<usize>,
+    /// `thinking` blocks being streamed: their text and signature.
+    thinking: std::collections::BTreeMap<usize, (String, String)>,
 }
 
 impl EventParser for Parser {
@@ -109,7 +162,29 @@ impl EventParser for Parser {
                             out.push(StreamEvent::TextDelta(t.into()));
                         }
                     }
+                    Some("thinking") => {
+                        self.thinking.insert(
+                            index,
+                            (
+                                block["thinking"].as_str().unwrap_or_default().into(),
+                                block["signature"].as_str().unwrap_or_default().into(),
+                            ),
+                        );
+                    }
+                    Some("redacted_thinking") => {
+                        out.push(StreamEvent::Reasoning(Reasoning::RedactedThinking {
+                            data: block["data"].as_str().unwrap_or_default().into(),
+                        }))
+                    }
                     _ => {}
+                }
+            }
+            "content_block_stop" => {
+                if let Some((thinking, signature)) = self.thinking.remove(&index) {
+                    out.push(StreamEvent::Reasoning(Reasoning::Thinking {
+                        thinking,
+                        signature,
+                    }));
                 }
             }
             "content_block_delta" => {
@@ -118,6 +193,16 @@ impl EventParser for Parser {
                     Some("text_delta") => out.push(StreamEvent::TextDelta(
                         delta["text"].as_str().unwrap_or_default().into(),
                     )),
+                    Some("thinking_delta") => {
+                        if let Some((text, _)) = self.thinking.get_mut(&index) {
+                            text.push_str(delta["thinking"].as_str().unwrap_or_default());
+                        }
+                    }
+                    Some("signature_delta") => {
+                        if let Some((_, signature)) = self.thinking.get_mut(&index) {
+                            signature.push_str(delta["signature"].as_str().unwrap_or_default());
+                        }
+                    }
                     Some("input_json_delta") if self.client_tools.contains(&index) => {
                         out.push(StreamEvent::ToolCallArgsDelta {
                             index,
@@ -128,6 +213,15 @@ impl EventParser for Parser {
                 }
             }
             "message_delta" => {
+                // A refusal may say why (`stop_details.explanation`): that
+                // is what the user reads, after any text before it.
+                let details = &payload["delta"]["stop_details"];
+                if let Some(why) = details["explanation"]
+                    .as_str()
+                    .filter(|w| details["type"] == "refusal" && !w.is_empty())
+                {
+                    out.push(StreamEvent::Refusal(why.into()));
+                }
                 if let Some(reason) = payload["delta"]["stop_reason"].as_str() {
                     out.push(StreamEvent::Stop(match reason {
                         "end_turn" | "stop_sequence" => StopReason::EndTurn,

@@ -7,16 +7,38 @@ use serde_json::{json, Map, Value};
 use super::{classify, error_fields, insert_tools, merge_params};
 use crate::stream::{json as parse_json, EventParser, StreamEvent};
 
-/// The request body.
+/// An `image_url` part (a URL, or the bytes as a `data:` URL).
+fn image(image: &clawhost_agent_core::Image) -> Value {
+    json!({"type": "image_url", "image_url": {"url": image.as_url()}})
+}
+
+/// The request body. A `tool` message holds text only, so the images of a
+/// run of tool results follow it in one `user` message, each introduced by
+/// the call it came from. Reasoning is not sent back: this API has no field
+/// for it (and DeepSeek refuses its `reasoning_content` in a request).
 pub fn body(request: &ModelRequest, model_id: &str, params: &[&Map<String, Value>]) -> Value {
     let mut messages = Vec::new();
     if let Some(system) = &request.system {
         messages.push(json!({"role": "system", "content": system}));
     }
+    // Images of the current run of tool results, sent after it.
+    let mut tool_images: Vec<Value> = Vec::new();
     for m in &request.messages {
+        if !matches!(m, Message::ToolResult(_)) && !tool_images.is_empty() {
+            messages.push(json!({"role": "user", "content": std::mem::take(&mut tool_images)}));
+        }
         messages.push(match m {
-            Message::User { text } => json!({"role": "user", "content": text}),
-            Message::Assistant { text, tool_calls } => {
+            Message::User { text, images } if images.is_empty() => {
+                json!({"role": "user", "content": text})
+            }
+            Message::User { text, images } => {
+                let mut parts = vec![json!({"type": "text", "text": text})];
+                parts.extend(images.iter().map(image));
+                json!({"role": "user", "content": parts})
+            }
+            Message::Assistant {
+                text, tool_calls, ..
+            } => {
                 let mut msg = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
                 if !tool_calls.is_empty() {
                     msg["tool_calls"] = tool_calls
@@ -26,8 +48,17 @@ pub fn body(request: &ModelRequest, model_id: &str, params: &[&Map<String, Value
                 }
                 msg
             }
-            Message::ToolResult(r) => json!({"role": "tool", "tool_call_id": r.call_id, "content": r.content}),
+            Message::ToolResult(r) => {
+                if !r.images.is_empty() {
+                    tool_images.push(json!({"type": "text", "text": format!("Image(s) returned by tool call {} ({}):", r.call_id, r.tool)}));
+                    tool_images.extend(r.images.iter().map(image));
+                }
+                json!({"role": "tool", "tool_call_id": r.call_id, "content": r.content})
+            }
         });
+    }
+    if !tool_images.is_empty() {
+        messages.push(json!({"role": "user", "content": tool_images}));
     }
     let mut body = Map::new();
     merge_params(&mut body, params);

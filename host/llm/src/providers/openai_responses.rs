@@ -1,19 +1,49 @@
 //! OpenAI Responses (`POST /responses`, `stream: true`): typed SSE events
 //! such as `response.output_text.delta` and `response.completed`.
 
-use clawhost_agent_core::{Message, ModelError, ModelRequest, StopReason};
+use clawhost_agent_core::{Image, Message, ModelError, ModelRequest, Reasoning, StopReason};
 use serde_json::{json, Map, Value};
 
 use super::{classify, error_fields, insert_tools, merge_params};
 use crate::stream::{json as parse_json, EventParser, StreamEvent};
 
-/// The request body.
+/// An `input_image` part (a URL, or the bytes as a `data:` URL).
+fn image(image: &Image) -> Value {
+    json!({"type": "input_image", "image_url": image.as_url(), "detail": "auto"})
+}
+
+/// Text then images, as `input_text` / `input_image` parts.
+fn parts(text: &str, images: &[Image]) -> Value {
+    let mut parts = vec![json!({"type": "input_text", "text": text})];
+    parts.extend(images.iter().map(image));
+    Value::Array(parts)
+}
+
+/// The request body. The `reasoning` items of earlier replies go back
+/// unchanged before the reply they preceded, so a reasoning model continues
+/// its thought after a tool call; with `store: false` and reasoning asked
+/// for, their `encrypted_content` is requested (`include`), since the
+/// server keeps nothing.
 pub fn body(request: &ModelRequest, model_id: &str, params: &[&Map<String, Value>]) -> Value {
     let mut input = Vec::new();
     for m in &request.messages {
         match m {
-            Message::User { text } => input.push(json!({"role": "user", "content": text})),
-            Message::Assistant { text, tool_calls } => {
+            Message::User { text, images } if images.is_empty() => {
+                input.push(json!({"role": "user", "content": text}))
+            }
+            Message::User { text, images } => {
+                input.push(json!({"role": "user", "content": parts(text, images)}))
+            }
+            Message::Assistant {
+                text,
+                tool_calls,
+                reasoning,
+            } => {
+                for r in reasoning {
+                    if let Reasoning::ResponsesItem { item } = r {
+                        input.push(item.clone());
+                    }
+                }
                 if !text.is_empty() {
                     input.push(json!({"role": "assistant", "content": text}));
                 }
@@ -21,9 +51,16 @@ pub fn body(request: &ModelRequest, model_id: &str, params: &[&Map<String, Value
                     input.push(json!({"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments.to_string()}));
                 }
             }
-            Message::ToolResult(r) => input.push(
-                json!({"type": "function_call_output", "call_id": r.call_id, "output": r.content}),
-            ),
+            Message::ToolResult(r) => {
+                let output = if r.images.is_empty() {
+                    json!(r.content)
+                } else {
+                    parts(&r.content, &r.images)
+                };
+                input.push(
+                    json!({"type": "function_call_output", "call_id": r.call_id, "output": output}),
+                )
+            }
         }
     }
     let mut body = Map::new();
@@ -32,6 +69,15 @@ pub fn body(request: &ModelRequest, model_id: &str, params: &[&Map<String, Value
     body.insert("input".into(), Value::Array(input));
     body.insert("stream".into(), json!(true));
     body.entry("store").or_insert(json!(false));
+    if body["store"] == json!(false) && body.contains_key("reasoning") {
+        let include = body.entry("include").or_insert_with(|| json!([]));
+        if let Some(list) = include.as_array_mut() {
+            let encrypted = json!("reasoning.encrypted_content");
+            if !list.contains(&encrypted) {
+                list.push(encrypted);
+            }
+        }
+    }
     if let Some(system) = &request.system {
         body.insert("instructions".into(), json!(system));
     }
@@ -48,6 +94,24 @@ pub fn body(request: &ModelRequest, model_id: &str, params: &[&Map<String, Value
 pub struct Parser {
     done: bool,
     saw_tool_call: bool,
+    /// Ids of the reasoning items already kept.
+    reasoning_ids: std::collections::BTreeSet<String>,
+}
+
+impl Parser {
+    /// Keep a finished `reasoning` item once (it comes in
+    /// `response.output_item.done` and again in the final `output`).
+    fn reasoning(&mut self, item: &Value, out: &mut Vec<StreamEvent>) {
+        if item["type"] != "reasoning" {
+            return;
+        }
+        let id = item["id"].as_str().unwrap_or_default().to_string();
+        if id.is_empty() || self.reasoning_ids.insert(id) {
+            out.push(StreamEvent::Reasoning(Reasoning::ResponsesItem {
+                item: item.clone(),
+            }));
+        }
+    }
 }
 
 fn index(event: &Value) -> usize {
@@ -82,6 +146,7 @@ impl EventParser for Parser {
                     }
                 }
             }
+            "response.output_item.done" => self.reasoning(&payload["item"], &mut out),
             "response.refusal.delta" => {
                 if let Some(d) = payload["delta"].as_str() {
                     out.push(StreamEvent::Refusal(d.into()));
@@ -98,6 +163,9 @@ impl EventParser for Parser {
             "response.completed" | "response.incomplete" => {
                 self.done = true;
                 let response = &payload["response"];
+                for item in response["output"].as_array().into_iter().flatten() {
+                    self.reasoning(item, &mut out);
+                }
                 let usage = &response["usage"];
                 out.push(StreamEvent::Usage {
                     input: usage["input_tokens"].as_u64(),

@@ -26,13 +26,13 @@ pub(crate) fn from_tool_request(r: turn::ToolRequest) -> ToolCallRequest {
 
 pub(crate) fn message(m: &Message) -> turn::Message {
     match m {
-        Message::User { text } => turn::Message::User(text.clone()),
-        Message::Assistant { text, tool_calls } => {
-            turn::Message::Assistant(turn::AssistantMessage {
-                text: text.clone(),
-                tool_calls: tool_calls.iter().map(tool_request).collect(),
-            })
-        }
+        Message::User { text, .. } => turn::Message::User(text.clone()),
+        Message::Assistant {
+            text, tool_calls, ..
+        } => turn::Message::Assistant(turn::AssistantMessage {
+            text: text.clone(),
+            tool_calls: tool_calls.iter().map(tool_request).collect(),
+        }),
         Message::ToolResult(r) => turn::Message::ToolResult(turn::ToolResultMessage {
             call_id: r.call_id.clone(),
             tool: r.tool.clone(),
@@ -44,16 +44,19 @@ pub(crate) fn message(m: &Message) -> turn::Message {
 
 pub(crate) fn from_message(m: turn::Message) -> Message {
     match m {
-        turn::Message::User(text) => Message::User { text },
+        turn::Message::User(text) => Message::user(text),
         turn::Message::Assistant(a) => Message::Assistant {
             text: a.text,
             tool_calls: a.tool_calls.into_iter().map(from_tool_request).collect(),
+            // Reasoning stays with the host: see `TurnMirror`.
+            reasoning: Vec::new(),
         },
         turn::Message::ToolResult(r) => Message::ToolResult(ToolResultMessage {
             call_id: r.call_id,
             tool: r.tool,
             content: r.content,
             is_error: r.is_error,
+            images: Vec::new(),
         }),
     }
 }

@@ -47,8 +47,10 @@ pub(super) fn from_tool_request(r: wit::ToolRequest) -> ToolCallRequest {
 
 pub(super) fn message(m: &Message) -> wit::Message {
     match m {
-        Message::User { text } => wit::Message::User(text.clone()),
-        Message::Assistant { text, tool_calls } => wit::Message::Assistant(wit::AssistantMessage {
+        Message::User { text, .. } => wit::Message::User(text.clone()),
+        Message::Assistant {
+            text, tool_calls, ..
+        } => wit::Message::Assistant(wit::AssistantMessage {
             text: text.clone(),
             tool_calls: tool_calls.iter().map(tool_request).collect(),
         }),
@@ -63,16 +65,19 @@ pub(super) fn message(m: &Message) -> wit::Message {
 
 pub(super) fn from_message(m: wit::Message) -> Message {
     match m {
-        wit::Message::User(text) => Message::User { text },
+        wit::Message::User(text) => Message::user(text),
         wit::Message::Assistant(a) => Message::Assistant {
             text: a.text,
             tool_calls: a.tool_calls.into_iter().map(from_tool_request).collect(),
+            // Reasoning stays with the host: see `TurnMirror`.
+            reasoning: Vec::new(),
         },
         wit::Message::ToolResult(r) => Message::ToolResult(ToolResultMessage {
             call_id: r.call_id,
             tool: r.tool,
             content: r.content,
             is_error: r.is_error,
+            images: Vec::new(),
         }),
     }
 }

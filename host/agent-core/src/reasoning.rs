@@ -1,0 +1,50 @@
+//! The model's reasoning, as the provider returned it.
+//!
+//! Reasoning is kept in the transcript exactly as it came, because the
+//! providers check it when it is sent back: Anthropic rejects a request that
+//! continues a tool call without the `thinking` block (and its signature)
+//! that preceded the call, and OpenAI's Responses API continues a reasoning
+//! model's thought only from its own `reasoning` items. A block is only ever
+//! sent back to the wire format it came from.
+
+use serde::{Deserialize, Serialize};
+
+/// One piece of a reply's reasoning.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Reasoning {
+    /// An Anthropic `thinking` block.
+    Thinking {
+        /// The (summarized) thinking text.
+        thinking: String,
+        /// The signature the API verifies when the block is sent back.
+        signature: String,
+    },
+    /// An Anthropic `redacted_thinking` block: encrypted, sent back as is.
+    RedactedThinking {
+        /// The encrypted thinking.
+        data: String,
+    },
+    /// An OpenAI Responses `reasoning` output item, kept whole: its id,
+    /// summary and, with `store: false`, its `encrypted_content`.
+    ResponsesItem {
+        /// The item as the API sent it.
+        item: serde_json::Value,
+    },
+}
+
+impl Reasoning {
+    /// The readable reasoning text, if any (for display; never sent).
+    pub fn text(&self) -> String {
+        match self {
+            Reasoning::Thinking { thinking, .. } => thinking.clone(),
+            Reasoning::RedactedThinking { .. } => String::new(),
+            Reasoning::ResponsesItem { item } => ["summary", "content"]
+                .iter()
+                .flat_map(|key| item[key].as_array().into_iter().flatten())
+                .filter_map(|part| part["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+}
