@@ -489,6 +489,10 @@ async fn a_whole_turn_runs_a_plugin_tool_over_an_openai_compatible_endpoint() {
     );
 }
 
+/// Streams recorded by the providers' SDK test suites, and what goes back.
+#[path = "wire_corpus.rs"]
+mod wire_corpus;
+
 /// Fuzz targets for the SSE parsers (proptest): every provider's stream,
 /// split at arbitrary byte boundaries, damaged or replaced by noise.
 mod sse_fuzz {

@@ -120,6 +120,23 @@ async fn file_tools_read_write_edit_patch_and_search_the_workspace() {
     std::fs::write(root.path().join("ws/blob.bin"), b"\x00\x01\x02").unwrap();
     let out = call(&r, &ctx, "read", json!({"path": "blob.bin"})).await;
     assert!(err_of(&out).contains("binary"));
+    // An image comes back as an image, its type read from its bytes.
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01";
+    std::fs::write(root.path().join("ws/shot.dat"), png).unwrap();
+    let out = call(&r, &ctx, "read", json!({"path": "shot.dat"})).await;
+    assert!(!out.is_error, "{out:?}");
+    assert_eq!(
+        out.content,
+        "Read image file shot.dat [image/png, 20 bytes]"
+    );
+    assert_eq!(out.images.len(), 1);
+    assert_eq!(out.images[0].media_type(), Some("image/png"));
+    // One too large is refused before it is read.
+    let mut big = png.to_vec();
+    big.resize(clawhost_agent_core::MAX_IMAGE_BYTES + 1, 0);
+    std::fs::write(root.path().join("ws/big.png"), big).unwrap();
+    let out = call(&r, &ctx, "read", json!({"path": "big.png"})).await;
+    assert!(err_of(&out).contains("at most"), "{out:?}");
 }
 
 #[tokio::test]

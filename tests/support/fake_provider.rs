@@ -20,8 +20,8 @@ use serde_json::Value;
 pub enum Reply {
     /// A `text/event-stream` body sent as these byte chunks.
     Sse {
-        /// Chunks, sent in order.
-        chunks: Vec<String>,
+        /// Chunks, sent in order (a chunk may end inside a UTF-8 sequence).
+        chunks: Vec<Vec<u8>>,
         /// After this many chunks, stop sending without closing.
         stall_after: Option<usize>,
     },
@@ -42,7 +42,7 @@ impl Reply {
     /// SSE events, each sent as its own chunk.
     pub fn sse(events: Vec<String>) -> Self {
         Reply::Sse {
-            chunks: events,
+            chunks: events.into_iter().map(String::into_bytes).collect(),
             stall_after: None,
         }
     }
@@ -50,7 +50,7 @@ impl Reply {
     /// SSE events re-cut into chunks of `size` bytes, splitting lines and JSON mid-way.
     pub fn sse_split(events: Vec<String>, size: usize) -> Self {
         let all = events.concat().into_bytes();
-        let chunks = all.chunks(size).map(ascii).collect();
+        let chunks = all.chunks(size).map(<[u8]>::to_vec).collect();
         Reply::Sse {
             chunks,
             stall_after: None,
@@ -60,7 +60,7 @@ impl Reply {
     /// SSE events, stalling (connection open, nothing sent) after `n` of them.
     pub fn sse_stalling(events: Vec<String>, n: usize) -> Self {
         Reply::Sse {
-            chunks: events,
+            chunks: events.into_iter().map(String::into_bytes).collect(),
             stall_after: Some(n),
         }
     }
@@ -81,11 +81,6 @@ impl Reply {
         }
         self
     }
-}
-
-// Chunks may split a UTF-8 sequence; fixtures are ASCII, so keep bytes as they are.
-fn ascii(bytes: &[u8]) -> String {
-    String::from_utf8(bytes.to_vec()).expect("fixtures are ASCII")
 }
 
 /// A request the fake received.

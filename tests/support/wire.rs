@@ -298,3 +298,103 @@ pub fn anthropic_overloaded() -> Vec<String> {
         ),
     ]
 }
+
+/// A stream recorded by a provider SDK's own test suite, from
+/// `tests/fixtures/wire/<path>` (sources in `SOURCES.md` there), as its SSE
+/// events.
+pub fn recorded(path: &str) -> Vec<String> {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/wire")
+        .join(path);
+    let text = std::fs::read_to_string(&file)
+        .unwrap_or_else(|e| panic!("fixture {}: {e}", file.display()));
+    text.split("\n\n")
+        .filter(|e| !e.trim().is_empty())
+        .map(|e| format!("{}\n\n", e.trim_start_matches('\n')))
+        .collect()
+}
+
+/// Anthropic Messages with extended thinking: a `thinking` block streamed
+/// as `thinking_delta`s then its `signature_delta` (as in the recorded
+/// `anthropic/thinking_then_refusal.sse`), a `redacted_thinking` block,
+/// then a tool use.
+pub fn anthropic_thinking_tool_call(
+    thinking: &[&str],
+    signature: &str,
+    redacted: &str,
+    (id, name, args): (&str, &str, &str),
+) -> Vec<String> {
+    let mut out = vec![
+        message_start(50),
+        event(
+            "content_block_start",
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+        ),
+    ];
+    out.extend(thinking.iter().map(|t| event("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "thinking_delta", "thinking": t}}))));
+    out.push(event("content_block_delta", json!({"type": "content_block_delta", "index": 0, "delta": {"type": "signature_delta", "signature": signature}})));
+    out.push(event(
+        "content_block_stop",
+        json!({"type": "content_block_stop", "index": 0}),
+    ));
+    out.push(event("content_block_start", json!({"type": "content_block_start", "index": 1, "content_block": {"type": "redacted_thinking", "data": redacted}})));
+    out.push(event(
+        "content_block_stop",
+        json!({"type": "content_block_stop", "index": 1}),
+    ));
+    out.push(event("content_block_start", json!({"type": "content_block_start", "index": 2, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}})));
+    out.push(event("content_block_delta", json!({"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": args}})));
+    out.push(event(
+        "content_block_stop",
+        json!({"type": "content_block_stop", "index": 2}),
+    ));
+    out.push(event("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 90}})));
+    out.push(event("message_stop", json!({"type": "message_stop"})));
+    out
+}
+
+/// Responses: a reasoning item (summary streamed, then the whole item with
+/// its `encrypted_content`, as with `store: false`), then a function call.
+pub fn responses_reasoning_tool_call(
+    summary: &str,
+    encrypted: &str,
+    (call_id, name, args): (&str, &str, &str),
+) -> Vec<String> {
+    let reasoning = json!({"id": "rs_1", "type": "reasoning", "summary": [{"type": "summary_text", "text": summary}], "encrypted_content": encrypted});
+    let call = json!({"id": "fc_1", "type": "function_call", "status": "completed", "arguments": args, "call_id": call_id, "name": name});
+    vec![
+        event(
+            "response.created",
+            json!({"type": "response.created", "response": {"id": "resp_9", "status": "in_progress"}}),
+        ),
+        event(
+            "response.output_item.added",
+            json!({"type": "response.output_item.added", "output_index": 0, "item": {"id": "rs_1", "type": "reasoning", "summary": []}}),
+        ),
+        event(
+            "response.reasoning_summary_text.delta",
+            json!({"type": "response.reasoning_summary_text.delta", "item_id": "rs_1", "output_index": 0, "summary_index": 0, "delta": summary}),
+        ),
+        event(
+            "response.output_item.done",
+            json!({"type": "response.output_item.done", "output_index": 0, "item": reasoning}),
+        ),
+        event(
+            "response.output_item.added",
+            json!({"type": "response.output_item.added", "output_index": 1, "item": {"id": "fc_1", "type": "function_call", "status": "in_progress", "arguments": "", "call_id": call_id, "name": name}}),
+        ),
+        event(
+            "response.function_call_arguments.delta",
+            json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": 1, "delta": args}),
+        ),
+        event(
+            "response.output_item.done",
+            json!({"type": "response.output_item.done", "output_index": 1, "item": call}),
+        ),
+        event(
+            "response.completed",
+            json!({"type": "response.completed", "response": {"id": "resp_9", "status": "completed", "output": [reasoning, call],
+                   "usage": {"input_tokens": 40, "output_tokens": 70, "output_tokens_details": {"reasoning_tokens": 50}, "total_tokens": 110}}}),
+        ),
+    ]
+}

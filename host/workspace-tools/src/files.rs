@@ -32,7 +32,7 @@ impl Read {
             base: Base::new(
                 workspaces,
                 "read",
-                "Read a text file in the workspace. Lines come numbered (`N\\tline`); use offset and limit for long files. Binary files are refused.",
+                "Read a file in the workspace. Text comes in numbered lines (`N\\tline`); use offset and limit for long files. Images (PNG, JPEG, GIF, WebP) come back as images. Other binary files are refused.",
                 json!({
                     "type": "object",
                     "properties": {
@@ -71,6 +71,9 @@ fn read_lines(ws: &Workspace, path: &str, offset: u64, limit: u64) -> Result<Val
     }
     let mut reader = BufReader::new(file);
     let head = reader.fill_buf().map_err(|e| format!("{path}: {e}"))?;
+    if let Some(media_type) = clawhost_agent_core::sniff_image(head) {
+        return read_image(reader, path, media_type, meta.len());
+    }
     if head[..head.len().min(BINARY_SNIFF)].contains(&0) {
         return Err(format!(
             "{path} is a binary file ({} bytes); not shown",
@@ -110,6 +113,37 @@ fn read_lines(ws: &Workspace, path: &str, offset: u64, limit: u64) -> Result<Val
         "lines": shown,
         "totalLines": number,
         "truncated": truncated,
+    }))
+}
+
+/// An image file as the content shape the dispatcher turns into an image
+/// for the model (the type is read from the bytes, as for every image).
+fn read_image(
+    reader: impl std::io::Read,
+    path: &str,
+    media_type: &str,
+    len: u64,
+) -> Result<Value, String> {
+    use clawhost_agent_core::{Image, MAX_IMAGE_BYTES};
+    if len > MAX_IMAGE_BYTES as u64 {
+        return Err(format!(
+            "{path} is an image ({media_type}) of {len} bytes; at most {MAX_IMAGE_BYTES} can be shown"
+        ));
+    }
+    let mut bytes = Vec::new();
+    reader
+        .take(MAX_IMAGE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{path}: {e}"))?;
+    let image = Image::from_bytes(&bytes).map_err(|e| format!("{path}: {e}"))?;
+    let Image::Base64 { media_type, data } = image else {
+        return Err(format!("{path}: not an inline image"));
+    };
+    Ok(json!({
+        "content": [
+            {"type": "text", "text": format!("Read image file {path} [{media_type}, {} bytes]", bytes.len())},
+            {"type": "image", "data": data, "mimeType": media_type},
+        ]
     }))
 }
 
