@@ -190,3 +190,84 @@ async fn a_harness_without_the_operator_grant_is_refused() {
         "{err}"
     );
 }
+
+/// A harness plugin cannot carry images or reasoning over API 0.2; the host
+/// keeps them and puts them back into the messages the harness sends, so
+/// the model still sees the user's image and Anthropic still gets its
+/// thinking back after the tool call.
+#[tokio::test]
+async fn what_a_harness_cannot_carry_still_reaches_the_model() {
+    use clawhost_agent_core::{Image, UserInput};
+    use clawhost_tests::fake_provider::{FakeProvider, Reply};
+    use clawhost_tests::wire;
+
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::sse(wire::anthropic_text(&["PLAN: count"], 10, 3)));
+    fake.push(Reply::sse(wire::anthropic_thinking_tool_call(
+        &["Count them."],
+        "SIG-1",
+        "REDACTED-1",
+        ("toolu_1", "word_count", "{\"text\": \"a b c\"}"),
+    )));
+    fake.push(Reply::sse(wire::anthropic_text(&["3 words."], 30, 3)));
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({
+            "plugins": {"entries": {
+                "plan-act": {"grants": {"harness": true}, "config": {"providers": ["claude"], "priority": 10}}
+            }},
+            "models": {"providers": {"claude": {"api": "anthropic-messages", "baseUrl": fake.url(), "apiKey": "k",
+                "retry": {"maxAttempts": 1}, "models": [{"id": "m", "input": ["text", "image"]}]}}},
+            "agents": {"defaults": {"model": "claude/m"}}
+        }),
+        dir.path(),
+    );
+    let runtimes = ModelRuntimes::new();
+    runtimes.rebuild(&cfg).unwrap();
+    let runner = runner_with(cfg, &["plan-act", "text-tools"]).await;
+    let mut session = Session::new("s1", "main");
+    let image = Image::from_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
+    let out = runner
+        .run_session_turn(
+            &mut session,
+            runtimes.current("main").unwrap(),
+            &RunContext::new("main", "claude/m"),
+            UserInput {
+                text: "count the words".into(),
+                images: vec![image.clone()],
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.answer, "3 words.");
+    assert_eq!(session.runtime.as_deref(), Some("plan-act"));
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 3);
+    for r in &requests {
+        assert_eq!(
+            r.body["messages"][0]["content"][0]["type"], "image",
+            "the user's image, in every call: {}",
+            r.body["messages"][0]
+        );
+    }
+    let replied = requests[2].body["messages"][1]["content"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let kinds: Vec<&str> = replied
+        .iter()
+        .map(|b| b["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["text", "thinking", "redacted_thinking", "tool_use"],
+        "{replied:?}"
+    );
+    assert_eq!(replied[1]["signature"], "SIG-1");
+    // The turn as stored keeps both.
+    assert!(matches!(&out.new_messages[0], Message::User { images, .. } if images == &[image]));
+    assert!(out
+        .new_messages
+        .iter()
+        .any(|m| matches!(m, Message::Assistant { reasoning, .. } if reasoning.len() == 2)));
+}

@@ -21,7 +21,9 @@ use serde_json::{json, Value};
 fn models(fake: &FakeProvider, params: Value) -> (Config, ModelRegistry) {
     let provider = |api: &str| {
         json!({"baseUrl": fake.url(), "api": api, "apiKey": "sk-test",
-               "retry": {"maxAttempts": 1}, "models": [{"id": "m", "params": params}]})
+               "retry": {"maxAttempts": 1},
+               "models": [{"id": "m", "params": params, "input": ["text", "image"]},
+                          {"id": "text-only"}]})
     };
     let config = Config::from_json_str(
         &json!({"models": {"providers": {
@@ -245,6 +247,21 @@ async fn recorded_responses_streams_read_as_the_sdk_reads_them() {
     assert_eq!(r.reasoning[0].text(), "Chain: Step 1. Step 2.");
 }
 
+#[tokio::test]
+async fn responses_server_tools_are_provider_side_content() {
+    let fake = FakeProvider::start().await;
+    let (_, registry) = models(&fake, json!({}));
+    fake.push(Reply::sse(wire::responses_web_search("Rust 1.91 is out.")));
+    let r = registry
+        .complete(ask("resp/m", vec![Message::user("news?")]))
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.text.as_str(), r.tool_calls.len(), r.stop_reason),
+        ("Rust 1.91 is out.", 0, StopReason::EndTurn)
+    );
+}
+
 /// A turn of the built-in loop on `model_ref` calling `word_count` of the
 /// `text-tools` plugin; returns the outcome and the two requests sent.
 async fn tool_turn(
@@ -424,6 +441,24 @@ async fn images_reach_every_wire_format_in_its_own_shape() {
     );
 
     // Anthropic: image blocks (base64 or url source), inside the tool_result.
+    // (Checked below, after a model that takes no images.)
+    let anthropic = bodies[2].clone();
+    fake.push(Reply::sse(wire::chat_text(&["ok"], 1, 1)));
+    registry
+        .complete(ask("chat/text-only", with_images()))
+        .await
+        .unwrap();
+    let text_only = &fake.requests()[3].body["messages"];
+    assert_eq!(
+        text_only[0]["content"],
+        "what is in this picture?\n[1 image(s) omitted: chat/text-only does not take images]"
+    );
+    assert_eq!(
+        text_only.as_array().unwrap().len(),
+        3,
+        "no image message follows"
+    );
+    let bodies = [Value::Null, Value::Null, anthropic];
     let m = &bodies[2]["messages"];
     assert_eq!(
         m[0]["content"][0],

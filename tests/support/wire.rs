@@ -398,3 +398,28 @@ pub fn responses_reasoning_tool_call(
         ),
     ]
 }
+
+/// Responses: a web search the provider runs itself (`web_search_call`
+/// item and its progress events), then the answer text.
+pub fn responses_web_search(answer: &str) -> Vec<String> {
+    let search = json!({"id": "ws_1", "type": "web_search_call", "status": "completed", "action": {"type": "search", "query": "rust release"}});
+    let mut out = responses_text(&[answer], 20, 8);
+    let tail = out.split_off(1);
+    out.push(event(
+        "response.output_item.added",
+        json!({"type": "response.output_item.added", "output_index": 0, "item": {"id": "ws_1", "type": "web_search_call", "status": "in_progress"}}),
+    ));
+    for step in ["in_progress", "searching", "completed"] {
+        let kind = format!("response.web_search_call.{step}");
+        out.push(event(
+            &kind,
+            json!({"type": kind, "output_index": 0, "item_id": "ws_1"}),
+        ));
+    }
+    out.push(event(
+        "response.output_item.done",
+        json!({"type": "response.output_item.done", "output_index": 0, "item": search}),
+    ));
+    out.extend(tail);
+    out
+}

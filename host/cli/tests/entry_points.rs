@@ -432,3 +432,74 @@ fn chat_on_a_terminal_edits_lines_and_keeps_history() {
     let history = std::fs::read_to_string(state.join("clawhost/chat_history")).unwrap();
     assert!(history.lines().any(|l| l == "hello"), "{history}");
 }
+
+#[test]
+fn images_attach_to_run_and_chat_messages_and_are_checked_first() {
+    let root = tempfile::tempdir().unwrap();
+    let config = approval_config(root.path(), json!({"nonInteractive": "allow"}));
+    let png = root.path().join("pic.png");
+    std::fs::write(&png, b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR").unwrap();
+    let text = root.path().join("notes.png");
+    std::fs::write(&text, "not an image").unwrap();
+    let run = |image: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_clawhost"))
+            .args(["run", "--json", "--image"])
+            .arg(image)
+            .arg("-c")
+            .arg(&config)
+            .arg("what is this")
+            .output()
+            .unwrap()
+    };
+    let out = run(&png);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let first: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (first["event"].as_str(), first["images"].as_u64()),
+        (Some("user_message"), Some(1)),
+        "{first}"
+    );
+    // A file named .png whose bytes are not an image is refused before any turn.
+    let out = run(&text);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a PNG, JPEG, GIF or WebP image"), "{err}");
+
+    let typed = format!(
+        "/image {}\nlook at it\na\n/image {}\n/quit\n",
+        png.display(),
+        root.path().join("missing.png").display()
+    );
+    let (ok, all) = chat(&config, typed.as_bytes());
+    assert!(ok, "{all}");
+    assert!(all.contains("image attached (image/png"), "{all}");
+    assert!(all.contains("cannot open image"), "{all}");
+    let list = Command::new(env!("CARGO_BIN_EXE_clawhost"))
+        .args(["sessions", "list", "-c"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let shown: Vec<String> = String::from_utf8_lossy(&list.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .map(|id| {
+            let out = Command::new(env!("CARGO_BIN_EXE_clawhost"))
+                .args(["sessions", "show", id, "-c"])
+                .arg(&config)
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        })
+        .collect();
+    assert!(
+        shown
+            .iter()
+            .any(|s| s.contains("user   › look at it [1 image]")),
+        "{shown:?}"
+    );
+}

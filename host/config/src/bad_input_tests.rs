@@ -120,6 +120,18 @@ fn unusable_values_are_refused_at_their_key() {
             "unknown fallback",
         ),
         (
+            json!({"models": {"providers": {"claude": {"api": "anthropic-messages", "baseUrl": "https://api.anthropic.com",
+                "models": [{"id": "m", "maxTokens": 4096, "params": {"thinking": {"type": "enabled", "budget_tokens": 8000}}}]}}}}),
+            "models.providers.claude.models[0].params.thinking.budget_tokens",
+            "not below the reply's max_tokens 4096",
+        ),
+        (
+            json!({"models": {"providers": {"claude": {"api": "anthropic-messages", "baseUrl": "https://api.anthropic.com",
+                "params": {"thinking": {"type": "enabled", "budget_tokens": 100}}, "models": [{"id": "m"}]}}}}),
+            "models.providers.claude.models[0].params.thinking.budget_tokens",
+            "at least 1024",
+        ),
+        (
             json!({"resources": {"packages": ["nope"]}}),
             "resources.packages[0]",
             "does not exist",

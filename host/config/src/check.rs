@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use crate::{Config, HOOK_NAMES, MAX_APPROVAL_TIMEOUT_MS, MAX_HOOK_TIMEOUT_MS};
+use serde_json::Value;
+
+use crate::{ApiKind, Config, HOOK_NAMES, MAX_APPROVAL_TIMEOUT_MS, MAX_HOOK_TIMEOUT_MS};
 
 /// A value that cannot be used, with its key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -35,6 +37,40 @@ impl Config {
         } else {
             fail(key, format!("{} does not exist", resolved.display()))
         }
+    }
+
+    /// Anthropic's extended thinking: `budget_tokens` at least 1,024 and
+    /// below the reply's `max_tokens` (the API refuses the request otherwise).
+    fn thinking_budgets(&self) -> Result<(), CheckError> {
+        for (id, p) in &self.models.providers {
+            if p.api != ApiKind::AnthropicMessages {
+                continue;
+            }
+            for (i, m) in p.models.iter().enumerate() {
+                let param = |k: &str| m.params.get(k).or_else(|| p.params.get(k));
+                let Some(budget) = param("thinking")
+                    .filter(|t| t["type"] == "enabled")
+                    .map(|t| t["budget_tokens"].as_u64())
+                else {
+                    continue;
+                };
+                let key =
+                    format!("models.providers.{id}.models[{i}].params.thinking.budget_tokens");
+                let max = param("max_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(m.max_tokens);
+                match budget {
+                    None => fail(key, "extended thinking needs a number of tokens")?,
+                    Some(b) if b < 1024 => fail(key, format!("is {b}; Anthropic needs at least 1024"))?,
+                    Some(b) if b >= max => fail(
+                        key,
+                        format!("is {b}, not below the reply's max_tokens {max}; raise the model's maxTokens"),
+                    )?,
+                    Some(_) => {}
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Every runtime `fallback` the file sets, with its key.
@@ -71,6 +107,7 @@ impl Config {
     /// the catalog, limits are positive, sha256 pins are well formed and
     /// every runtime fallback is one selection knows.
     pub fn check(&self) -> Result<(), CheckError> {
+        self.thinking_budgets()?;
         for (key, fb) in self.fallbacks() {
             if !["openclaw", "pi", "none"].contains(&fb.trim().to_ascii_lowercase().as_str()) {
                 fail(

@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use clawhost_agent_core::{ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelResponse};
+use clawhost_agent_core::{
+    Message, ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelResponse,
+};
 use clawhost_config::{ApiKind, Config, ModelConfig, ProviderConfig};
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde::Serialize;
@@ -282,6 +284,47 @@ fn headers(provider: &ProviderEntry) -> Result<HeaderMap, ModelError> {
     Ok(map)
 }
 
+/// `request` for a model that takes no images (its `input` lacks
+/// `"image"`): each image becomes a note saying so. The transcript keeps
+/// the images; a later model that takes them sees them.
+fn without_images(mut request: ModelRequest) -> ModelRequest {
+    let note = |n: usize| {
+        format!(
+            "[{n} image(s) omitted: {} does not take images]",
+            request.model_ref
+        )
+    };
+    let mut notes = Vec::new();
+    for (i, m) in request.messages.iter().enumerate() {
+        let n = match m {
+            Message::User { images, .. } => images.len(),
+            Message::ToolResult(r) => r.images.len(),
+            Message::Assistant { .. } => 0,
+        };
+        if n > 0 {
+            notes.push((i, note(n)));
+        }
+    }
+    for (i, note) in notes {
+        match &mut request.messages[i] {
+            Message::User { text, images } => {
+                images.clear();
+                *text = if text.is_empty() {
+                    note
+                } else {
+                    format!("{text}\n{note}")
+                };
+            }
+            Message::ToolResult(r) => {
+                r.images.clear();
+                r.content = format!("{}\n{note}", r.content);
+            }
+            Message::Assistant { .. } => {}
+        }
+    }
+    request
+}
+
 #[async_trait]
 impl ModelClient for ModelRegistry {
     async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
@@ -302,6 +345,11 @@ impl ModelClient for ModelRegistry {
                 ));
             }
         }
+        let request = if model.input.iter().any(|i| i == "image") {
+            request
+        } else {
+            without_images(request)
+        };
         let base = provider.base_url();
         let (url, body, mut parser): (String, serde_json::Value, Box<dyn EventParser>) =
             match provider.config.api {
