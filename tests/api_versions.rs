@@ -89,7 +89,7 @@ async fn the_ten_line_sdk_plugin_derives_its_schema_from_its_parameter_type() {
     let (out, _) = dispatch(&runner, "greet", json!({"name": "Ada"})).await;
     assert_eq!(json_of(&out), json!("hello, Ada"));
     let plugin = runner.plugins().plugin("hello-tool").unwrap();
-    let schema = &plugin.registration().tools[0].parameters;
+    let schema = &plugin.registration().tools[0].spec.parameters;
     assert_eq!(schema["type"], "object");
     assert_eq!(schema["required"], json!(["name"]));
     assert_eq!(schema["properties"]["name"]["type"], "string");

@@ -39,7 +39,7 @@ async fn a_python_tool_and_hook_run_and_exceptions_are_results() {
     let status = plugin.status();
     assert_eq!(status.tools, ["py_word_stats", "py_divide"]);
     // The schema came from the type hints: `text` required, `lowercase` not.
-    let schema = &plugin.registration().tools[0].parameters;
+    let schema = &plugin.registration().tools[0].spec.parameters;
     assert_eq!(schema["required"], json!(["text"]));
     assert_eq!(schema["properties"]["lowercase"]["type"], "boolean");
 

@@ -152,7 +152,7 @@ impl LoadedPlugin {
                 Some(reason) => PluginState::Disabled(reason),
                 None => PluginState::Active,
             },
-            tools: r.tools.iter().map(|t| t.name.clone()).collect(),
+            tools: r.tools.iter().map(|t| t.spec.name.clone()).collect(),
             hooks,
             withheld,
             harnesses: r.harnesses.clone(),
@@ -214,10 +214,10 @@ impl LoadedPlugin {
         self.registration
             .tools
             .iter()
-            .map(|spec| {
+            .map(|checked| {
                 Arc::new(PluginTool {
                     plugin: self.clone(),
-                    spec: spec.clone(),
+                    checked: checked.clone(),
                 }) as Arc<dyn Tool>
             })
             .collect()
@@ -272,17 +272,21 @@ impl LoadedPlugin {
 
 struct PluginTool {
     plugin: Arc<LoadedPlugin>,
-    spec: ToolSpec,
+    checked: clawhost_tools::CheckedTool,
 }
 
 #[async_trait]
 impl Tool for PluginTool {
     fn spec(&self) -> &ToolSpec {
-        &self.spec
+        &self.checked.spec
     }
 
     fn origin(&self) -> ToolOrigin {
         ToolOrigin::Plugin(self.plugin.id().to_string())
+    }
+
+    fn compiled_schema(&self) -> Option<clawhost_tools::CompiledSchema> {
+        Some(self.checked.schema.clone())
     }
 
     async fn call(&self, call_id: &str, params: Value, ctx: &RunContext) -> Result<Value, String> {
@@ -293,7 +297,7 @@ impl Tool for PluginTool {
         };
         match self
             .plugin
-            .call_tool(&self.spec.name, call_id, &params, &ctx)
+            .call_tool(&self.checked.spec.name, call_id, &params, &ctx)
             .await
         {
             Ok(result) => result,

@@ -13,8 +13,8 @@ pub struct Registration {
     pub id: String,
     /// Plugin version (the manifest's).
     pub version: String,
-    /// Tools.
-    pub tools: Vec<ToolSpec>,
+    /// Tools, checked, with their compiled schemas.
+    pub tools: Vec<clawhost_tools::CheckedTool>,
     /// Hook subscriptions with priority.
     pub hooks: Vec<(HookKind, i32)>,
     /// Tool hooks that receive only some tools' calls.
@@ -80,11 +80,13 @@ pub(crate) fn check(
             description: t.description,
             parameters,
         };
-        clawhost_tools::compile_schema(&spec).map_err(|e| e.to_string())?;
-        if tools.iter().any(|s: &ToolSpec| s.name == spec.name) {
+        if tools
+            .iter()
+            .any(|t: &clawhost_tools::CheckedTool| t.spec.name == spec.name)
+        {
             return Err(format!("tool `{}` is registered twice", spec.name));
         }
-        tools.push(spec);
+        tools.push(clawhost_tools::CheckedTool::check(spec).map_err(|e| e.to_string())?);
     }
     let mut hooks: Vec<(HookKind, i32)> = Vec::new();
     for (kind, priority) in d.hooks {

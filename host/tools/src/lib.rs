@@ -12,4 +12,7 @@ mod registry;
 pub use builtin::EchoTool;
 pub use dispatch::{report_hook_decisions, ToolDispatcher, HOST_APPROVER};
 pub use policy::{group, PolicyDenial, ToolPolicy, GROUPS};
-pub use registry::{compile_schema, RegistryError, Tool, ToolLimits, ToolOrigin, ToolRegistry};
+pub use registry::{
+    compile_schema, CheckedTool, CompiledSchema, RegistryError, Tool, ToolLimits, ToolOrigin,
+    ToolRegistry,
+};

@@ -30,6 +30,38 @@ pub trait Tool: Send + Sync {
     fn approval(&self, _params: &Value) -> Option<clawhost_agent_core::ApprovalRequest> {
         None
     }
+    /// The schema compiled when the tool was checked ([`CheckedTool`]), so
+    /// registration does not compile it again; `None` compiles it there.
+    fn compiled_schema(&self) -> Option<CompiledSchema> {
+        None
+    }
+}
+
+/// A compiled parameter schema, shared by every registry that holds its tool.
+#[derive(Clone)]
+pub struct CompiledSchema(pub(crate) Arc<jsonschema::Validator>);
+
+impl std::fmt::Debug for CompiledSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CompiledSchema")
+    }
+}
+
+/// A tool spec whose name and schema were checked, with the compiled schema.
+#[derive(Debug, Clone)]
+pub struct CheckedTool {
+    /// The spec.
+    pub spec: ToolSpec,
+    /// Its parameter schema, compiled.
+    pub schema: CompiledSchema,
+}
+
+impl CheckedTool {
+    /// Check `spec`'s name and compile its schema.
+    pub fn check(spec: ToolSpec) -> Result<Self, RegistryError> {
+        let schema = compile_schema(&spec)?;
+        Ok(Self { spec, schema })
+    }
 }
 
 /// Why a tool could not be registered.
@@ -75,7 +107,7 @@ pub enum RegistryError {
 
 pub(crate) struct Entry {
     pub tool: Arc<dyn Tool>,
-    pub validator: jsonschema::Validator,
+    pub validator: Arc<jsonschema::Validator>,
 }
 
 /// Size limits on what a tool sends with every model request.
@@ -137,8 +169,9 @@ pub struct ToolRegistry {
     limits: ToolLimits,
 }
 
-/// Check a tool name and compile its schema; shared by registration and plugin loading.
-pub fn compile_schema(spec: &ToolSpec) -> Result<jsonschema::Validator, RegistryError> {
+/// Check a tool's name and the top of its schema (cheap; done at every
+/// registration).
+fn check_spec(spec: &ToolSpec) -> Result<(), RegistryError> {
     let name_ok = !spec.name.is_empty()
         && spec.name.len() <= 64
         && spec
@@ -154,10 +187,18 @@ pub fn compile_schema(spec: &ToolSpec) -> Result<jsonschema::Validator, Registry
             reason: "the top level must be `\"type\": \"object\"`".into(),
         });
     }
-    jsonschema::validator_for(&spec.parameters).map_err(|e| RegistryError::BadSchema {
-        name: spec.name.clone(),
-        reason: e.to_string(),
-    })
+    Ok(())
+}
+
+/// Check a tool name and compile its schema; shared by registration and plugin loading.
+pub fn compile_schema(spec: &ToolSpec) -> Result<CompiledSchema, RegistryError> {
+    check_spec(spec)?;
+    jsonschema::validator_for(&spec.parameters)
+        .map(|v| CompiledSchema(Arc::new(v)))
+        .map_err(|e| RegistryError::BadSchema {
+            name: spec.name.clone(),
+            reason: e.to_string(),
+        })
 }
 
 impl ToolRegistry {
@@ -204,7 +245,13 @@ impl ToolRegistry {
                 });
             }
             self.limits.check(spec)?;
-            let validator = compile_schema(spec)?;
+            let validator = match tool.compiled_schema() {
+                Some(schema) => {
+                    check_spec(spec)?;
+                    schema.0
+                }
+                None => compile_schema(spec)?.0,
+            };
             ready.push((spec.name.clone(), Entry { tool, validator }));
         }
         self.tools.extend(ready);
@@ -219,5 +266,61 @@ impl ToolRegistry {
     /// Names of every tool.
     pub fn names(&self) -> Vec<String> {
         self.tools.keys().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use async_trait::async_trait;
+    use clawhost_agent_core::RunContext;
+    use serde_json::json;
+
+    use super::*;
+
+    /// A tool that brings its schema compiled, as plugin tools do.
+    struct Precompiled(CheckedTool);
+
+    #[async_trait]
+    impl Tool for Precompiled {
+        fn spec(&self) -> &ToolSpec {
+            &self.0.spec
+        }
+        fn origin(&self) -> ToolOrigin {
+            ToolOrigin::Plugin("p".into())
+        }
+        async fn call(&self, _: &str, params: Value, _: &RunContext) -> Result<Value, String> {
+            Ok(params)
+        }
+        fn compiled_schema(&self) -> Option<CompiledSchema> {
+            Some(self.0.schema.clone())
+        }
+    }
+
+    fn spec(name: &str) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            description: "d".into(),
+            parameters: json!({"type": "object"}),
+        }
+    }
+
+    #[test]
+    fn a_compiled_schema_is_shared_not_compiled_again_and_names_are_still_checked() {
+        let checked = CheckedTool::check(spec("t")).unwrap();
+        let mut registry = ToolRegistry::new();
+        registry
+            .register(Arc::new(Precompiled(checked.clone())))
+            .unwrap();
+        assert!(Arc::ptr_eq(
+            &registry.tools["t"].validator,
+            &checked.schema.0
+        ));
+        // A spec renamed after its check is checked again at registration.
+        let mut renamed = checked;
+        renamed.spec.name = "bad name".into();
+        assert!(matches!(
+            registry.register(Arc::new(Precompiled(renamed))),
+            Err(RegistryError::BadName(_))
+        ));
     }
 }
