@@ -3,7 +3,8 @@
 //! the compiled cache. An unchanged, pinned, cached component is neither
 //! read nor hashed at start: its file is stat'ed and its artifact mapped.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use wasmtime::component::Component;
 
@@ -25,6 +26,26 @@ pub(crate) struct Acquired {
     pub outcome: CacheOutcome,
 }
 
+/// The components a host has compiled or mapped, by sha256: packages with
+/// identical components (copies, the same plugin under two ids) share one,
+/// compiled once even when they load at the same time.
+#[derive(Default)]
+pub(crate) struct Shared {
+    by_digest: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Component>>>>>,
+}
+
+impl Shared {
+    /// The slot of `sha256`: locked while its component is being acquired.
+    fn slot(&self, sha256: &str) -> Arc<tokio::sync::Mutex<Option<Component>>> {
+        self.by_digest
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(sha256.to_string())
+            .or_default()
+            .clone()
+    }
+}
+
 /// What [`acquire`] needs from the host.
 pub(crate) struct Source<'a> {
     /// The engine components are compiled for.
@@ -35,6 +56,8 @@ pub(crate) struct Source<'a> {
     pub compiles: &'a tokio::sync::Semaphore,
     /// Pins and limits.
     pub config: &'a PluginsConfig,
+    /// Components already acquired by this host.
+    pub shared: &'a Shared,
 }
 
 async fn blocking<T: Send + 'static>(
@@ -70,7 +93,17 @@ pub(crate) async fn acquire(
     .await?;
     if let Some(sha256) = remembered.clone() {
         admission::check_pin(id, &sha256, source.config)?;
+        let slot = source.shared.slot(&sha256);
+        let mut slot = slot.lock().await;
+        if let Some(component) = slot.clone() {
+            return Ok(Acquired {
+                component,
+                sha256,
+                outcome: CacheOutcome::Shared,
+            });
+        }
         if let Some(component) = lookup(&source, id, &sha256).await? {
+            *slot = Some(component.clone());
             return Ok(Acquired {
                 component,
                 sha256,
@@ -88,8 +121,20 @@ pub(crate) async fn acquire(
     })
     .await?;
     admission::check_pin(id, &sha256, source.config)?;
+    // One acquisition per digest at a time: a second package with the same
+    // component waits here, then shares what the first got.
+    let slot = source.shared.slot(&sha256);
+    let mut slot = slot.lock().await;
+    if let Some(component) = slot.clone() {
+        return Ok(Acquired {
+            component,
+            sha256,
+            outcome: CacheOutcome::Shared,
+        });
+    }
     if remembered.as_deref() != Some(sha256.as_str()) {
         if let Some(component) = lookup(&source, id, &sha256).await? {
+            *slot = Some(component.clone());
             return Ok(Acquired {
                 component,
                 sha256,
@@ -123,6 +168,7 @@ pub(crate) async fn acquire(
         }
     }
     let component = compiled?;
+    *slot = Some(component.clone());
     Ok(Acquired {
         component,
         sha256,

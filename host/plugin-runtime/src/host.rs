@@ -40,6 +40,8 @@ pub struct PluginHost {
     /// Compiles running at once are bounded: a 12–20 MB component takes
     /// seconds and ~400 MB to compile.
     compiles: Arc<tokio::sync::Semaphore>,
+    /// Components acquired so far, shared by packages with the same digest.
+    shared: crate::component_source::Shared,
     config: PluginsConfig,
     base_dir: PathBuf,
     plugins: Vec<Arc<LoadedPlugin>>,
@@ -130,6 +132,7 @@ impl PluginHost {
             engine: Arc::new(engine),
             cache: Arc::new(cache),
             compiles: Arc::new(tokio::sync::Semaphore::new((cores / 2).max(1))),
+            shared: Default::default(),
             config: config.plugins.clone(),
             base_dir: config.base_dir.clone(),
             package_paths: resolved.into_iter().map(|(_, p)| p).collect(),
@@ -294,6 +297,7 @@ impl PluginHost {
                 cache: &self.cache,
                 compiles: &self.compiles,
                 config: &self.config,
+                shared: &self.shared,
             },
             &id,
             &package,

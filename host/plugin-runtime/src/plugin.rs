@@ -89,7 +89,8 @@ pub struct PluginStatus {
     pub instantiations: u32,
     /// Failed calls in a row.
     pub consecutive_failures: u32,
-    /// Whether the compiled component came from the cache.
+    /// Whether the component was not compiled for this load: it came from
+    /// the cache, or from another package with the same component.
     pub from_cache: bool,
 }
 
@@ -159,7 +160,7 @@ impl LoadedPlugin {
             grants: self.instance.grants().clone(),
             instantiations: self.instance.instantiations(),
             consecutive_failures: self.instance.consecutive_traps(),
-            from_cache: self.cache == CacheOutcome::Hit,
+            from_cache: self.cache != CacheOutcome::Compiled,
         }
     }
 

@@ -55,6 +55,9 @@ pub enum CacheOutcome {
     Hit,
     /// Compiled (and written to the cache when one is configured).
     Compiled,
+    /// Shared with another package of this host whose component has the
+    /// same sha256 (compiled or mapped once for both).
+    Shared,
 }
 
 /// Why the cache (or its key) cannot be used.
