@@ -629,3 +629,51 @@ async fn shutdown_stops_taking_requests_and_lets_the_turn_in_flight_finish() {
         .unwrap()
         .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_part_reaches_the_model_and_bodies_are_bounded() {
+    use base64::Engine as _;
+    let fake = FakeProvider::start().await;
+    fake.push(Reply::sse(wire::chat_text(&["a cat"], 10, 2)));
+    let dir = tempfile::tempdir().unwrap();
+    let models = json!({"providers": {"fake": {"api": "openai-completions", "baseUrl": fake.url(),
+        "models": [{"id": "m", "input": ["text", "image"]}]}}});
+    let gw = start(&fake, dir.path(), json!({"models": models}), "127.0.0.1:0").await;
+    // A 3 MiB image: over axum's default body limit, within the gateway's.
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+    png.resize(3 << 20, 7);
+    let data_url = format!(
+        "data:image/png;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode(&png)
+    );
+    let ask = |content: Value| {
+        reqwest::Client::new()
+            .post(gw.url("/v1/chat/completions"))
+            .json(&json!({"model": "main", "messages": [{"role": "user", "content": content}]}))
+            .send()
+    };
+    let ok = ask(json!([{"type": "text", "text": "what is it?"},
+                        {"type": "image_url", "image_url": {"url": data_url}}]))
+    .await
+    .unwrap();
+    assert_eq!(ok.status(), 200, "{:?}", ok.text().await);
+    let sent = &fake.requests()[0].body["messages"][0]["content"];
+    assert_eq!(sent[1]["image_url"]["url"], data_url.as_str());
+    // An SVG claiming to be a PNG is refused where it enters.
+    let svg = format!(
+        "data:image/png;base64,{}",
+        base64::engine::general_purpose::STANDARD.encode("<svg onload=alert(1)>")
+    );
+    let refused = ask(json!([{"type": "image_url", "image_url": {"url": svg}}]))
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
+    assert!(refused.text().await.unwrap().contains("image refused"));
+    // A body over the bound is refused whole.
+    let huge = ask(json!("x".repeat(clawhost_gateway::MAX_REQUEST_BYTES)))
+        .await
+        .unwrap();
+    assert_eq!(huge.status(), 413);
+    assert_eq!(fake.requests().len(), 1);
+    gw.shutdown().await;
+}

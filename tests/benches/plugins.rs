@@ -189,7 +189,7 @@ impl ModelClient for FirstRequest {
 fn start_to_first_request(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
     let mut group = c.benchmark_group("start/first_model_request");
     group.sample_size(20);
-    for n in [1usize, 20] {
+    for n in [1usize, 20, 100] {
         let (_dir, config) = noop_packages(n);
         group.bench_with_input(BenchmarkId::new("plugins", n), &config, |b, config| {
             b.to_async(rt).iter_custom(|iters| {
@@ -219,6 +219,36 @@ fn start_to_first_request(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
                             .unwrap();
                         let first = model.0.lock().unwrap().expect("the model was asked");
                         total += first - started;
+                    }
+                    total
+                }
+            })
+        });
+    }
+    group.finish();
+}
+
+/// Start with an empty compiled cache: `n` packages of one component (the
+/// first start after installing copies of a plugin).
+fn start_with_empty_cache(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
+    let mut group = c.benchmark_group("start/empty_cache");
+    group.sample_size(10);
+    for n in [1usize, 20] {
+        let (_dir, config) = noop_packages(n);
+        group.bench_with_input(BenchmarkId::new("plugins", n), &config, |b, config| {
+            b.to_async(rt).iter_custom(|iters| {
+                let config = config.clone();
+                async move {
+                    let mut total = Duration::ZERO;
+                    for _ in 0..iters {
+                        let cache = tempfile::tempdir().unwrap();
+                        let mut config = config.clone();
+                        config.plugins.cache_dir = Some(cache.path().join("cache"));
+                        config.plugins.cache_key_file = Some(cache.path().join("key"));
+                        let started = Instant::now();
+                        let (_runner, reports) = EmbeddedRunner::start(config).await.unwrap();
+                        total += started.elapsed();
+                        assert!(reports.iter().all(|r| r.result.is_ok()));
                     }
                     total
                 }
@@ -342,6 +372,7 @@ fn main() {
     hook_round_trip(&mut c, &rt);
     tool_calls(&mut c, &rt);
     start_to_first_request(&mut c, &rt);
+    start_with_empty_cache(&mut c, &rt);
     c.final_summary();
     println!("\n== summary");
     for line in medians(&out).into_iter().chain(memory) {

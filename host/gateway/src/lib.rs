@@ -47,6 +47,10 @@ pub enum GatewayError {
     },
 }
 
+/// The largest request body taken: room for a conversation with a few
+/// images at their 5 MiB limit (axum's default, 2 MiB, would refuse one).
+pub const MAX_REQUEST_BYTES: usize = 32 << 20;
+
 /// What the gateway serves with.
 pub struct Gateway {
     host: Arc<AgentHost>,
@@ -92,7 +96,7 @@ impl Gateway {
             .map_err(|source| GatewayError::Listen { addr, source })
     }
 
-    /// The routes.
+    /// The routes. Request bodies are bounded by [`MAX_REQUEST_BYTES`].
     pub fn router(self: &Arc<Self>) -> Router {
         let api = Router::new()
             .route(
@@ -111,6 +115,7 @@ impl Gateway {
             .route("/v1/sessions/{agent}/{id}/fork", post(sessions_api::fork))
             .route("/admin/reload", post(reload))
             .route("/readyz", get(readyz))
+            .layer(axum::extract::DefaultBodyLimit::max(MAX_REQUEST_BYTES))
             .layer(axum::middleware::from_fn_with_state(
                 self.clone(),
                 auth::require_token,

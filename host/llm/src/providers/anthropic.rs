@@ -83,7 +83,11 @@ pub fn body(
                 let content = if r.images.is_empty() {
                     json!(r.content)
                 } else {
-                    let mut blocks = vec![json!({"type": "text", "text": r.content})];
+                    // The API refuses an empty text block.
+                    let mut blocks: Vec<Value> = (!r.content.is_empty())
+                        .then(|| json!({"type": "text", "text": r.content}))
+                        .into_iter()
+                        .collect();
                     blocks.extend(r.images.iter().map(image));
                     Value::Array(blocks)
                 };

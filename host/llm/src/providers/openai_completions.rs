@@ -32,7 +32,10 @@ pub fn body(request: &ModelRequest, model_id: &str, params: &[&Map<String, Value
                 json!({"role": "user", "content": text})
             }
             Message::User { text, images } => {
-                let mut parts = vec![json!({"type": "text", "text": text})];
+                let mut parts: Vec<Value> = (!text.is_empty())
+                    .then(|| json!({"type": "text", "text": text}))
+                    .into_iter()
+                    .collect();
                 parts.extend(images.iter().map(image));
                 json!({"role": "user", "content": parts})
             }

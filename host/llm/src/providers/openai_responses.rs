@@ -12,9 +12,12 @@ fn image(image: &Image) -> Value {
     json!({"type": "input_image", "image_url": image.as_url(), "detail": "auto"})
 }
 
-/// Text then images, as `input_text` / `input_image` parts.
+/// Text (when there is some) then images, as `input_text` / `input_image` parts.
 fn parts(text: &str, images: &[Image]) -> Value {
-    let mut parts = vec![json!({"type": "input_text", "text": text})];
+    let mut parts: Vec<Value> = (!text.is_empty())
+        .then(|| json!({"type": "input_text", "text": text}))
+        .into_iter()
+        .collect();
     parts.extend(images.iter().map(image));
     Value::Array(parts)
 }
