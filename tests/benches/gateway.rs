@@ -28,6 +28,10 @@ use serde_json::{json, Value};
 const SEQUENTIAL: usize = 300;
 const SESSIONS: usize = 100;
 const TURNS_EACH: usize = 5;
+/// Rounds of the by-history measure; each round times one turn per history.
+const HISTORY_ROUNDS: usize = 30;
+/// Saved messages before the timed turn.
+const HISTORIES: [usize; 3] = [0, 100, 1000];
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * p).round() as usize]
@@ -103,7 +107,7 @@ async fn main() {
         return child(&config).await;
     }
     let fake = FakeProvider::start().await;
-    for _ in 0..(SEQUENTIAL * 5 + SESSIONS * TURNS_EACH + 50) {
+    for _ in 0..(SEQUENTIAL * 5 + SESSIONS * TURNS_EACH + HISTORY_ROUNDS * 4 + 50) {
         fake.push(reply());
     }
     let dir = tempfile::tempdir().unwrap();
@@ -177,6 +181,38 @@ async fn main() {
         r.saturating_sub(b),
         g.saturating_sub(r)
     );
+
+    println!(
+        "== one turn by saved history ({HISTORY_ROUNDS} rounds: a fresh session of each size, interleaved with the bare client)"
+    );
+    let mut by_history: Vec<Vec<Duration>> = vec![Vec::new(); HISTORIES.len()];
+    let mut bare = Vec::new();
+    for _ in 0..HISTORY_ROUNDS {
+        for (i, n) in HISTORIES.into_iter().enumerate() {
+            let history: Vec<clawhost_agent_core::Message> = (0..n)
+                .map(|k| {
+                    let text = format!("message {k}: {}", "words of a saved turn ".repeat(4));
+                    if k % 2 == 0 {
+                        clawhost_agent_core::Message::user(text)
+                    } else {
+                        clawhost_agent_core::Message::assistant(text)
+                    }
+                })
+                .collect();
+            let session = host.create_session("main", &history).await.unwrap();
+            let t = Instant::now();
+            bare_runner(&host, Some(&session)).await;
+            by_history[i].push(t.elapsed());
+        }
+        let t = Instant::now();
+        bare_client(&http, &fake).await;
+        bare.push(t.elapsed());
+    }
+    let b = summary("bare HTTP client → fake provider", bare);
+    for (n, times) in HISTORIES.into_iter().zip(by_history) {
+        let t = summary(&format!("bare runner, {n} saved messages"), times);
+        println!("  above the bare client: {:.2?}", t.saturating_sub(b));
+    }
 
     println!("== {SESSIONS} sessions at once, {TURNS_EACH} turns each, through a gateway process");
     let config = write_config(&fake, dir.path(), "child", true);

@@ -169,6 +169,105 @@ fn tool_calls(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
     group.finish();
 }
 
+/// A model that asks for `n` calls of one tool in its first reply, then
+/// answers.
+struct Calls {
+    tool: &'static str,
+    arguments: Value,
+    n: usize,
+}
+
+#[async_trait]
+impl ModelClient for Calls {
+    async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        let first = matches!(
+            request.messages.last(),
+            Some(clawhost_agent_core::Message::User { .. })
+        );
+        let tool_calls = if first {
+            (0..self.n)
+                .map(|i| ToolCallRequest {
+                    id: format!("call_{i}"),
+                    name: self.tool.into(),
+                    arguments: self.arguments.clone(),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Ok(ModelResponse {
+            text: if tool_calls.is_empty() {
+                "done".into()
+            } else {
+                String::new()
+            },
+            stop_reason: if tool_calls.is_empty() {
+                StopReason::EndTurn
+            } else {
+                StopReason::ToolUse
+            },
+            tool_calls,
+            usage: Usage::default(),
+            reasoning: Vec::new(),
+        })
+    }
+}
+
+/// Whole turns in which the model asks for 50 tool calls in one message,
+/// on one thread (as `clawhost run` and `chat` run turns), beside the same
+/// turn with no call: a native host tool (the baseline), a WASM tool, and a
+/// WASM tool with WASM `before`/`after_tool_call` hooks.
+fn turn_with_tool_calls(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let variants: [(&str, &[&str], &'static str, Value, usize); 4] = [
+        ("no_calls", &[], "echo", json!({"text": "x"}), 0),
+        ("native_echo", &[], "echo", json!({"text": "a b c"}), 50),
+        (
+            "wasm_tool",
+            &["text-tools"],
+            "word_count",
+            json!({"text": "a b c"}),
+            50,
+        ),
+        (
+            "wasm_tool_and_hooks",
+            &["text-tools", "noop"],
+            "word_count",
+            json!({"text": "a b c"}),
+            50,
+        ),
+    ];
+    let mut group = c.benchmark_group("turn/tool_calls");
+    group.sample_size(30);
+    for (label, plugins, tool, arguments, n) in variants {
+        let mut config = Config::from_json_str(
+            &json!({"plugins": {"allow": plugins}, "tools": {"testFixtures": true}}).to_string(),
+            Path::new("."),
+        )
+        .unwrap();
+        config.plugins.paths = vec![plugins_dir().to_path_buf()];
+        config.plugins.cache_dir = Some(cache_dir());
+        config.plugins.cache_key_file = Some(clawhost_tests::cache_key_file());
+        let (runner, _) = rt.block_on(EmbeddedRunner::start(config)).unwrap();
+        let model = Arc::new(Calls { tool, arguments, n });
+        group.bench_function(label, |b| {
+            b.to_async(&rt).iter(|| async {
+                let ctx = RunContext::new("main", "bench/m");
+                let out = runner
+                    .run_turn(model.clone(), &ctx, &[], "go")
+                    .await
+                    .unwrap();
+                assert_eq!(out.answer, "done");
+                assert_eq!(out.new_messages.len(), if n == 0 { 2 } else { 3 + n });
+            })
+        });
+    }
+    group.finish();
+}
+
 /// A model that notes when the first request arrives and answers at once.
 struct FirstRequest(Mutex<Option<Instant>>);
 
@@ -233,7 +332,7 @@ fn start_to_first_request(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
 fn start_with_empty_cache(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
     let mut group = c.benchmark_group("start/empty_cache");
     group.sample_size(10);
-    for n in [1usize, 20] {
+    for n in [1usize, 20, 100] {
         let (_dir, config) = noop_packages(n);
         group.bench_with_input(BenchmarkId::new("plugins", n), &config, |b, config| {
             b.to_async(rt).iter_custom(|iters| {
@@ -258,51 +357,77 @@ fn start_with_empty_cache(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
     group.finish();
 }
 
-fn rss_kib() -> u64 {
+/// A field of `/proc/self/status` in KiB (`VmRSS`, `VmHWM`).
+fn status_kib(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
 }
 
-/// Resident memory of a host with 10 plugins loaded, against an empty host.
-fn resident_memory(rt: &tokio::runtime::Runtime) -> Vec<String> {
-    let (_dir, config) = noop_packages(10);
-    let mut lines = Vec::new();
+/// The child of [`resident_memory`]: start a host with `n` plugins, call
+/// each plugin's tool once, print `VmRSS VmHWM` (KiB) and exit.
+fn rss_child(n: usize) {
+    let (_dir, config) = noop_packages(n);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(async {
-        let before = rss_kib();
-        let mut empty = PluginHost::new(&config).unwrap();
-        let engine = rss_kib();
-        empty.load_configured().await;
-        // Each plugin has a live instance after `register`; call every hook once.
-        let hooks = HookRunner::new(empty.hook_registrations());
-        let _ = hooks
-            .before_tool_call(BeforeToolCallEvent {
-                tool: "t".into(),
-                call_id: "c".into(),
-                params: realistic_params(),
-                tool_plugin: None,
-                context: ctx(),
-            })
-            .await;
-        let used = rss_kib();
-        lines.push(format!(
-            "resident memory: process before the host {:.1} MiB",
-            before as f64 / 1024.0
-        ));
-        lines.push(format!(
-            "resident memory: + engine and cache {:.1} MiB",
-            engine.saturating_sub(before) as f64 / 1024.0
-        ));
-        lines.push(format!(
-            "resident memory: + 10 plugins loaded and called {:.1} MiB ({:.2} MiB per plugin)",
-            used.saturating_sub(engine) as f64 / 1024.0,
-            used.saturating_sub(engine) as f64 / 10240.0
-        ));
-        drop(empty);
+        let (runner, reports) = EmbeddedRunner::start(config).await.unwrap();
+        assert!(reports.iter().all(|r| r.result.is_ok()));
+        for i in 0..n {
+            let call = ToolCallRequest {
+                id: "c".into(),
+                name: format!("noop_{i}_measure"),
+                arguments: json!({"data": realistic_params()}),
+            };
+            let out = runner
+                .dispatcher()
+                .execute(&call, &RunContext::new("main", "scripted/m"))
+                .await;
+            assert!(!out.is_error, "{}", out.content);
+        }
+        println!("{} {}", status_kib("VmRSS"), status_kib("VmHWM"));
     });
+}
+
+/// Resident memory of a whole host (engine, cache, runner) with 0, 10 and
+/// 100 plugins loaded and each called once, each measured in a process of
+/// its own (in one process, earlier allocations blur the figure).
+fn resident_memory() -> Vec<String> {
+    let measure = |n: usize| -> (f64, f64) {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .env("CLAWHOST_BENCH_RSS_CHILD", n.to_string())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut kib = text
+            .lines()
+            .last()
+            .unwrap_or_default()
+            .split_whitespace()
+            .map(|v| v.parse::<f64>().unwrap() / 1024.0);
+        (kib.next().unwrap(), kib.next().unwrap())
+    };
+    let (base, base_peak) = measure(0);
+    let mut lines = vec![format!(
+        "resident memory: host with no plugin {base:.1} MiB (peak {base_peak:.1} MiB)"
+    )];
+    for n in [10usize, 100] {
+        let (rss, peak) = measure(n);
+        lines.push(format!(
+            "resident memory: host with {n} plugins, each called once {rss:.1} MiB (peak {peak:.1} MiB; {:.2} MiB per plugin)",
+            (rss - base) / n as f64
+        ));
+    }
     lines
 }
 
@@ -356,6 +481,9 @@ fn human(ns: f64) -> String {
 }
 
 fn main() {
+    if let Ok(n) = std::env::var("CLAWHOST_BENCH_RSS_CHILD") {
+        return rss_child(n.parse().unwrap());
+    }
     let out = clawhost::build::repo_root()
         .join("target")
         .join("criterion");
@@ -366,11 +494,11 @@ fn main() {
         .configure_from_args();
     let rt = runtime();
     plugins_dir(); // build the plugins before timing anything
-                   // Memory first, while the process holds nothing else.
-    let memory = resident_memory(&rt);
+    let memory = resident_memory();
     instantiate(&mut c, &rt);
     hook_round_trip(&mut c, &rt);
     tool_calls(&mut c, &rt);
+    turn_with_tool_calls(&mut c);
     start_to_first_request(&mut c, &rt);
     start_with_empty_cache(&mut c, &rt);
     c.final_summary();

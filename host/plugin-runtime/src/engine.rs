@@ -14,8 +14,14 @@ use crate::state::PluginState;
 /// checked this often.
 pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 
-/// Live component instances (and fiber stacks) the pool holds at most.
-const MAX_INSTANCES: u32 = 256;
+/// Instance slots (component instances and fiber stacks) for a host that
+/// expects `packages` plugins: one live instance each, twice over (a
+/// restarted instance may overlap the one it replaces; an install check or
+/// a dev overlay adds packages later), and at least 16. Every pooled stack
+/// costs mappings at start-up, so the pool follows the plugin count.
+pub fn instance_slots(packages: usize) -> u32 {
+    packages.saturating_mul(2).saturating_add(16).min(4096) as u32
+}
 
 /// The engine and linker shared by every plugin.
 pub struct PluginEngine {
@@ -38,20 +44,19 @@ fn base_config() -> Config {
 }
 
 impl PluginEngine {
-    /// Build the engine. `memory_cap` sizes the pooling allocator's slots
-    /// (it falls back to on-demand allocation where pooling cannot reserve memory).
-    pub fn new(memory_cap: u64) -> wasmtime::Result<Self> {
+    /// Build the engine. `memory_cap` sizes the pooling allocator's memory
+    /// slots and `slots` ([`instance_slots`]) its instances and stacks (it
+    /// falls back to on-demand allocation where pooling cannot reserve memory).
+    pub fn new(memory_cap: u64, slots: u32) -> wasmtime::Result<Self> {
         let mut pooling = PoolingAllocationConfig::default();
         // One live instance per plugin and calls into a plugin serialized, so
-        // at most one fiber stack per instance is in use. Every pooled stack
-        // costs a guard-page mapping at start-up: the default of 1000 made the
-        // engine setup dominate host start.
+        // at most one fiber stack per instance is in use.
         pooling
-            .total_stacks(MAX_INSTANCES)
-            .total_component_instances(MAX_INSTANCES)
-            .total_core_instances(1024)
-            .total_memories(256)
-            .total_tables(512)
+            .total_stacks(slots)
+            .total_component_instances(slots)
+            .total_core_instances(slots.saturating_mul(4).max(1024))
+            .total_memories(slots.max(256))
+            .total_tables(slots.saturating_mul(2).max(512))
             .max_memory_size(memory_cap.max(1 << 20) as usize);
         let mut config = base_config();
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling));

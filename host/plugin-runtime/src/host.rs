@@ -53,13 +53,21 @@ pub struct PluginHost {
 impl PluginHost {
     /// A host with no plugins yet, configured by `config.plugins`.
     pub fn new(config: &Config) -> Result<Self, LoadError> {
-        let engine = PluginEngine::new(config.plugins.max_memory_mb() << 20).map_err(|e| {
-            LoadError::Runtime {
-                id: "(host)".into(),
-                stage: "engine setup",
-                reason: format!("{e:#}"),
-            }
-        })?;
+        let packages: usize = config
+            .plugins
+            .package_paths()
+            .into_iter()
+            .map(|(_, p)| crate::manifest::discover(&config.resolve(p)).map_or(0, |d| d.len()))
+            .sum();
+        let slots = crate::engine::instance_slots(packages);
+        let engine =
+            PluginEngine::new(config.plugins.max_memory_mb() << 20, slots).map_err(|e| {
+                LoadError::Runtime {
+                    id: "(host)".into(),
+                    stage: "engine setup",
+                    reason: format!("{e:#}"),
+                }
+            })?;
         let cache_dir = match &config.plugins.cache_dir {
             Some(dir) => Some(config.resolve(dir)),
             None => ComponentCache::default_dir(),
