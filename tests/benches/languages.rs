@@ -108,14 +108,14 @@ async fn measure(language: &str, package: &str, id: &str) {
     let before_event = BeforeToolCallEvent {
         tool: "word_count".into(),
         call_id: "c1".into(),
-        params: params.clone(),
+        params: params.clone().into(),
         tool_plugin: None,
         context: ctx(),
     };
     let after_event = AfterToolCallEvent {
         tool: "word_count".into(),
         call_id: "c1".into(),
-        params,
+        params: params.clone().into(),
         outcome: Ok(json!({"words": 5})),
         duration_ms: 1,
         context: ctx(),
@@ -126,7 +126,19 @@ async fn measure(language: &str, package: &str, id: &str) {
         .and_then(|r| r.parse().ok())
         .unwrap_or(300);
     for _ in 0..rounds {
-        let (b, a) = (before_event.clone(), after_event.clone());
+        // Fresh parameters each round, shared by both events as the
+        // dispatcher shares them.
+        let shared = clawhost_hooks::Params::new(params.clone());
+        let (b, a) = (
+            BeforeToolCallEvent {
+                params: shared.clone(),
+                ..before_event.clone()
+            },
+            AfterToolCallEvent {
+                params: shared,
+                ..after_event.clone()
+            },
+        );
         let t = Instant::now();
         let verdict = hooks.before_tool_call(b).await.verdict;
         let between = Instant::now();

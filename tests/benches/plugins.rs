@@ -117,23 +117,37 @@ fn hook_round_trip(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
     let before = BeforeToolCallEvent {
         tool: "edit_file".into(),
         call_id: "call_7f3a".into(),
-        params: realistic_params(),
+        params: realistic_params().into(),
         tool_plugin: Some("files".into()),
         context: ctx(),
     };
     let after = AfterToolCallEvent {
         tool: "edit_file".into(),
         call_id: "call_7f3a".into(),
-        params: realistic_params(),
+        params: realistic_params().into(),
         outcome: Ok(realistic_result()),
         duration_ms: 3,
         context: ctx(),
     };
     // Building the events (the dispatcher does that) is set-up, not timed;
     // serializing them into the guest, the calls and the answers are timed.
+    // Fresh parameters each time, shared by both events as the dispatcher
+    // shares them (so their JSON text is made once per call, in the timing).
     c.bench_function("hooks/noop_before_and_after_tool_call", |b| {
         b.to_async(rt).iter_batched(
-            || (before.clone(), after.clone()),
+            || {
+                let params = clawhost_hooks::Params::new(realistic_params());
+                (
+                    BeforeToolCallEvent {
+                        params: params.clone(),
+                        ..before.clone()
+                    },
+                    AfterToolCallEvent {
+                        params,
+                        ..after.clone()
+                    },
+                )
+            },
             |(before, after)| async {
                 let verdict = hooks.before_tool_call(before).await.verdict;
                 let (_, observed) = hooks.after_tool_call(after).await;

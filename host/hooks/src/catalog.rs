@@ -320,7 +320,7 @@ pub struct BeforeToolCallEvent {
     /// Call id.
     pub call_id: String,
     /// Parameters as they stand.
-    pub params: Value,
+    pub params: crate::Params,
     /// The plugin providing the tool (`None` for host tools).
     pub tool_plugin: Option<String>,
     /// The run.
@@ -410,7 +410,7 @@ pub struct AfterToolCallEvent {
     /// Call id.
     pub call_id: String,
     /// Parameters the tool ran with.
-    pub params: Value,
+    pub params: crate::Params,
     /// Result or error message as it stands.
     pub outcome: Result<Value, String>,
     /// How long the tool ran.

@@ -20,6 +20,7 @@
 //! the handler (`ignore`) or stops what the hook guards (`block`).
 
 mod catalog;
+mod params;
 mod persist;
 mod prompt;
 mod run_events;
@@ -34,6 +35,7 @@ pub use catalog::{
     ModelCallEndedEvent, ModelOverride, ModelResolveEvent, PromptEdit, SessionEndEvent,
     SessionEndReason, SessionStartEvent, ToolResultOutcome, ToolResultPersistEvent,
 };
+pub use params::Params;
 pub use persist::PersistRun;
 pub use prompt::BuiltPrompt;
 pub use run_hooks::{AgentStartRun, ModelResolveRun};

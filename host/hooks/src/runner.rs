@@ -191,7 +191,7 @@ pub struct HookDecisionRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BeforeToolCallResult {
     /// `Ok(params)` to go on with, or `Err(reason)` when blocked.
-    pub verdict: Result<Value, String>,
+    pub verdict: Result<crate::Params, String>,
     /// What each handler decided, in order.
     pub decisions: Vec<HookDecisionRecord>,
     /// `(plugin id, request)`: the call may go on only once the operator
@@ -316,8 +316,8 @@ impl HookRunner {
                     approved.push((reg, None));
                 }
                 Step::Rewrite(patch) => {
-                    approved.push((reg, Some(merge(original.clone(), &patch))));
-                    let base = merged.take().unwrap_or_else(|| original.clone());
+                    approved.push((reg, Some(merge(original.value().clone(), &patch))));
+                    let base = merged.take().unwrap_or_else(|| original.value().clone());
                     merged = Some(merge(base, &patch));
                 }
                 Step::Ask(_) if approval.is_some() => {
@@ -339,7 +339,7 @@ impl HookRunner {
             }
         }
         let merged = match merged {
-            Some(merged) if merged != *original => merged,
+            Some(merged) if *original != merged => merged,
             _ => {
                 let HookEvent::BeforeToolCall(event) = asked else {
                     unreachable!("asked is a before_tool_call event")
@@ -354,13 +354,13 @@ impl HookRunner {
         let HookEvent::BeforeToolCall(mut event) = asked else {
             unreachable!("asked is a before_tool_call event")
         };
-        event.params = merged;
+        event.params = crate::Params::new(merged);
         let recheck = HookEvent::BeforeToolCall(event);
         let HookEvent::BeforeToolCall(event) = &recheck else {
             unreachable!("recheck is a before_tool_call event")
         };
         for (reg, seen) in approved {
-            if seen.as_ref() == Some(&event.params) {
+            if seen.as_ref() == Some(event.params.value()) {
                 continue;
             }
             let answer = reg.handler.handle(&recheck).await;
@@ -368,7 +368,7 @@ impl HookRunner {
                 // An approval request on the final parameters is the one
                 // already pending (or, from another plugin, one too many).
                 Step::Allow | Step::Skip | Step::Ask(_) => continue,
-                Step::Rewrite(patch) if merge(event.params.clone(), &patch) == event.params => {
+                Step::Rewrite(patch) if event.params == merge(event.params.value().clone(), &patch) => {
                     continue
                 }
                 Step::Rewrite(_) => format!(

@@ -4,6 +4,8 @@ use std::sync::Mutex;
 
 use serde_json::json;
 
+use crate::Params;
+
 use super::*;
 
 struct Scripted(
@@ -70,7 +72,7 @@ fn before(params: Value) -> BeforeToolCallEvent {
     BeforeToolCallEvent {
         tool: "t".into(),
         call_id: "c".into(),
-        params,
+        params: params.into(),
         tool_plugin: None,
         context: ctx(),
     }
@@ -114,7 +116,10 @@ async fn before_handlers_see_the_originals_and_patches_merge_with_the_later_winn
     let out = runner
         .before_tool_call(before(json!({"a": 1, "b": "x"})))
         .await;
-    assert_eq!(out.verdict, Ok(json!({"a": 9, "b": "mid", "c": 3})));
+    assert_eq!(
+        out.verdict.map(Params::into_value),
+        Ok(json!({"a": 9, "b": "mid", "c": 3}))
+    );
     let original = r#"{"a":1,"b":"x"}"#;
     let merged = r#"{"a":9,"b":"mid","c":3}"#;
     assert_eq!(
@@ -197,7 +202,7 @@ async fn tool_result_replacements_chain_and_a_failure_withholds_the_result() {
     let event = AfterToolCallEvent {
         tool: "t".into(),
         call_id: "c".into(),
-        params: json!({}),
+        params: json!({}).into(),
         outcome: Ok(json!("secret")),
         duration_ms: 1,
         context: ctx(),
@@ -281,7 +286,7 @@ async fn an_ignored_failure_lets_later_handlers_decide() {
         ),
     ]);
     let out = runner.before_tool_call(before(json!({"n": 1}))).await;
-    assert_eq!(out.verdict, Ok(json!({"n": 9})));
+    assert_eq!(out.verdict.map(Params::into_value), Ok(json!({"n": 9})));
     assert_eq!(out.decisions[0].decision, "failed: trapped; ignored");
 }
 
@@ -409,7 +414,10 @@ async fn a_later_rewrite_is_rechecked_by_the_hooks_that_allowed_the_call() {
     );
     let runner = HookRunner::new(vec![policy, benign]);
     let out = runner.before_tool_call(before(json!({"cmd": "ls"}))).await;
-    assert_eq!(out.verdict, Ok(json!({"cmd": "ls -l"})));
+    assert_eq!(
+        out.verdict.map(Params::into_value),
+        Ok(json!({"cmd": "ls -l"}))
+    );
     assert_eq!(out.decisions.len(), 3, "{:?}", out.decisions);
 }
 

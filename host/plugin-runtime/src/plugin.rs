@@ -178,10 +178,22 @@ impl LoadedPlugin {
         params: &Value,
         ctx: &CallContext,
     ) -> Result<Result<Value, String>, CallError> {
+        self.call_tool_text(tool, call_id, &json_text(params), ctx)
+            .await
+    }
+
+    /// [`Self::call_tool`] with the parameters as JSON text.
+    pub async fn call_tool_text(
+        &self,
+        tool: &str,
+        call_id: &str,
+        params: &str,
+        ctx: &CallContext,
+    ) -> Result<Result<Value, String>, CallError> {
         let call = Request::CallTool {
             tool: tool.into(),
             call_id: call_id.into(),
-            params: json_text(params),
+            params: params.to_string(),
             context: ctx.clone(),
         };
         match self.instance.call(call).await? {
@@ -290,7 +302,12 @@ impl Tool for PluginTool {
         Some(self.checked.schema.clone())
     }
 
-    async fn call(&self, call_id: &str, params: Value, ctx: &RunContext) -> Result<Value, String> {
+    async fn call(
+        &self,
+        call_id: &str,
+        params: clawhost_tools::Params,
+        ctx: &RunContext,
+    ) -> Result<Value, String> {
         let ctx = CallContext {
             agent_id: ctx.agent_id.clone(),
             session_id: ctx.session_id.clone(),
@@ -298,7 +315,7 @@ impl Tool for PluginTool {
         };
         match self
             .plugin
-            .call_tool(&self.checked.spec.name, call_id, &params, &ctx)
+            .call_tool_text(&self.checked.spec.name, call_id, params.text(), &ctx)
             .await
         {
             Ok(result) => result,

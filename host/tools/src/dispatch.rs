@@ -132,12 +132,15 @@ impl ToolExecutor for ToolDispatcher {
             session_id: ctx.session_id.clone(),
             model_ref: ctx.model_ref.clone(),
         };
+        // One copy of the arguments, shared from here on (hooks, tool,
+        // after-hooks); a rewrite makes a new one.
+        let asked = clawhost_hooks::Params::new(call.arguments.clone());
         let before = self
             .hooks
             .before_tool_call(BeforeToolCallEvent {
                 tool: call.name.clone(),
                 call_id: call.id.clone(),
-                params: call.arguments.clone(),
+                params: asked.clone(),
                 tool_plugin: match &origin {
                     ToolOrigin::Plugin(id) => Some(id.clone()),
                     ToolOrigin::Host => None,
@@ -189,7 +192,7 @@ impl ToolExecutor for ToolDispatcher {
                 ));
             }
         }
-        if params != call.arguments {
+        if params != asked {
             if let Some(problem) = validation_error(&entry.validator, &params) {
                 return error(format!(
                     "a before_tool_call hook rewrote the arguments of `{}` into invalid ones: {problem}",

@@ -10,6 +10,8 @@ mod policy;
 mod registry;
 
 pub use builtin::EchoTool;
+/// Tool-call parameters as the dispatch path shares them.
+pub use clawhost_hooks::Params;
 pub use dispatch::{report_hook_decisions, ToolDispatcher, HOST_APPROVER};
 pub use policy::{group, PolicyDenial, ToolPolicy, GROUPS};
 pub use registry::{

@@ -23,8 +23,14 @@ pub trait Tool: Send + Sync {
     fn spec(&self) -> &ToolSpec;
     /// Who provides it.
     fn origin(&self) -> ToolOrigin;
-    /// Run it with validated parameters; `Err` is a message the model sees.
-    async fn call(&self, call_id: &str, params: Value, ctx: &RunContext) -> Result<Value, String>;
+    /// Run it with validated parameters (shared with the hooks; their JSON
+    /// text is made once); `Err` is a message the model sees.
+    async fn call(
+        &self,
+        call_id: &str,
+        params: clawhost_hooks::Params,
+        ctx: &RunContext,
+    ) -> Result<Value, String>;
     /// Whether this call needs the operator's approval first (asked on the
     /// dispatch path unless a plugin's hook already had the call approved).
     fn approval(&self, _params: &Value) -> Option<clawhost_agent_core::ApprovalRequest> {
@@ -288,8 +294,13 @@ mod tests {
         fn origin(&self) -> ToolOrigin {
             ToolOrigin::Plugin("p".into())
         }
-        async fn call(&self, _: &str, params: Value, _: &RunContext) -> Result<Value, String> {
-            Ok(params)
+        async fn call(
+            &self,
+            _: &str,
+            params: clawhost_hooks::Params,
+            _: &RunContext,
+        ) -> Result<Value, String> {
+            Ok(params.into_value())
         }
         fn compiled_schema(&self) -> Option<CompiledSchema> {
             Some(self.0.schema.clone())

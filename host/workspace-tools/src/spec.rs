@@ -94,8 +94,13 @@ impl<T: HostTool> Tool for Builtin<T> {
     fn origin(&self) -> ToolOrigin {
         ToolOrigin::Host
     }
-    async fn call(&self, _call_id: &str, params: Value, ctx: &RunContext) -> Result<Value, String> {
-        self.0.invoke(params, ctx).await
+    async fn call(
+        &self,
+        _call_id: &str,
+        params: clawhost_tools::Params,
+        ctx: &RunContext,
+    ) -> Result<Value, String> {
+        self.0.invoke(params.into_value(), ctx).await
     }
     fn approval(&self, params: &Value) -> Option<ApprovalRequest> {
         self.0.approval(params)

@@ -129,7 +129,7 @@ async fn a_0_2_component_loads_and_runs_when_the_host_also_offers_0_3() {
     let event = HookEvent::BeforeToolCall(BeforeToolCallEvent {
         tool: "echo".into(),
         call_id: "c1".into(),
-        params: serde_json::json!({"text": "hi"}),
+        params: serde_json::json!({"text": "hi"}).into(),
         tool_plugin: None,
         context: CallContext {
             agent_id: "main".into(),

@@ -40,7 +40,7 @@ pub(crate) fn event(event: &HookEvent) -> Option<wit::HookEvent> {
         HookEvent::BeforeToolCall(e) => wit::HookEvent::BeforeToolCall(wit::BeforeToolCallEvent {
             tool: e.tool.clone(),
             call_id: e.call_id.clone(),
-            params: json_text(&e.params),
+            params: e.params.text().to_string(),
             tool_plugin: e.tool_plugin.clone(),
             context: context(&e.context),
         }),
@@ -48,7 +48,7 @@ pub(crate) fn event(event: &HookEvent) -> Option<wit::HookEvent> {
             wit::HookEvent::AfterToolCall(wit::AfterToolCallEvent {
                 tool: e.tool.clone(),
                 call_id: e.call_id.clone(),
-                params: json_text(&e.params),
+                params: e.params.text().to_string(),
                 outcome: e.outcome.as_ref().map(json_text).map_err(Clone::clone),
                 duration_ms: e.duration_ms,
                 context: context(&e.context),

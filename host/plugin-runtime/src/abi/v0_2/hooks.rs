@@ -59,7 +59,7 @@ pub(super) fn before_tool_call(e: &BeforeToolCallEvent) -> th::BeforeToolCallEve
     th::BeforeToolCallEvent {
         tool: e.tool.clone(),
         call_id: e.call_id.clone(),
-        params: json_text(&e.params),
+        params: e.params.text().to_string(),
         tool_plugin: e.tool_plugin.clone(),
         context: context(&e.context),
     }
@@ -88,7 +88,7 @@ pub(super) fn after_tool_call(e: &AfterToolCallEvent) -> th::AfterToolCallEvent 
     th::AfterToolCallEvent {
         tool: e.tool.clone(),
         call_id: e.call_id.clone(),
-        params: json_text(&e.params),
+        params: e.params.text().to_string(),
         outcome: e.outcome.as_ref().map(json_text).map_err(Clone::clone),
         duration_ms: e.duration_ms,
         context: context(&e.context),
