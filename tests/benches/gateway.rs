@@ -107,7 +107,7 @@ async fn main() {
         return child(&config).await;
     }
     let fake = FakeProvider::start().await;
-    for _ in 0..(SEQUENTIAL * 5 + SESSIONS * TURNS_EACH + HISTORY_ROUNDS * 4 + 50) {
+    for _ in 0..(SEQUENTIAL * 5 + SESSIONS * TURNS_EACH + HISTORY_ROUNDS * 7 + 50) {
         fake.push(reply());
     }
     let dir = tempfile::tempdir().unwrap();
@@ -183,7 +183,7 @@ async fn main() {
     );
 
     println!(
-        "== one turn by saved history ({HISTORY_ROUNDS} rounds: a fresh session of each size, interleaved with the bare client)"
+        "== one turn by saved history ({HISTORY_ROUNDS} rounds: a fresh session of each size, its second turn timed, interleaved with the bare client)"
     );
     let mut by_history: Vec<Vec<Duration>> = vec![Vec::new(); HISTORIES.len()];
     let mut bare = Vec::new();
@@ -200,6 +200,8 @@ async fn main() {
                 })
                 .collect();
             let session = host.create_session("main", &history).await.unwrap();
+            // The first turn opens the saved transcript; time the next one.
+            bare_runner(&host, Some(&session)).await;
             let t = Instant::now();
             bare_runner(&host, Some(&session)).await;
             by_history[i].push(t.elapsed());

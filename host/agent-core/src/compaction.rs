@@ -16,8 +16,27 @@ pub fn message_tokens(message: &Message) -> u64 {
         Message::Assistant { .. } => &[],
     };
     let image_bytes: usize = images.iter().map(crate::Image::stored_len).sum();
-    let bytes = serde_json::to_string(message).map(|s| s.len()).unwrap_or(0);
+    // Counted as written, never built: this runs over the whole history
+    // every turn.
+    let mut counter = ByteCount(0);
+    let bytes = match serde_json::to_writer(&mut counter, message) {
+        Ok(()) => counter.0,
+        Err(_) => 0,
+    };
     (bytes.saturating_sub(image_bytes) as u64).div_ceil(4) + IMAGE_TOKENS * images.len() as u64
+}
+
+/// A writer that only counts the bytes written to it.
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Estimated tokens of a conversation.
@@ -77,31 +96,41 @@ impl Default for Pruning {
 impl Pruning {
     /// A copy of `messages` with old oversized tool results trimmed to head + tail.
     pub fn apply(&self, messages: &[Message]) -> Vec<Message> {
+        self.apply_split(messages, &[])
+    }
+
+    /// [`Pruning::apply`] to `earlier` followed by `later`, copying each
+    /// message once (the history is not joined to the turn's messages first).
+    pub fn apply_split(&self, earlier: &[Message], later: &[Message]) -> Vec<Message> {
+        let all = || earlier.iter().chain(later);
         let mut assistants_seen = 0;
-        let mut protect_from = 0;
-        for (i, m) in messages.iter().enumerate().rev() {
+        let mut protect_from = None;
+        for (back, m) in all().rev().enumerate() {
             if matches!(m, Message::Assistant { .. }) {
                 assistants_seen += 1;
                 if assistants_seen == self.protect_recent_assistant_turns {
-                    protect_from = i;
+                    protect_from = Some(earlier.len() + later.len() - 1 - back);
                     break;
                 }
             }
         }
-        if assistants_seen < self.protect_recent_assistant_turns {
-            return messages.to_vec();
-        }
-        messages
-            .iter()
+        let Some(protect_from) = protect_from else {
+            return all().cloned().collect();
+        };
+        // More bytes than the limit is needed for more characters: most
+        // results are ruled out without counting characters.
+        let oversized = |text: &str| {
+            text.len() > self.max_tool_result_chars
+                && text.chars().count() > self.max_tool_result_chars
+        };
+        all()
             .enumerate()
             .map(|(i, m)| match m {
                 Message::ToolResult(r)
-                    if i < protect_from
-                        && (!r.images.is_empty()
-                            || r.content.chars().count() > self.max_tool_result_chars) =>
+                    if i < protect_from && (!r.images.is_empty() || oversized(&r.content)) =>
                 {
                     let mut r = r.clone();
-                    if r.content.chars().count() > self.max_tool_result_chars {
+                    if oversized(&r.content) {
                         let chars: Vec<char> = r.content.chars().collect();
                         let head: String =
                             chars[..self.head_chars.min(chars.len())].iter().collect();

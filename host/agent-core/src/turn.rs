@@ -128,9 +128,9 @@ impl TurnLoop {
         user: &UserInput,
         sent_text: &str,
     ) -> Result<TurnOutcome, TurnError> {
-        let mut messages = history.to_vec();
-        let first_new = messages.len();
-        messages.push(user.message_with_text(sent_text));
+        // The turn's own messages; the history is only read (each request
+        // copies it once, with the turn's messages after it).
+        let mut messages = vec![user.message_with_text(sent_text)];
         ctx.events.emit(TurnEvent::UserMessage {
             text: user.text.clone(),
             images: user.images.clone(),
@@ -145,8 +145,8 @@ impl TurnLoop {
                 model_ref: ctx.model_ref.clone(),
                 system: self.system.clone(),
                 messages: match &self.pruning {
-                    Some(p) => p.apply(&messages),
-                    None => messages.clone(),
+                    Some(p) => p.apply_split(history, &messages),
+                    None => history.iter().chain(&messages).cloned().collect(),
                 },
                 tools: tools.clone(),
                 text_sink: Some(ctx.events.text_sink(iteration, None)),
@@ -180,9 +180,8 @@ impl TurnLoop {
                 });
                 return Ok(TurnOutcome {
                     new_messages: {
-                        let mut new = messages.split_off(first_new);
-                        new[0] = user.message();
-                        new
+                        messages[0] = user.message();
+                        messages
                     },
                     answer,
                     iterations: iteration,
