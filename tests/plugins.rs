@@ -426,28 +426,7 @@ async fn compiled_components_are_reused_from_the_cache() {
 
 #[tokio::test]
 async fn identical_components_loading_together_are_compiled_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let source = plugins_dir().join("bench-noop");
-    let manifest: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(source.join("openclaw.plugin.json")).unwrap(),
-    )
-    .unwrap();
-    let mut entries = serde_json::Map::new();
-    for i in 0..4 {
-        let id = format!("noop-{i}");
-        let package = dir.path().join("plugins").join(&id);
-        std::fs::create_dir_all(&package).unwrap();
-        let mut m = manifest.clone();
-        m["id"] = json!(id);
-        std::fs::write(package.join("openclaw.plugin.json"), m.to_string()).unwrap();
-        std::fs::copy(source.join("plugin.wasm"), package.join("plugin.wasm")).unwrap();
-        entries.insert(id.clone(), json!({"config": {"id": id}}));
-    }
-    let mut cfg = config(
-        json!({"plugins": {"paths": ["plugins"], "entries": entries}}),
-        dir.path(),
-    );
-    cfg.plugins.paths = vec![dir.path().join("plugins")];
+    let (dir, mut cfg) = clawhost_tests::noop_packages(4);
     cfg.plugins.cache_dir = Some(dir.path().join("cache"));
     cfg.plugins.cache_key_file = Some(dir.path().join("cache.key"));
     let mut host = PluginHost::new(&cfg).unwrap();

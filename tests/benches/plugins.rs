@@ -18,41 +18,9 @@ use clawhost_config::Config;
 use clawhost_hooks::{AfterToolCallEvent, BeforeToolCallEvent, CallContext, HookRunner};
 use clawhost_plugin_runtime::PluginHost;
 use clawhost_runner::EmbeddedRunner;
-use clawhost_tests::{cache_dir, plugins_dir};
+use clawhost_tests::{cache_dir, noop_packages, plugins_dir};
 use criterion::{BatchSize, BenchmarkId, Criterion};
 use serde_json::{json, Value};
-
-/// A directory of `n` copies of the `bench-noop` package (ids `noop-0` …),
-/// and a config that loads them with the shared compiled cache.
-fn noop_packages(n: usize) -> (tempfile::TempDir, Config) {
-    let dir = tempfile::tempdir().unwrap();
-    let source = plugins_dir().join("bench-noop");
-    let manifest: Value = serde_json::from_str(
-        &std::fs::read_to_string(source.join("openclaw.plugin.json")).unwrap(),
-    )
-    .unwrap();
-    let mut entries = serde_json::Map::new();
-    std::fs::create_dir_all(dir.path().join("plugins")).unwrap();
-    for i in 0..n {
-        let id = format!("noop-{i}");
-        let package = dir.path().join("plugins").join(&id);
-        std::fs::create_dir_all(&package).unwrap();
-        let mut m = manifest.clone();
-        m["id"] = json!(id);
-        std::fs::write(package.join("openclaw.plugin.json"), m.to_string()).unwrap();
-        std::fs::copy(source.join("plugin.wasm"), package.join("plugin.wasm")).unwrap();
-        entries.insert(id.clone(), json!({"config": {"id": id}}));
-    }
-    let config = Config::from_json_str(
-        &json!({"plugins": {"paths": ["plugins"], "entries": entries}}).to_string(),
-        dir.path(),
-    )
-    .unwrap();
-    let mut config = config;
-    config.plugins.cache_dir = Some(cache_dir());
-    config.plugins.cache_key_file = Some(clawhost_tests::cache_key_file());
-    (dir, config)
-}
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()

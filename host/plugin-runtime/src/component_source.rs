@@ -95,20 +95,8 @@ pub(crate) async fn acquire(
         admission::check_pin(id, &sha256, source.config)?;
         let slot = source.shared.slot(&sha256);
         let mut slot = slot.lock().await;
-        if let Some(component) = slot.clone() {
-            return Ok(Acquired {
-                component,
-                sha256,
-                outcome: CacheOutcome::Shared,
-            });
-        }
-        if let Some(component) = lookup(&source, id, &sha256).await? {
-            *slot = Some(component.clone());
-            return Ok(Acquired {
-                component,
-                sha256,
-                outcome: CacheOutcome::Hit,
-            });
+        if let Some(known) = known(&source, id, &sha256, &mut slot, true).await? {
+            return Ok(known);
         }
     }
     // Read the bytes: their digest (remembered when the stamp did not move)
@@ -125,22 +113,10 @@ pub(crate) async fn acquire(
     // component waits here, then shares what the first got.
     let slot = source.shared.slot(&sha256);
     let mut slot = slot.lock().await;
-    if let Some(component) = slot.clone() {
-        return Ok(Acquired {
-            component,
-            sha256,
-            outcome: CacheOutcome::Shared,
-        });
-    }
-    if remembered.as_deref() != Some(sha256.as_str()) {
-        if let Some(component) = lookup(&source, id, &sha256).await? {
-            *slot = Some(component.clone());
-            return Ok(Acquired {
-                component,
-                sha256,
-                outcome: CacheOutcome::Hit,
-            });
-        }
+    // The cache was looked in above when the digest was the remembered one.
+    let look = remembered.as_deref() != Some(sha256.as_str());
+    if let Some(known) = known(&source, id, &sha256, &mut slot, look).await? {
+        return Ok(known);
     }
     api_version::precheck_imports(id, &bytes)?;
     let _permit = source
@@ -174,6 +150,33 @@ pub(crate) async fn acquire(
         sha256,
         outcome: CacheOutcome::Compiled,
     })
+}
+
+/// The component of `sha256` this host already has, else (when `cached`)
+/// the compiled cache's, kept in `slot` for the next package with it.
+async fn known(
+    source: &Source<'_>,
+    id: &str,
+    sha256: &str,
+    slot: &mut Option<Component>,
+    cached: bool,
+) -> Result<Option<Acquired>, LoadError> {
+    let acquired = |component, outcome| Acquired {
+        component,
+        sha256: sha256.to_string(),
+        outcome,
+    };
+    if let Some(component) = slot.clone() {
+        return Ok(Some(acquired(component, CacheOutcome::Shared)));
+    }
+    if !cached {
+        return Ok(None);
+    }
+    let found = lookup(source, id, sha256).await?;
+    if let Some(component) = &found {
+        *slot = Some(component.clone());
+    }
+    Ok(found.map(|c| acquired(c, CacheOutcome::Hit)))
 }
 
 async fn lookup(
