@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use clawhost_agent_core::{
     Image, Message, ModelClient, ModelErrorKind, ModelRequest, ModelResponse, Reasoning,
-    RunContext, StopReason, ToolCallRequest, ToolResultMessage, UserInput,
+    ReasoningBlock, RunContext, StopReason, ToolCallRequest, ToolResultMessage, UserInput,
 };
 use clawhost_config::Config;
 use clawhost_llm::ModelRegistry;
@@ -122,13 +122,20 @@ async fn recorded_anthropic_streams_read_as_the_sdk_reads_them() {
         (r.text.as_str(), r.stop_reason),
         ("Hi", StopReason::Refusal)
     );
-    let [Reasoning::Thinking {
-        thinking,
-        signature,
+    let [Reasoning {
+        model_ref,
+        block: ReasoningBlock::Thinking {
+            thinking,
+            signature,
+        },
     }] = r.reasoning.as_slice()
     else {
         panic!("{:?}", r.reasoning)
     };
+    assert_eq!(
+        model_ref, "claude/m",
+        "marked with the model that thought it"
+    );
     assert!(
         thinking.starts_with("Simple educational question"),
         "{thinking}"
@@ -240,7 +247,11 @@ async fn recorded_responses_streams_read_as_the_sdk_reads_them() {
         .await
         .unwrap();
     assert_eq!(r.text, "The answer is 42");
-    let [Reasoning::ResponsesItem { item }] = r.reasoning.as_slice() else {
+    let [Reasoning {
+        block: ReasoningBlock::ResponsesItem { item },
+        ..
+    }] = r.reasoning.as_slice()
+    else {
         panic!("{:?}", r.reasoning)
     };
     assert_eq!(item["id"], "r1");
@@ -355,7 +366,15 @@ async fn responses_reasoning_items_go_back_with_their_encrypted_content() {
     );
     assert_eq!(input[2]["type"], "function_call");
     assert_eq!(input[3]["type"], "function_call_output");
-    // Another wire format never gets it.
+    // Another model, even of the same provider, never gets it (it could
+    // not decrypt it), nor does another wire format.
+    let other = clawhost_llm::providers::openai_responses::body(
+        &ask("resp/text-only", outcome.new_messages.clone()),
+        "text-only",
+        &[],
+    );
+    assert!(!other.to_string().contains("encrypted"), "{other}");
+    assert_eq!(other["input"][1]["type"], "function_call", "{other}");
     let chat = clawhost_llm::providers::openai_completions::body(
         &ask("chat/m", outcome.new_messages.clone()),
         "m",

@@ -29,6 +29,6 @@ pub use model::{
     ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelResponse, StopReason, TextSink,
     Usage,
 };
-pub use reasoning::Reasoning;
+pub use reasoning::{Reasoning, ReasoningBlock};
 pub use tool::{RunContext, ToolExecutor, ToolOutput, ToolSpec};
 pub use turn::{TurnError, TurnLoop, TurnOutcome, CONTINUE_PROMPT};

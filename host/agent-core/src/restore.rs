@@ -101,10 +101,13 @@ mod tests {
             name: "t".into(),
             arguments: serde_json::json!({}),
         };
-        let thinking = Reasoning::Thinking {
-            thinking: "hmm".into(),
-            signature: "sig".into(),
-        };
+        let thinking = Reasoning::new(
+            "claude/m",
+            crate::ReasoningBlock::Thinking {
+                thinking: "hmm".into(),
+                signature: "sig".into(),
+            },
+        );
         let image = Image::Url {
             url: "https://example.com/a.png".into(),
         };

@@ -381,7 +381,12 @@ impl ModelClient for ModelRegistry {
             request_timeout: Duration::from_millis(provider.config.request_timeout_ms.max(1)),
             secret: provider.auth.secret.as_ref(),
         };
-        stream_completion(&self.http, req, parser.as_mut(), request.text_sink.as_ref()).await
+        let mut reply =
+            stream_completion(&self.http, req, parser.as_mut(), request.text_sink.as_ref()).await?;
+        for r in &mut reply.reasoning {
+            r.model_ref.clone_from(&request.model_ref);
+        }
+        Ok(reply)
     }
 }
 

@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 
 use clawhost_agent_core::{
-    ModelError, ModelErrorKind, ModelResponse, Reasoning, StopReason, ToolCallRequest, Usage,
+    ModelError, ModelErrorKind, ModelResponse, Reasoning, ReasoningBlock, StopReason,
+    ToolCallRequest, Usage,
 };
 
 /// One event of a model's streamed reply, whatever the provider.
@@ -43,7 +44,7 @@ pub enum StreamEvent {
     /// More refusal text (OpenAI's `refusal` deltas): the model declines.
     Refusal(String),
     /// A complete piece of reasoning, to keep and send back unchanged.
-    Reasoning(Reasoning),
+    Reasoning(ReasoningBlock),
 }
 
 #[derive(Debug, Default)]
@@ -61,7 +62,7 @@ pub struct Assembler {
     usage: Usage,
     stop: Option<StopReason>,
     refusal: String,
-    reasoning: Vec<Reasoning>,
+    reasoning: Vec<ReasoningBlock>,
 }
 
 impl Assembler {
@@ -115,6 +116,8 @@ impl Assembler {
     }
 
     /// The complete reply; tool-call arguments must be valid JSON objects.
+    /// Its reasoning has no `model_ref` yet: the caller, which knows the
+    /// model, marks it.
     pub fn finish(self) -> Result<ModelResponse, ModelError> {
         let stop_reason = self.stop.ok_or_else(|| {
             ModelError::new(
@@ -177,7 +180,11 @@ impl Assembler {
             tool_calls,
             stop_reason,
             usage: self.usage,
-            reasoning: self.reasoning,
+            reasoning: self
+                .reasoning
+                .into_iter()
+                .map(|block| Reasoning::new(String::new(), block))
+                .collect(),
         })
     }
 }

@@ -1,7 +1,7 @@
 //! Anthropic Messages (`POST /v1/messages`, `stream: true`): `message_start`,
 //! `content_block_*`, `message_delta`, `message_stop`, `ping`, `error`.
 
-use clawhost_agent_core::{Image, Message, ModelError, ModelRequest, Reasoning, StopReason};
+use clawhost_agent_core::{Image, Message, ModelError, ModelRequest, ReasoningBlock, StopReason};
 use serde_json::{json, Map, Value};
 
 use super::{classify, error_fields, insert_tools, merge_params};
@@ -52,21 +52,25 @@ pub fn body(
                 tool_calls,
                 reasoning,
             } => {
-                for r in reasoning {
-                    match r {
-                        Reasoning::Thinking {
+                // Only the requested model's own reasoning goes back.
+                let own = reasoning
+                    .iter()
+                    .filter(|r| r.model_ref == request.model_ref);
+                for r in own {
+                    match &r.block {
+                        ReasoningBlock::Thinking {
                             thinking,
                             signature,
                         } => push(
                             "assistant",
                             json!({"type": "thinking", "thinking": thinking, "signature": signature}),
                         ),
-                        Reasoning::RedactedThinking { data } => push(
+                        ReasoningBlock::RedactedThinking { data } => push(
                             "assistant",
                             json!({"type": "redacted_thinking", "data": data}),
                         ),
                         // Another wire format's reasoning means nothing here.
-                        Reasoning::ResponsesItem { .. } => {}
+                        ReasoningBlock::ResponsesItem { .. } => {}
                     }
                 }
                 if !text.is_empty() {
@@ -176,7 +180,7 @@ impl EventParser for Parser {
                         );
                     }
                     Some("redacted_thinking") => {
-                        out.push(StreamEvent::Reasoning(Reasoning::RedactedThinking {
+                        out.push(StreamEvent::Reasoning(ReasoningBlock::RedactedThinking {
                             data: block["data"].as_str().unwrap_or_default().into(),
                         }))
                     }
@@ -185,7 +189,7 @@ impl EventParser for Parser {
             }
             "content_block_stop" => {
                 if let Some((thinking, signature)) = self.thinking.remove(&index) {
-                    out.push(StreamEvent::Reasoning(Reasoning::Thinking {
+                    out.push(StreamEvent::Reasoning(ReasoningBlock::Thinking {
                         thinking,
                         signature,
                     }));

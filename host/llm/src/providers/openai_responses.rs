@@ -1,7 +1,7 @@
 //! OpenAI Responses (`POST /responses`, `stream: true`): typed SSE events
 //! such as `response.output_text.delta` and `response.completed`.
 
-use clawhost_agent_core::{Image, Message, ModelError, ModelRequest, Reasoning, StopReason};
+use clawhost_agent_core::{Image, Message, ModelError, ModelRequest, ReasoningBlock, StopReason};
 use serde_json::{json, Map, Value};
 
 use super::{classify, error_fields, insert_tools, merge_params};
@@ -42,8 +42,12 @@ pub fn body(request: &ModelRequest, model_id: &str, params: &[&Map<String, Value
                 tool_calls,
                 reasoning,
             } => {
-                for r in reasoning {
-                    if let Reasoning::ResponsesItem { item } = r {
+                // Only the requested model's own reasoning goes back.
+                for r in reasoning
+                    .iter()
+                    .filter(|r| r.model_ref == request.model_ref)
+                {
+                    if let ReasoningBlock::ResponsesItem { item } = &r.block {
                         input.push(item.clone());
                     }
                 }
@@ -110,7 +114,7 @@ impl Parser {
         }
         let id = item["id"].as_str().unwrap_or_default().to_string();
         if id.is_empty() || self.reasoning_ids.insert(id) {
-            out.push(StreamEvent::Reasoning(Reasoning::ResponsesItem {
+            out.push(StreamEvent::Reasoning(ReasoningBlock::ResponsesItem {
                 item: item.clone(),
             }));
         }
