@@ -48,16 +48,31 @@ pub struct PluginHost {
     protected: ProtectedPaths,
     /// `plugins.paths` then `plugins.load.paths`, resolved against the config file.
     package_paths: Vec<PathBuf>,
+    /// The packages found under each of them when the host was made (they
+    /// size the engine's pool), for the first [`Self::load_configured`].
+    found: Option<Vec<(PathBuf, std::io::Result<Vec<PathBuf>>)>>,
 }
 
 impl PluginHost {
     /// A host with no plugins yet, configured by `config.plugins`.
     pub fn new(config: &Config) -> Result<Self, LoadError> {
-        let packages: usize = config
+        let resolved: Vec<(String, PathBuf)> = config
             .plugins
             .package_paths()
             .into_iter()
-            .map(|(_, p)| crate::manifest::discover(&config.resolve(p)).map_or(0, |d| d.len()))
+            .map(|(key, p)| (key, config.resolve(p)))
+            .collect();
+        let found: Vec<(PathBuf, std::io::Result<Vec<PathBuf>>)> = if config.plugins.enabled {
+            resolved
+                .iter()
+                .map(|(_, p)| (p.clone(), discover(p)))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let packages = found
+            .iter()
+            .map(|(_, dirs)| dirs.as_ref().map_or(0, Vec::len))
             .sum();
         let slots = crate::engine::instance_slots(packages);
         let engine =
@@ -92,12 +107,6 @@ impl PluginHost {
                 Duration::from_secs(config.plugins.cache_max_age_days.saturating_mul(86_400)),
             );
         let mut protected = ProtectedPaths::default();
-        let resolved: Vec<(String, PathBuf)> = config
-            .plugins
-            .package_paths()
-            .into_iter()
-            .map(|(key, p)| (key, config.resolve(p)))
-            .collect();
         let plugin_paths: Vec<(String, PathBuf)> = resolved
             .iter()
             .map(|(key, p)| (key.clone(), canonical(p)))
@@ -144,6 +153,7 @@ impl PluginHost {
             config: config.plugins.clone(),
             base_dir: config.base_dir.clone(),
             package_paths: resolved.into_iter().map(|(_, p)| p).collect(),
+            found: Some(found),
             plugins: Vec::new(),
             protected,
         })
@@ -158,8 +168,16 @@ impl PluginHost {
             tracing::info!("plugins.enabled is false: no plugin is loaded");
             return reports;
         }
-        for path in self.package_paths.clone() {
-            let dirs = match discover(&path) {
+        let found = match self.found.take() {
+            Some(found) => found,
+            None => self
+                .package_paths
+                .iter()
+                .map(|p| (p.clone(), discover(p)))
+                .collect(),
+        };
+        for (path, dirs) in found {
+            let dirs = match dirs {
                 Ok(dirs) => dirs,
                 Err(e) => {
                     reports.push(LoadReport {
