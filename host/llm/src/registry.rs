@@ -294,32 +294,21 @@ fn without_images(mut request: ModelRequest) -> ModelRequest {
             request.model_ref
         )
     };
-    let mut notes = Vec::new();
-    for (i, m) in request.messages.iter().enumerate() {
-        let n = match m {
-            Message::User { images, .. } => images.len(),
-            Message::ToolResult(r) => r.images.len(),
-            Message::Assistant { .. } => 0,
-        };
-        if n > 0 {
-            notes.push((i, note(n)));
-        }
-    }
-    for (i, note) in notes {
-        match &mut request.messages[i] {
-            Message::User { text, images } => {
-                images.clear();
+    for m in &mut request.messages {
+        match m {
+            Message::User { text, images } if !images.is_empty() => {
+                let note = note(std::mem::take(images).len());
                 *text = if text.is_empty() {
                     note
                 } else {
                     format!("{text}\n{note}")
                 };
             }
-            Message::ToolResult(r) => {
-                r.images.clear();
+            Message::ToolResult(r) if !r.images.is_empty() => {
+                let note = note(std::mem::take(&mut r.images).len());
                 r.content = format!("{}\n{note}", r.content);
             }
-            Message::Assistant { .. } => {}
+            _ => {}
         }
     }
     request

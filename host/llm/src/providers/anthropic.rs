@@ -4,7 +4,7 @@
 use clawhost_agent_core::{Image, Message, ModelError, ModelRequest, ReasoningBlock, StopReason};
 use serde_json::{json, Map, Value};
 
-use super::{classify, error_fields, insert_tools, merge_params};
+use super::{classify, error_fields, insert_tools, merge_params, text_then_images};
 use crate::stream::{json as parse_json, EventParser, StreamEvent};
 
 /// The `anthropic-version` header value.
@@ -87,13 +87,12 @@ pub fn body(
                 let content = if r.images.is_empty() {
                     json!(r.content)
                 } else {
-                    // The API refuses an empty text block.
-                    let mut blocks: Vec<Value> = (!r.content.is_empty())
-                        .then(|| json!({"type": "text", "text": r.content}))
-                        .into_iter()
-                        .collect();
-                    blocks.extend(r.images.iter().map(image));
-                    Value::Array(blocks)
+                    Value::Array(text_then_images(
+                        &r.content,
+                        &r.images,
+                        |t| json!({"type": "text", "text": t}),
+                        image,
+                    ))
                 };
                 push(
                     "user",

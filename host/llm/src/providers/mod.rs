@@ -67,6 +67,21 @@ pub fn error_fields(body: &Value) -> (String, String) {
     (code, message)
 }
 
+/// A message's text then its images as content parts, each in the API's
+/// shape; the text is left out when empty (Anthropic refuses an empty text
+/// block, and a part of nothing says nothing elsewhere).
+pub(crate) fn text_then_images(
+    text: &str,
+    images: &[clawhost_agent_core::Image],
+    text_part: impl Fn(&str) -> Value,
+    image_part: impl Fn(&clawhost_agent_core::Image) -> Value,
+) -> Vec<Value> {
+    let text = (!text.is_empty()).then(|| text_part(text));
+    text.into_iter()
+        .chain(images.iter().map(image_part))
+        .collect()
+}
+
 /// Offer tools in a body (`"tools"`), in the API's shape; nothing when there are none.
 pub(crate) fn insert_tools(
     body: &mut Map<String, Value>,

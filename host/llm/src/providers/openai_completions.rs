@@ -4,7 +4,7 @@
 use clawhost_agent_core::{Message, ModelError, ModelErrorKind, ModelRequest, StopReason};
 use serde_json::{json, Map, Value};
 
-use super::{classify, error_fields, insert_tools, merge_params};
+use super::{classify, error_fields, insert_tools, merge_params, text_then_images};
 use crate::stream::{json as parse_json, EventParser, StreamEvent};
 
 /// An `image_url` part (a URL, or the bytes as a `data:` URL).
@@ -32,11 +32,8 @@ pub fn body(request: &ModelRequest, model_id: &str, params: &[&Map<String, Value
                 json!({"role": "user", "content": text})
             }
             Message::User { text, images } => {
-                let mut parts: Vec<Value> = (!text.is_empty())
-                    .then(|| json!({"type": "text", "text": text}))
-                    .into_iter()
-                    .collect();
-                parts.extend(images.iter().map(image));
+                let parts =
+                    text_then_images(text, images, |t| json!({"type": "text", "text": t}), image);
                 json!({"role": "user", "content": parts})
             }
             Message::Assistant {

@@ -4,7 +4,7 @@
 use clawhost_agent_core::{Image, Message, ModelError, ModelRequest, ReasoningBlock, StopReason};
 use serde_json::{json, Map, Value};
 
-use super::{classify, error_fields, insert_tools, merge_params};
+use super::{classify, error_fields, insert_tools, merge_params, text_then_images};
 use crate::stream::{json as parse_json, EventParser, StreamEvent};
 
 /// An `input_image` part (a URL, or the bytes as a `data:` URL).
@@ -14,12 +14,12 @@ fn image(image: &Image) -> Value {
 
 /// Text (when there is some) then images, as `input_text` / `input_image` parts.
 fn parts(text: &str, images: &[Image]) -> Value {
-    let mut parts: Vec<Value> = (!text.is_empty())
-        .then(|| json!({"type": "input_text", "text": text}))
-        .into_iter()
-        .collect();
-    parts.extend(images.iter().map(image));
-    Value::Array(parts)
+    Value::Array(text_then_images(
+        text,
+        images,
+        |t| json!({"type": "input_text", "text": t}),
+        image,
+    ))
 }
 
 /// The request body. The `reasoning` items of earlier replies go back
