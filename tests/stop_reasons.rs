@@ -17,20 +17,7 @@ use clawhost_tests::wire;
 use serde_json::{json, Value};
 
 fn registry(fake: &FakeProvider) -> ModelRegistry {
-    let provider = |api: &str| {
-        json!({"baseUrl": fake.url(), "api": api, "apiKey": "sk-test",
-               "retry": {"maxAttempts": 1}, "models": [{"id": "m"}]})
-    };
-    let config = Config::from_json_str(
-        &json!({"models": {"providers": {
-            "chat": provider("openai-completions"),
-            "resp": provider("openai-responses"),
-            "claude": provider("anthropic-messages"),
-        }}})
-        .to_string(),
-        std::path::Path::new("."),
-    )
-    .unwrap();
+    let config = clawhost_tests::one_provider_per_wire_format(&fake.url(), json!([{"id": "m"}]));
     ModelRegistry::build(&config).unwrap()
 }
 

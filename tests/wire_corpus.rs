@@ -19,22 +19,10 @@ use serde_json::{json, Value};
 /// Three providers on one fake server, one per wire format; `params` are
 /// the model's.
 fn models(fake: &FakeProvider, params: Value) -> (Config, ModelRegistry) {
-    let provider = |api: &str| {
-        json!({"baseUrl": fake.url(), "api": api, "apiKey": "sk-test",
-               "retry": {"maxAttempts": 1},
-               "models": [{"id": "m", "params": params, "input": ["text", "image"]},
-                          {"id": "text-only"}]})
-    };
-    let config = Config::from_json_str(
-        &json!({"models": {"providers": {
-            "chat": provider("openai-completions"),
-            "resp": provider("openai-responses"),
-            "claude": provider("anthropic-messages"),
-        }}})
-        .to_string(),
-        std::path::Path::new("."),
-    )
-    .unwrap();
+    let config = clawhost_tests::one_provider_per_wire_format(
+        &fake.url(),
+        json!([{"id": "m", "params": params, "input": ["text", "image"]}, {"id": "text-only"}]),
+    );
     let registry = ModelRegistry::build(&config).unwrap();
     (config, registry)
 }

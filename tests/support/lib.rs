@@ -181,3 +181,23 @@ pub fn noop_packages(n: usize) -> (tempfile::TempDir, Config) {
     config.plugins.cache_key_file = Some(cache_key_file());
     (dir, config)
 }
+
+/// A config of three providers on the fake server `url`, one per wire
+/// format — `chat` (Chat Completions), `resp` (Responses) and `claude`
+/// (Anthropic Messages) — each with `models`, no retries.
+pub fn one_provider_per_wire_format(url: &str, models: Value) -> Config {
+    let provider = |api: &str| {
+        json!({"baseUrl": url, "api": api, "apiKey": "sk-test",
+               "retry": {"maxAttempts": 1}, "models": models})
+    };
+    Config::from_json_str(
+        &json!({"models": {"providers": {
+            "chat": provider("openai-completions"),
+            "resp": provider("openai-responses"),
+            "claude": provider("anthropic-messages"),
+        }}})
+        .to_string(),
+        Path::new("."),
+    )
+    .expect("valid provider config")
+}

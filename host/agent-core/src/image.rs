@@ -33,6 +33,16 @@ pub enum Image {
     },
 }
 
+/// How a message's images show where only text does (transcripts, the
+/// summarizer's input): ` [1 image]`, ` [3 images]`, or nothing.
+pub fn images_note(images: &[Image]) -> String {
+    match images.len() {
+        0 => String::new(),
+        1 => " [1 image]".into(),
+        n => format!(" [{n} images]"),
+    }
+}
+
 /// Why an image was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ImageError {

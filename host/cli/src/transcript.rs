@@ -70,15 +70,6 @@ pub fn render_stop_note(reason: StopReason, theme: &Theme) -> String {
         .unwrap_or_default()
 }
 
-/// ` [n image(s)]` after a message's text, when it has images.
-fn images_note(images: &[clawhost_agent_core::Image]) -> String {
-    match images.len() {
-        0 => String::new(),
-        1 => " [1 image]".into(),
-        n => format!(" [{n} images]"),
-    }
-}
-
 /// A line of a reply's readable reasoning, if it has some.
 fn reasoning_line(label: &str, reasoning: &[clawhost_agent_core::Reasoning]) -> Option<String> {
     let text: Vec<String> = reasoning.iter().map(|r| r.text()).collect();
@@ -97,7 +88,7 @@ pub fn render_event_with(event: &TurnEvent, theme: &Theme) -> String {
     let l = |key: &str| theme.label(key);
     match event {
         TurnEvent::UserMessage { text, images } => {
-            format!("{} {text}{}", l("user"), images_note(images))
+            format!("{} {text}{}", l("user"), clawhost_agent_core::images_note(images))
         }
         TurnEvent::ModelReply {
             iteration,
@@ -156,7 +147,7 @@ pub fn render_event_with(event: &TurnEvent, theme: &Theme) -> String {
             l("tool"),
             if *is_error { "✗" } else { "✓" },
             clip(content, 200),
-            images_note(images)
+            clawhost_agent_core::images_note(images)
         ),
         TurnEvent::Compaction { tokens_before, compacted, kept, trigger } => format!(
             "{}     {compacted} messages (~{tokens_before} tokens) summarized, {kept} kept ({trigger})",
@@ -196,7 +187,11 @@ pub fn render_entry(entry: &Entry) -> String {
         }
         body => match body.message() {
             Some(Message::User { text, images }) => {
-                format!("{} {text}{}", l("user"), images_note(images))
+                format!(
+                    "{} {text}{}",
+                    l("user"),
+                    clawhost_agent_core::images_note(images)
+                )
             }
             Some(Message::Assistant {
                 text,
@@ -226,7 +221,7 @@ pub fn render_entry(entry: &Entry) -> String {
                 r.call_id,
                 if r.is_error { "✗" } else { "✓" },
                 clip(&r.content, 400),
-                images_note(&r.images)
+                clawhost_agent_core::images_note(&r.images)
             ),
             None => String::new(),
         },

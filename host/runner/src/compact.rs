@@ -24,19 +24,13 @@ pub struct CompactionRecord {
 
 const SUMMARY_PROMPT: &str = "Summarize the conversation below for your own later use: the user's goals, decisions made, facts learned from tools, and open questions. Be concise and concrete.";
 
-/// How images show in the text the summarizer reads: counted, not sent.
-fn image_note(images: &[clawhost_agent_core::Image]) -> String {
-    match images.len() {
-        0 => String::new(),
-        n => format!(" [{n} image(s)]"),
-    }
-}
-
 fn render(messages: &[Message]) -> String {
     messages
         .iter()
         .map(|m| match m {
-            Message::User { text, images } => format!("USER: {text}{}", image_note(images)),
+            Message::User { text, images } => {
+                format!("USER: {text}{}", clawhost_agent_core::images_note(images))
+            }
             Message::Assistant {
                 text, tool_calls, ..
             } => {
@@ -58,7 +52,7 @@ fn render(messages: &[Message]) -> String {
                 r.tool,
                 if r.is_error { "error" } else { "result" },
                 r.content,
-                image_note(&r.images)
+                clawhost_agent_core::images_note(&r.images)
             ),
         })
         .collect::<Vec<_>>()
