@@ -73,5 +73,6 @@ pub fn status_json(s: &PluginStatus) -> Value {
             "env": s.grants.env.iter().map(|(k, _)| k).collect::<Vec<_>>(),
         },
         "fromCache": s.from_cache,
+        "declaration": s.declaration.as_str(),
     })
 }

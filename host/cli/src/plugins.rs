@@ -178,6 +178,16 @@ pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
                         "compiled now"
                     }
                 );
+                say!(
+                    "registration: {}",
+                    match plugin.status().declaration {
+                        clawhost_plugin_runtime::Declaration::Called => "called at load",
+                        clawhost_plugin_runtime::Declaration::Remembered =>
+                            "remembered from an earlier load (instantiated on first use)",
+                        clawhost_plugin_runtime::Declaration::Outdated =>
+                            "remembered, but register now answers differently (the next load uses the new answer)",
+                    }
+                );
                 for tool in detail["toolSchemas"].as_array().into_iter().flatten() {
                     say!(
                         "tool {}: {}",

@@ -2,6 +2,7 @@
 //! instantiates and registers plugin packages.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,7 +11,8 @@ use clawhost_config::{Config, PluginsConfig};
 use clawhost_hooks::HookRegistration;
 use clawhost_tools::Tool;
 
-use crate::abi::{Answer, Request};
+use crate::abi::{Answer, Declared, Request};
+use crate::cache::declarations::DeclarationKey;
 use crate::cache::ComponentCache;
 use crate::component_source::{self, Acquired, Source};
 use crate::engine::PluginEngine;
@@ -396,21 +398,48 @@ impl PluginHost {
                 ),
             });
         }
-        let declared = match instance.call(Request::Register).await {
-            Ok(Answer::Declared(d)) => d,
-            Ok(_) => unreachable!("register answers with a declaration"),
-            Err(e) => return Err(runtime("registration")(e.to_string())),
+        let key = DeclarationKey {
+            sha256: sha256.clone(),
+            api: api.as_str(),
+            config_json: entry.config.to_string(),
+            grants: instance.grants().fingerprint(),
+        };
+        let (declared, remembered) = match self.remembered_declaration(&key).await {
+            Some(declared) => (declared, true),
+            None => match instance.call(Request::Register).await {
+                Ok(Answer::Declared(d)) => (d, false),
+                Ok(_) => unreachable!("register answers with a declaration"),
+                Err(e) => return Err(runtime("registration")(e.to_string())),
+            },
         };
         let registration = registration::check(
             &id,
             &package.manifest.version,
-            declared,
+            declared.clone(),
             instance.is_harness(),
         )
         .map_err(|reason| LoadError::Registration {
             id: id.clone(),
             reason,
         })?;
+        let remembered = remembered.then(Arc::<AtomicBool>::default);
+        if let Some(outdated) = remembered.clone() {
+            // Not instantiated until first used; that instance checks the
+            // record against its own answer.
+            let (cache, plugin) = (self.cache.clone(), id.clone());
+            instance.register_on_first_instance(Box::new(move |fresh| {
+                if fresh != declared {
+                    outdated.store(true, Ordering::Relaxed);
+                    tracing::warn!(plugin = %plugin, "register now answers differently from the remembered declaration: this load keeps the remembered tools and hooks; the next load uses the new ones");
+                    cache.remember_declaration(&key, &fresh);
+                }
+            }));
+        } else {
+            let (cache, key) = (self.cache.clone(), key);
+            let _ =
+                tokio::task::spawn_blocking(move || cache.remember_declaration(&key, &declared))
+                    .await;
+        }
         Ok(LoadedPlugin {
             manifest: package.manifest,
             dir: package.dir,
@@ -422,7 +451,17 @@ impl PluginHost {
             settings: entry,
             slots: self.config.slots.clone(),
             interfaces,
+            remembered,
         })
+    }
+
+    /// The declaration remembered under `key`, read on a blocking thread.
+    async fn remembered_declaration(&self, key: &DeclarationKey) -> Option<Declared> {
+        let (cache, key) = (self.cache.clone(), key.clone());
+        tokio::task::spawn_blocking(move || cache.remembered_declaration(&key))
+            .await
+            .ok()
+            .flatten()
     }
 
     /// Unload a plugin (its tools, hooks and harness are no longer offered).

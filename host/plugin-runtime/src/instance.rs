@@ -9,7 +9,7 @@ use tokio::sync::Mutex;
 use wasmtime::component::InstancePre;
 use wasmtime::{Store, Trap, UpdateDeadline};
 
-use crate::abi::{Answer, ApiVersion, Guest, Indices, Request};
+use crate::abi::{Answer, ApiVersion, Declared, Guest, Indices, Request};
 use crate::engine::PluginEngine;
 use crate::logs::PluginLogs;
 use crate::sandbox::EffectiveGrants;
@@ -42,6 +42,10 @@ pub struct CallLimits {
     pub max_handles: usize,
 }
 
+/// What the first instance does with its own `register` answer, when the
+/// plugin was loaded from a remembered declaration.
+pub(crate) type FirstRegister = Box<dyn FnOnce(Declared) + Send + Sync>;
+
 /// The running side of a loaded plugin.
 pub(crate) struct PluginInstance {
     id: String,
@@ -57,6 +61,10 @@ pub(crate) struct PluginInstance {
     consecutive_traps: AtomicU32,
     instantiations: AtomicU32,
     disabled: SyncMutex<Option<String>>,
+    /// Set while no instance has answered `register` yet (a remembered
+    /// declaration stood in for it): the first instance calls it and hands
+    /// the answer here.
+    first_register: SyncMutex<Option<FirstRegister>>,
 }
 
 impl PluginInstance {
@@ -85,7 +93,25 @@ impl PluginInstance {
             consecutive_traps: AtomicU32::new(0),
             instantiations: AtomicU32::new(0),
             disabled: SyncMutex::new(None),
+            first_register: SyncMutex::new(None),
         })
+    }
+
+    /// The plugin was loaded from a remembered declaration: its first
+    /// instance calls `register` before anything else and hands the answer
+    /// to `then`.
+    pub(crate) fn register_on_first_instance(&self, then: FirstRegister) {
+        *self
+            .first_register
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(then);
+    }
+
+    fn registers_first(&self) -> bool {
+        self.first_register
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
     }
 
     /// Why the plugin is disabled, if it is.
@@ -140,6 +166,26 @@ impl PluginInstance {
         let instance = self.pre.instantiate_async(&mut store).await?;
         let guest = self.indices.load(&mut store, &instance)?;
         self.instantiations.fetch_add(1, Ordering::Relaxed);
+        if self.registers_first() {
+            // As at a load without a record: `register` runs first, under
+            // the instance's own deadline.
+            let reply = guest.call(&mut store, Request::Register).await?;
+            let then = self
+                .first_register
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .take();
+            match (then, reply.answer) {
+                (Some(then), Answer::Declared(d))
+                    if reply.largest_text <= self.limits.max_output_bytes =>
+                {
+                    then(d)
+                }
+                _ => {
+                    tracing::warn!(plugin = %self.id, "the first instance's register answer is too large; the remembered declaration stands")
+                }
+            }
+        }
         Ok(Live { store, guest })
     }
 
@@ -179,7 +225,15 @@ impl PluginInstance {
             Request::Hook(_, Some(timeout)) => *timeout,
             _ => self.limits.timeout,
         };
-        let deadline = timeout + HOST_GRACE;
+        // A new instance first gets its own deadline (and `register`, when
+        // it is the first one).
+        let deadline = timeout
+            + HOST_GRACE
+            + if slot.is_none() {
+                self.limits.timeout
+            } else {
+                Duration::ZERO
+            };
         self.logs.begin_call();
         let run = async {
             if slot.is_none() {

@@ -37,6 +37,6 @@ pub use manifest::{
     discover, PluginManifest, PluginPackage, RequestedCapabilities, RequestedDir, MANIFEST_FILE,
 };
 pub use owned_path::OwnedPathError;
-pub use plugin::{Interfaces, LoadedPlugin, PluginState, PluginStatus};
+pub use plugin::{Declaration, Interfaces, LoadedPlugin, PluginState, PluginStatus};
 pub use registration::Registration;
 pub use sandbox::{EffectiveDir, EffectiveGrants, ProtectedPaths};

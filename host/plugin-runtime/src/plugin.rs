@@ -37,6 +37,33 @@ pub struct LoadedPlugin {
     pub(crate) slots: clawhost_config::PluginSlots,
     /// The component's imports and exports, by name.
     pub(crate) interfaces: Interfaces,
+    /// Set when a remembered declaration stood in for `register`: whether
+    /// the first instance then answered differently.
+    pub(crate) remembered: Option<Arc<std::sync::atomic::AtomicBool>>,
+}
+
+/// Where a loaded plugin's tools and hooks came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Declaration {
+    /// Its `register` answered at load.
+    Called,
+    /// A verified record of an earlier load's answer (same component,
+    /// config and grants): the plugin is instantiated on first use.
+    Remembered,
+    /// Remembered, but the first instance's `register` answered
+    /// differently: the next load uses the new answer.
+    Outdated,
+}
+
+impl Declaration {
+    /// `called`, `remembered` or `outdated`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Declaration::Called => "called",
+            Declaration::Remembered => "remembered",
+            Declaration::Outdated => "outdated",
+        }
+    }
 }
 
 /// The interfaces a component imports and exports, by their full names
@@ -92,6 +119,8 @@ pub struct PluginStatus {
     /// Whether the component was not compiled for this load: it came from
     /// the cache, or from another package with the same component.
     pub from_cache: bool,
+    /// Where its tools and hooks came from at load.
+    pub declaration: Declaration,
 }
 
 impl LoadedPlugin {
@@ -161,6 +190,13 @@ impl LoadedPlugin {
             instantiations: self.instance.instantiations(),
             consecutive_failures: self.instance.consecutive_traps(),
             from_cache: self.cache != CacheOutcome::Compiled,
+            declaration: match &self.remembered {
+                None => Declaration::Called,
+                Some(outdated) if outdated.load(std::sync::atomic::Ordering::Relaxed) => {
+                    Declaration::Outdated
+                }
+                Some(_) => Declaration::Remembered,
+            },
         }
     }
 

@@ -66,6 +66,25 @@ pub struct EffectiveGrants {
 }
 
 impl EffectiveGrants {
+    /// What a plugin can see of its grants (each directory's guest path,
+    /// host path and access; each variable's name and value) as text, to
+    /// key what it declared by.
+    pub(crate) fn fingerprint(&self) -> String {
+        let mut text = String::new();
+        for d in &self.dirs {
+            text.push_str(&format!(
+                "dir\0{}\0{}\0{:?}\0",
+                d.guest_path,
+                d.host_path.display(),
+                d.access
+            ));
+        }
+        for (name, value) in &self.env {
+            text.push_str(&format!("env\0{name}\0{value}\0"));
+        }
+        text
+    }
+
     /// Intersect a manifest's request with the operator's grants. Host paths
     /// resolve against `base_dir`, must be existing directories, and may not
     /// hold or lie inside a `protected` path.

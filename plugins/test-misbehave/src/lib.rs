@@ -58,11 +58,16 @@ impl Plugin for Misbehave {
     }
 
     /// `before_tool_call` always; `llm_input` too when the config says
-    /// `"spinOn": "llm_input"` (its handler then never returns).
+    /// `"spinOn": "llm_input"` (its handler then never returns);
+    /// `agent_end` too while `/data/subscribe-agent-end` exists (a
+    /// registration that depends on what the host does not key it by).
     fn hooks(&self) -> Vec<(Hook, i32)> {
         let mut hooks = vec![(Hook::BeforeToolCall, 1000)];
         if clawhost_sdk::config()["spinOn"] == "llm_input" {
             hooks.push((Hook::LlmInput, 0));
+        }
+        if std::fs::metadata("/data/subscribe-agent-end").is_ok() {
+            hooks.push((Hook::AgentEnd, 0));
         }
         hooks
     }

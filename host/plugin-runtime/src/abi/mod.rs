@@ -85,7 +85,7 @@ pub(crate) fn add_to_linker(linker: &mut Linker<PluginState>) -> wasmtime::Resul
 }
 
 /// A tool a plugin declared, before the host checked it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct DeclaredTool {
     pub name: String,
     pub description: String,
@@ -95,7 +95,7 @@ pub(crate) struct DeclaredTool {
 
 /// What a plugin declared at registration, in host terms, before the host
 /// checked it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Declared {
     /// The id `register` returned (0.1 only; 0.2 takes it from the manifest).
     pub id: Option<String>,

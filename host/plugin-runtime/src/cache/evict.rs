@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::{artifact, ComponentCache, Evicted};
+use super::{artifact, declarations, ComponentCache, Evicted};
 
 /// Whether `path` names a compiled artifact (not its tag or stamp files).
 fn is_artifact(path: &Path) -> bool {
@@ -66,6 +66,14 @@ impl ComponentCache {
             }
             if std::fs::remove_file(&path).is_ok() {
                 let _ = std::fs::remove_file(artifact::tag_path(&path));
+                // `<sha256>-<engine key>.cwasm`: its declaration records go too.
+                if let Some(sha256) = path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.split('-').next())
+                {
+                    declarations::forget(&disk.dir, sha256);
+                }
                 total -= len;
                 evicted.files += 1;
                 evicted.bytes += len;

@@ -300,6 +300,7 @@ fn load_or_create_key(path: &Path) -> Result<[u8; KEY_LEN], CacheError> {
 }
 
 mod artifact;
+pub(crate) mod declarations;
 mod digests;
 mod evict;
 

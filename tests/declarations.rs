@@ -1,0 +1,122 @@
+//! Remembered declarations: a warm start offers a plugin's tools and hooks
+//! from a verified record of its earlier `register` answer and instantiates
+//! it on first use, where the answer is checked again.
+
+use std::path::Path;
+
+use clawhost_config::Config;
+use clawhost_plugin_runtime::{Declaration, PluginHost};
+use clawhost_tests::{call_tool, config, host_with};
+use serde_json::json;
+
+/// A config with its own cache (so no other test's records are seen) that
+/// grants the misbehave fixture `/data` → `<dir>/data`.
+fn own_cache(dir: &Path) -> Config {
+    std::fs::create_dir_all(dir.join("data")).unwrap();
+    let mut cfg = config(
+        json!({"plugins": {"entries": {"misbehave": {"grants": {"filesystem": [
+            {"guestPath": "/data", "hostPath": "data", "access": "read-only"}]}}}}}),
+        dir,
+    );
+    cfg.plugins.cache_dir = Some(dir.join("cache"));
+    cfg.plugins.cache_key_file = Some(dir.join("cache.key"));
+    cfg
+}
+
+/// The hooks it subscribed (offered or withheld by the operator's settings).
+fn hooks(host: &PluginHost) -> Vec<&'static str> {
+    host.plugins()[0]
+        .registration()
+        .hooks
+        .iter()
+        .map(|(h, _)| h.name())
+        .collect()
+}
+
+fn records(dir: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir.join("cache").join("declarations"))
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_warm_start_offers_the_tools_without_instantiating_the_plugin() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = own_cache(dir.path());
+    let first = host_with(&cfg, &["test-misbehave"]).await.unwrap();
+    let status = &first.statuses()[0];
+    assert_eq!(status.declaration, Declaration::Called);
+    assert_eq!(status.instantiations, 1, "register ran at load");
+    assert_eq!(records(dir.path()).len(), 1);
+
+    let second = host_with(&cfg, &["test-misbehave"]).await.unwrap();
+    let status = &second.statuses()[0];
+    assert_eq!(status.declaration, Declaration::Remembered);
+    assert_eq!(status.instantiations, 0, "nothing ran at load");
+    assert_eq!(status.tools, first.statuses()[0].tools);
+    assert_eq!(hooks(&second), ["before_tool_call"]);
+    // The first call instantiates it; `register` ran first, as at a load.
+    let pong = call_tool(&second, "misbehave", "ping", json!({})).await;
+    assert_eq!(pong.unwrap().unwrap(), json!({"pong": true, "calls": 1}));
+    let status = &second.statuses()[0];
+    assert_eq!(status.instantiations, 1);
+    assert_eq!(status.declaration, Declaration::Remembered, "same answer");
+
+    // Another config is another key: register is called again.
+    let mut other = cfg.clone();
+    other.plugins.entries.get_mut("misbehave").unwrap().config = json!({"spinOn": "none"});
+    let third = host_with(&other, &["test-misbehave"]).await.unwrap();
+    assert_eq!(third.statuses()[0].declaration, Declaration::Called);
+    assert_eq!(records(dir.path()).len(), 2);
+}
+
+#[tokio::test]
+async fn a_registration_that_changed_is_noticed_and_taken_at_the_next_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = own_cache(dir.path());
+    host_with(&cfg, &["test-misbehave"]).await.unwrap();
+    // The fixture subscribes `agent_end` while this file exists: nothing
+    // the host keys the record by has changed.
+    std::fs::write(dir.path().join("data").join("subscribe-agent-end"), "").unwrap();
+
+    let stale = host_with(&cfg, &["test-misbehave"]).await.unwrap();
+    assert_eq!(hooks(&stale), ["before_tool_call"], "the record's answer");
+    call_tool(&stale, "misbehave", "ping", json!({}))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stale.statuses()[0].declaration, Declaration::Outdated);
+    assert_eq!(hooks(&stale), ["before_tool_call"], "kept for this load");
+
+    let next = host_with(&cfg, &["test-misbehave"]).await.unwrap();
+    assert_eq!(next.statuses()[0].declaration, Declaration::Remembered);
+    assert_eq!(hooks(&next), ["agent_end", "before_tool_call"]);
+}
+
+#[tokio::test]
+async fn a_tampered_record_is_not_believed() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = own_cache(dir.path());
+    host_with(&cfg, &["test-misbehave"]).await.unwrap();
+    let [record] = &records(dir.path())[..] else {
+        panic!("one record")
+    };
+    // A plugin that could write here would add a hook subscription for
+    // itself (the record's JSON names the hooks).
+    let text = std::fs::read_to_string(record).unwrap();
+    let forged = text.replace(
+        "[\"before_tool_call\",1000]",
+        "[\"before_tool_call\",1000],[\"llm_input\",0]",
+    );
+    assert_ne!(forged, text);
+    std::fs::write(record, forged).unwrap();
+
+    let host = host_with(&cfg, &["test-misbehave"]).await.unwrap();
+    let status = &host.statuses()[0];
+    assert_eq!(status.declaration, Declaration::Called);
+    assert_eq!(status.instantiations, 1);
+    assert_eq!(hooks(&host), ["before_tool_call"]);
+    // The record was rewritten from the real answer, and is believed again.
+    let again = host_with(&cfg, &["test-misbehave"]).await.unwrap();
+    assert_eq!(again.statuses()[0].declaration, Declaration::Remembered);
+}
