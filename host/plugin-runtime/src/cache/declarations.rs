@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 
 use clawhost_hooks::HookKind;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::{ComponentCache, Disk, TAG_LEN};
 use crate::abi::{Declared, DeclaredTool};
@@ -122,11 +121,17 @@ fn tag(disk: &Disk, key: &str, body: &[u8]) -> blake3::Hash {
     mac.finalize()
 }
 
-/// `declarations/<component sha256>-<sha256 of the key>`: the component's
-/// records go when its artifact is evicted.
+/// `declarations/<component sha256>-<keyed hash of the key>`: the
+/// component's records go when its artifact is evicted. The hash is keyed
+/// because the key holds granted env values: a plain hash of them could be
+/// guessed at offline.
 fn record_path(disk: &Disk, key: &DeclarationKey, text: &str) -> PathBuf {
-    let name = hex::encode(Sha256::digest(text.as_bytes()));
-    disk.dir.join(DIR).join(format!("{}-{name}", key.sha256))
+    let mut name = blake3::Hasher::new_keyed(&disk.key);
+    name.update(b"clawhost declaration name v1\0");
+    name.update(text.as_bytes());
+    disk.dir
+        .join(DIR)
+        .join(format!("{}-{}", key.sha256, name.finalize().to_hex()))
 }
 
 /// Remove every record of the component `sha256`.

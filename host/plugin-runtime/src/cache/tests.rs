@@ -267,6 +267,23 @@ fn the_cache_keeps_to_its_size_and_age_bounds_least_recently_used_first() {
     let cache = open(u64::MAX);
     let (a, b) = ("aa".repeat(32), "bb".repeat(32));
     cache.load(&engine, &a, EMPTY).unwrap();
+    // A remembered declaration of each: a's goes with a's artifact.
+    let key = |sha256: &str| declarations::DeclarationKey {
+        sha256: sha256.into(),
+        api: "0.2",
+        config_json: "{}".into(),
+        grants: String::new(),
+    };
+    let declared = crate::abi::Declared {
+        harnesses: vec!["h".into()],
+        ..Default::default()
+    };
+    cache.remember_declaration(&key(&a), &declared);
+    cache.remember_declaration(&key(&b), &declared);
+    assert_eq!(
+        cache.remembered_declaration(&key(&a)),
+        Some(declared.clone())
+    );
     let one = std::fs::metadata(cache.path(cache.disk.as_ref().unwrap(), &a))
         .unwrap()
         .len();
@@ -275,6 +292,8 @@ fn the_cache_keeps_to_its_size_and_age_bounds_least_recently_used_first() {
     std::thread::sleep(std::time::Duration::from_millis(20));
     cache.load(&engine, &b, EMPTY).unwrap();
     assert!(!cache.is_cached(&a) && cache.is_cached(&b));
+    assert_eq!(cache.remembered_declaration(&key(&a)), None);
+    assert_eq!(cache.remembered_declaration(&key(&b)), Some(declared));
     // An artifact unused past the age bound goes at the next sweep.
     // (Its last use is its tag file's modification time.)
     let path = artifact::tag_path(&cache.path(cache.disk.as_ref().unwrap(), &b));
