@@ -349,8 +349,9 @@ fn status_kib(field: &str) -> u64 {
 }
 
 /// The child of [`resident_memory`]: start a host with `n` plugins, call
-/// each plugin's tool once, print `VmRSS VmHWM` (KiB) and exit.
-fn rss_child(n: usize) {
+/// each plugin's tool once (unless `idle`: then none may have been
+/// instantiated), print `VmRSS VmHWM` (KiB) and exit.
+fn rss_child(n: usize, idle: bool) {
     let (_dir, config) = noop_packages(n);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -359,7 +360,14 @@ fn rss_child(n: usize) {
     rt.block_on(async {
         let (runner, reports) = EmbeddedRunner::start(config).await.unwrap();
         assert!(reports.iter().all(|r| r.result.is_ok()), "{reports:?}");
-        for i in 0..n {
+        if idle {
+            let statuses = runner.plugins().statuses();
+            assert!(
+                statuses.iter().all(|s| s.instantiations == 0),
+                "{statuses:?}"
+            );
+        }
+        for i in (0..n).filter(|_| !idle) {
             let call = ToolCallRequest {
                 id: "c".into(),
                 name: format!("noop_{i}_measure"),
@@ -379,9 +387,10 @@ fn rss_child(n: usize) {
 /// 100 plugins loaded and each called once, each measured in a process of
 /// its own (in one process, earlier allocations blur the figure).
 fn resident_memory() -> Vec<String> {
-    let measure = |n: usize| -> (f64, f64) {
+    let measure = |n: usize, idle: bool| -> (f64, f64) {
+        let how = if idle { " idle" } else { "" };
         let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .env("CLAWHOST_BENCH_RSS_CHILD", n.to_string())
+            .env("CLAWHOST_BENCH_RSS_CHILD", format!("{n}{how}"))
             .output()
             .unwrap();
         assert!(
@@ -398,16 +407,20 @@ fn resident_memory() -> Vec<String> {
             .map(|v| v.parse::<f64>().unwrap() / 1024.0);
         (kib.next().unwrap(), kib.next().unwrap())
     };
-    let (base, base_peak) = measure(0);
+    let (base, base_peak) = measure(0, false);
     let mut lines = vec![format!(
         "resident memory: host with no plugin {base:.1} MiB (peak {base_peak:.1} MiB)"
     )];
     for n in [10usize, 100] {
-        let (rss, peak) = measure(n);
-        lines.push(format!(
-            "resident memory: host with {n} plugins, each called once {rss:.1} MiB (peak {peak:.1} MiB; {:.2} MiB per plugin)",
-            (rss - base) / n as f64
-        ));
+        // Called first: that start leaves the remembered registrations the
+        // idle start loads from.
+        for (idle, what) in [(false, "each called once"), (true, "none called yet")] {
+            let (rss, peak) = measure(n, idle);
+            lines.push(format!(
+                "resident memory: host with {n} plugins, {what} {rss:.1} MiB (peak {peak:.1} MiB; {:.2} MiB per plugin)",
+                (rss - base) / n as f64
+            ));
+        }
     }
     lines
 }
@@ -462,8 +475,12 @@ fn human(ns: f64) -> String {
 }
 
 fn main() {
-    if let Ok(n) = std::env::var("CLAWHOST_BENCH_RSS_CHILD") {
-        return rss_child(n.parse().unwrap());
+    if let Ok(how) = std::env::var("CLAWHOST_BENCH_RSS_CHILD") {
+        let (n, idle) = match how.strip_suffix(" idle") {
+            Some(n) => (n, true),
+            None => (how.as_str(), false),
+        };
+        return rss_child(n.parse().unwrap(), idle);
     }
     let out = clawhost::build::repo_root()
         .join("target")
