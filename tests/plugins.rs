@@ -401,6 +401,23 @@ async fn openclaw_plugin_keys_load_paths_and_enabled_are_honoured() {
 }
 
 #[tokio::test]
+async fn a_package_on_two_plugin_paths_is_loaded_once_and_not_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    // What `--plugin <dir>` does when the package also lies under
+    // `plugins.paths`: the same directory is reached twice.
+    let mut cfg = config(json!({"plugins": {"allow": ["text-tools"]}}), dir.path());
+    cfg.plugins.load.paths = vec![plugins_dir().join("text-tools")];
+    let mut host = PluginHost::new(&cfg).unwrap();
+    let reports = host.load_configured().await;
+    let text_tools: Vec<_> = reports
+        .iter()
+        .filter(|r| r.id.as_deref() == Some("text-tools"))
+        .collect();
+    assert_eq!(text_tools.len(), 1, "{reports:?}");
+    assert!(text_tools[0].result.is_ok(), "{reports:?}");
+}
+
+#[tokio::test]
 async fn compiled_components_are_reused_from_the_cache() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(json!({}), dir.path());

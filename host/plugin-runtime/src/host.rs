@@ -178,9 +178,15 @@ impl PluginHost {
                 .map(|p| (p.clone(), discover(p)))
                 .collect(),
         };
+        // A package reached from two paths (a `--plugin` dir that also lies
+        // under `plugins.paths`) is loaded from the first.
+        let mut seen = std::collections::HashSet::new();
         for (path, dirs) in found {
             let dirs = match dirs {
-                Ok(dirs) => dirs,
+                Ok(dirs) => dirs
+                    .into_iter()
+                    .filter(|d| seen.insert(canonical(d)))
+                    .collect::<Vec<_>>(),
                 Err(e) => {
                     reports.push(LoadReport {
                         dir: path.clone(),
