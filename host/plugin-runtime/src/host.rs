@@ -64,11 +64,9 @@ impl PluginHost {
             .into_iter()
             .map(|(key, p)| (key, config.resolve(p)))
             .collect();
-        let found: Vec<(PathBuf, std::io::Result<Vec<PathBuf>>)> = if config.plugins.enabled {
-            resolved
-                .iter()
-                .map(|(_, p)| (p.clone(), discover(p)))
-                .collect()
+        let package_paths: Vec<PathBuf> = resolved.iter().map(|(_, p)| p.clone()).collect();
+        let found = if config.plugins.enabled {
+            discover_all(&package_paths)
         } else {
             Vec::new()
         };
@@ -154,7 +152,7 @@ impl PluginHost {
             shared: Default::default(),
             config: config.plugins.clone(),
             base_dir: config.base_dir.clone(),
-            package_paths: resolved.into_iter().map(|(_, p)| p).collect(),
+            package_paths,
             found: Some(found),
             plugins: Vec::new(),
             protected,
@@ -170,23 +168,13 @@ impl PluginHost {
             tracing::info!("plugins.enabled is false: no plugin is loaded");
             return reports;
         }
-        let found = match self.found.take() {
-            Some(found) => found,
-            None => self
-                .package_paths
-                .iter()
-                .map(|p| (p.clone(), discover(p)))
-                .collect(),
-        };
-        // A package reached from two paths (a `--plugin` dir that also lies
-        // under `plugins.paths`) is loaded from the first.
-        let mut seen = std::collections::HashSet::new();
+        let found = self
+            .found
+            .take()
+            .unwrap_or_else(|| discover_all(&self.package_paths));
         for (path, dirs) in found {
             let dirs = match dirs {
-                Ok(dirs) => dirs
-                    .into_iter()
-                    .filter(|d| seen.insert(canonical(d)))
-                    .collect::<Vec<_>>(),
+                Ok(dirs) => dirs,
                 Err(e) => {
                     reports.push(LoadReport {
                         dir: path.clone(),
@@ -508,6 +496,24 @@ impl PluginHost {
             .flat_map(|p| p.hook_registrations())
             .collect()
     }
+}
+
+/// The packages under each of `paths`, in order. A package reached from
+/// two paths (a `--plugin` dir that also lies under `plugins.paths`) is
+/// listed under the first only.
+fn discover_all(paths: &[PathBuf]) -> Vec<(PathBuf, std::io::Result<Vec<PathBuf>>)> {
+    let mut seen = std::collections::HashSet::new();
+    paths
+        .iter()
+        .map(|path| {
+            let dirs = discover(path).map(|dirs| {
+                dirs.into_iter()
+                    .filter(|d| seen.insert(canonical(d)))
+                    .collect()
+            });
+            (path.clone(), dirs)
+        })
+        .collect()
 }
 
 /// The package dirs that claim each plugin id, among the prepared ones.
