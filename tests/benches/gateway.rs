@@ -107,7 +107,7 @@ async fn main() {
         return child(&config).await;
     }
     let fake = FakeProvider::start().await;
-    for _ in 0..(SEQUENTIAL * 5 + SESSIONS * TURNS_EACH + HISTORY_ROUNDS * 7 + 50) {
+    for _ in 0..(SEQUENTIAL * 5 + SESSIONS * TURNS_EACH + HISTORY_ROUNDS * 9 + 50) {
         fake.push(reply());
     }
     let dir = tempfile::tempdir().unwrap();
@@ -186,16 +186,16 @@ async fn main() {
         "== one turn by saved history ({HISTORY_ROUNDS} rounds: a fresh session of each size, its second turn timed, interleaved with the bare client)"
     );
     let mut by_history: Vec<Vec<Duration>> = vec![Vec::new(); HISTORIES.len()];
-    let mut bare = Vec::new();
+    let mut bare_by_history: Vec<Vec<Duration>> = vec![Vec::new(); HISTORIES.len()];
     for _ in 0..HISTORY_ROUNDS {
         for (i, n) in HISTORIES.into_iter().enumerate() {
+            let text = |k: usize| format!("message {k}: {}", "words of a saved turn ".repeat(4));
             let history: Vec<clawhost_agent_core::Message> = (0..n)
                 .map(|k| {
-                    let text = format!("message {k}: {}", "words of a saved turn ".repeat(4));
                     if k % 2 == 0 {
-                        clawhost_agent_core::Message::user(text)
+                        clawhost_agent_core::Message::user(text(k))
                     } else {
-                        clawhost_agent_core::Message::assistant(text)
+                        clawhost_agent_core::Message::assistant(text(k))
                     }
                 })
                 .collect();
@@ -205,13 +205,26 @@ async fn main() {
             let t = Instant::now();
             bare_runner(&host, Some(&session)).await;
             by_history[i].push(t.elapsed());
+            // The same exchange from a bare client: the body the runner
+            // sent (the history, the first turn, the question), built
+            // before the clock starts and serialized after.
+            let mut messages: Vec<Value> = (0..n)
+                .map(|k| json!({"role": if k % 2 == 0 { "user" } else { "assistant" }, "content": text(k)}))
+                .collect();
+            messages.push(json!({"role": "user", "content": "question"}));
+            messages.push(json!({"role": "assistant", "content": "the answer"}));
+            messages.push(json!({"role": "user", "content": "question"}));
+            let body = json!({"model": "m", "stream": true, "messages": messages});
+            let t = Instant::now();
+            bare_client_sending(&http, &fake, &body).await;
+            bare_by_history[i].push(t.elapsed());
         }
-        let t = Instant::now();
-        bare_client(&http, &fake).await;
-        bare.push(t.elapsed());
     }
-    let b = summary("bare HTTP client → fake provider", bare);
-    for (n, times) in HISTORIES.into_iter().zip(by_history) {
+    for ((n, times), bare) in HISTORIES.into_iter().zip(by_history).zip(bare_by_history) {
+        let b = summary(
+            &format!("bare HTTP client, the same {n}-message body"),
+            bare,
+        );
         let t = summary(&format!("bare runner, {n} saved messages"), times);
         println!("  above the bare client: {:.2?}", t.saturating_sub(b));
     }
@@ -297,9 +310,15 @@ fn current_thread_runner(
 async fn bare_client(http: &reqwest::Client, fake: &FakeProvider) {
     let body = json!({"model": "m", "stream": true,
                       "messages": [{"role": "user", "content": "question"}]});
+    bare_client_sending(http, fake, &body).await;
+}
+
+/// The bare client posting `body` (serialized in the timed path, as a client
+/// would) and reading the streamed reply to its end.
+async fn bare_client_sending(http: &reqwest::Client, fake: &FakeProvider, body: &Value) {
     let mut r = http
         .post(format!("{}/chat/completions", fake.url()))
-        .json(&body)
+        .json(body)
         .send()
         .await
         .unwrap();
