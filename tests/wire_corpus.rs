@@ -360,21 +360,24 @@ async fn responses_reasoning_items_go_back_with_their_encrypted_content() {
         &ask("resp/text-only", outcome.new_messages.clone()),
         "text-only",
         &[],
-    );
+    )
+    .to_value();
     assert!(!other.to_string().contains("encrypted"), "{other}");
     assert_eq!(other["input"][1]["type"], "function_call", "{other}");
     let chat = clawhost_llm::providers::openai_completions::body(
         &ask("chat/m", outcome.new_messages.clone()),
         "m",
         &[],
-    );
+    )
+    .to_value();
     assert!(!chat.to_string().contains("encrypted"), "{chat}");
     let claude = clawhost_llm::providers::anthropic::body(
         &ask("claude/m", outcome.new_messages.clone()),
         "m",
         1024,
         &[],
-    );
+    )
+    .to_value();
     assert!(!claude.to_string().contains("encrypted"), "{claude}");
 }
 

@@ -340,21 +340,21 @@ impl ModelClient for ModelRegistry {
             without_images(request)
         };
         let base = provider.base_url();
-        let (url, body, mut parser): (String, serde_json::Value, Box<dyn EventParser>) =
+        let (url, body, mut parser): (String, Vec<u8>, Box<dyn EventParser>) =
             match provider.config.api {
                 ApiKind::OpenaiCompletions => (
                     format!("{base}/chat/completions"),
-                    openai_completions::body(&request, &model.id, &params),
+                    openai_completions::body(&request, &model.id, &params).to_bytes(),
                     Box::<openai_completions::Parser>::default(),
                 ),
                 ApiKind::OpenaiResponses => (
                     format!("{base}/responses"),
-                    openai_responses::body(&request, &model.id, &params),
+                    openai_responses::body(&request, &model.id, &params).to_bytes(),
                     Box::<openai_responses::Parser>::default(),
                 ),
                 ApiKind::AnthropicMessages => (
                     format!("{base}/v1/messages"),
-                    anthropic::body(&request, &model.id, model.max_tokens, &params),
+                    anthropic::body(&request, &model.id, model.max_tokens, &params).to_bytes(),
                     Box::<anthropic::Parser>::default(),
                 ),
                 ApiKind::Scripted => unreachable!("scripted providers answer above"),
@@ -363,7 +363,7 @@ impl ModelClient for ModelRegistry {
             provider: &provider.id,
             url,
             headers: headers(&provider)?,
-            body,
+            body: body.into(),
             retry: &provider.config.retry,
             idle_timeout: Duration::from_millis(provider.config.stream_idle_timeout_ms.max(1)),
             response_timeout: Duration::from_millis(provider.config.response_timeout_ms.max(1)),

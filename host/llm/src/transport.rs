@@ -23,8 +23,8 @@ pub struct HttpRequest<'a> {
     pub url: String,
     /// Headers, auth included.
     pub headers: HeaderMap,
-    /// JSON body.
-    pub body: serde_json::Value,
+    /// JSON body, serialized once for every attempt.
+    pub body: bytes::Bytes,
     /// Retry policy.
     pub retry: &'a RetryConfig,
     /// Idle timeout of the stream (any bytes, keep-alive comments too, reset it).
@@ -108,7 +108,8 @@ async fn send(
             client
                 .post(&req.url)
                 .headers(req.headers.clone())
-                .json(&req.body)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(req.body.clone())
                 .send(),
         )
         .await;

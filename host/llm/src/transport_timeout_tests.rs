@@ -92,7 +92,7 @@ async fn call(
         provider: "fake",
         url,
         headers: HeaderMap::new(),
-        body: serde_json::json!({"model": "m"}),
+        body: bytes::Bytes::from_static(br#"{"model":"m"}"#),
         retry: &retry,
         idle_timeout: Duration::from_millis(idle_ms),
         response_timeout: Duration::from_millis(response_ms),

@@ -71,7 +71,6 @@ impl EmbeddedRunner {
     ) -> Result<(TurnOutcome, Session), PersistError> {
         let session_id = transcript.id().to_string();
         let mut session = session_of(transcript);
-        let message_ids = transcript.message_entry_ids();
         let mut ctx = ctx.clone();
         ctx.session_id = Some(session_id.clone());
         let seen = ctx.events.snapshot().len();
@@ -104,6 +103,13 @@ impl EmbeddedRunner {
                 store.commit(agent, transcript)?;
                 return Err(error.into());
             }
+        };
+        // The entry ids of the messages the turn started from (nothing was
+        // appended yet), needed only to record a compaction.
+        let message_ids = if session.compactions.is_empty() {
+            Vec::new()
+        } else {
+            transcript.message_entry_ids()
         };
         for c in &session.compactions {
             let first_kept = message_ids[message_ids.len() - c.kept].clone();

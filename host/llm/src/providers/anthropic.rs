@@ -4,37 +4,44 @@
 use clawhost_agent_core::{Image, Message, ModelError, ModelRequest, ReasoningBlock, StopReason};
 use serde_json::{json, Map, Value};
 
-use super::{classify, error_fields, insert_tools, merge_params, text_then_images};
+use super::{classify, error_fields, set_tools, text_then_images, RequestBody, Wire};
 use crate::stream::{json as parse_json, EventParser, StreamEvent};
 
 /// The `anthropic-version` header value.
 pub const API_VERSION: &str = "2023-06-01";
 
 /// An image block.
-fn image(image: &Image) -> Value {
+fn image(image: &Image) -> Wire<'_> {
     let source = match image {
-        Image::Base64 { media_type, data } => {
-            json!({"type": "base64", "media_type": media_type, "data": data})
-        }
-        Image::Url { url } => json!({"type": "url", "url": url}),
+        Image::Base64 { media_type, data } => Wire::object([
+            ("type", Wire::Str("base64")),
+            ("media_type", Wire::Str(media_type)),
+            ("data", Wire::Str(data)),
+        ]),
+        Image::Url { url } => Wire::object([("type", Wire::Str("url")), ("url", Wire::Str(url))]),
     };
-    json!({"type": "image", "source": source})
+    Wire::object([("type", Wire::Str("image")), ("source", source)])
+}
+
+/// A `text` block.
+fn text_block(text: &str) -> Wire<'_> {
+    Wire::object([("type", Wire::Str("text")), ("text", Wire::Str(text))])
 }
 
 /// The request body; consecutive blocks of one role are merged into one
 /// message, as the API requires (tool results follow as `user` content).
 /// Thinking blocks go back first in their message, unchanged: the API
 /// checks their signatures and refuses a tool result whose call lost them.
-pub fn body(
-    request: &ModelRequest,
+pub fn body<'a>(
+    request: &'a ModelRequest,
     model_id: &str,
     max_tokens: u64,
     params: &[&Map<String, Value>],
-) -> Value {
-    let mut messages: Vec<(String, Vec<Value>)> = Vec::new();
-    let mut push = |role: &str, block: Value| match messages.last_mut() {
-        Some((r, blocks)) if r == role => blocks.push(block),
-        _ => messages.push((role.to_string(), vec![block])),
+) -> RequestBody<'a> {
+    let mut messages: Vec<(&'static str, Vec<Wire<'a>>)> = Vec::new();
+    let mut push = |role: &'static str, block: Wire<'a>| match messages.last_mut() {
+        Some((r, blocks)) if *r == role => blocks.push(block),
+        _ => messages.push((role, vec![block])),
     };
     for m in &request.messages {
         match m {
@@ -44,7 +51,7 @@ pub fn body(
                     push("user", image(i));
                 }
                 if !text.is_empty() || images.is_empty() {
-                    push("user", json!({"type": "text", "text": text}));
+                    push("user", text_block(text));
                 }
             }
             Message::Assistant {
@@ -63,65 +70,77 @@ pub fn body(
                             signature,
                         } => push(
                             "assistant",
-                            json!({"type": "thinking", "thinking": thinking, "signature": signature}),
+                            Wire::object([
+                                ("type", Wire::Str("thinking")),
+                                ("thinking", Wire::Str(thinking)),
+                                ("signature", Wire::Str(signature)),
+                            ]),
                         ),
                         ReasoningBlock::RedactedThinking { data } => push(
                             "assistant",
-                            json!({"type": "redacted_thinking", "data": data}),
+                            Wire::object([
+                                ("type", Wire::Str("redacted_thinking")),
+                                ("data", Wire::Str(data)),
+                            ]),
                         ),
                         // Another wire format's reasoning means nothing here.
                         ReasoningBlock::ResponsesItem { .. } => {}
                     }
                 }
                 if !text.is_empty() {
-                    push("assistant", json!({"type": "text", "text": text}));
+                    push("assistant", text_block(text));
                 }
                 for c in tool_calls {
                     push(
                         "assistant",
-                        json!({"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments}),
+                        Wire::object([
+                            ("type", Wire::Str("tool_use")),
+                            ("id", Wire::Str(&c.id)),
+                            ("name", Wire::Str(&c.name)),
+                            ("input", Wire::Value(&c.arguments)),
+                        ]),
                     );
                 }
             }
             Message::ToolResult(r) => {
                 let content = if r.images.is_empty() {
-                    json!(r.content)
+                    Wire::Str(&r.content)
                 } else {
-                    Value::Array(text_then_images(
-                        &r.content,
-                        &r.images,
-                        |t| json!({"type": "text", "text": t}),
-                        image,
-                    ))
+                    text_then_images(&r.content, &r.images, text_block, image)
                 };
                 push(
                     "user",
-                    json!({"type": "tool_result", "tool_use_id": r.call_id, "content": content, "is_error": r.is_error}),
+                    Wire::object([
+                        ("type", Wire::Str("tool_result")),
+                        ("tool_use_id", Wire::Str(&r.call_id)),
+                        ("content", content),
+                        ("is_error", Wire::Bool(r.is_error)),
+                    ]),
                 )
             }
         }
     }
-    let mut body = Map::new();
-    merge_params(&mut body, params);
-    body.insert("model".into(), json!(model_id));
-    body.entry("max_tokens").or_insert(json!(max_tokens));
-    body.insert(
-        "messages".into(),
-        messages
-            .into_iter()
-            .map(|(role, content)| json!({"role": role, "content": content}))
-            .collect(),
-    );
-    body.insert("stream".into(), json!(true));
+    let mut body = RequestBody::with_params(params);
+    body.set("model", json!(model_id));
+    body.fields()
+        .entry("max_tokens")
+        .or_insert(json!(max_tokens));
+    let messages = messages.into_iter().map(|(role, content)| {
+        Wire::object([("role", Wire::Str(role)), ("content", Wire::Array(content))])
+    });
+    body.set_wire("messages", Wire::Array(messages.collect()));
+    body.set("stream", json!(true));
     if let Some(system) = &request.system {
-        body.insert("system".into(), json!(system));
+        body.set_wire("system", Wire::Str(system));
     }
-    insert_tools(
-        &mut body,
-        &request.tools,
-        |t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}),
-    );
-    Value::Object(body)
+    set_tools(&mut body, &request.tools, |t| {
+        Wire::object([
+            ("name", Wire::Str(&t.name)),
+            ("description", Wire::Str(&t.description)),
+            ("input_schema", Wire::Value(&t.parameters)),
+        ])
+    });
+    body
 }
 
 /// Parser of Messages stream events.

@@ -1,11 +1,14 @@
 //! Wire formats of the supported provider APIs: request bodies and SSE parsers.
 
 pub mod anthropic;
+mod body;
 pub mod openai_completions;
 pub mod openai_responses;
 
 use clawhost_agent_core::ModelErrorKind;
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+pub use body::{RequestBody, Wire};
 
 /// Classify a provider error by its type/code and message (used for HTTP
 /// error bodies and for error events inside a stream).
@@ -70,43 +73,28 @@ pub fn error_fields(body: &Value) -> (String, String) {
 /// A message's text then its images as content parts, each in the API's
 /// shape; the text is left out when empty (Anthropic refuses an empty text
 /// block, and a part of nothing says nothing elsewhere).
-pub(crate) fn text_then_images(
-    text: &str,
-    images: &[clawhost_agent_core::Image],
-    text_part: impl Fn(&str) -> Value,
-    image_part: impl Fn(&clawhost_agent_core::Image) -> Value,
-) -> Vec<Value> {
+pub(crate) fn text_then_images<'a>(
+    text: &'a str,
+    images: &'a [clawhost_agent_core::Image],
+    text_part: impl Fn(&'a str) -> Wire<'a>,
+    image_part: impl Fn(&'a clawhost_agent_core::Image) -> Wire<'a>,
+) -> Wire<'a> {
     let text = (!text.is_empty()).then(|| text_part(text));
-    text.into_iter()
-        .chain(images.iter().map(image_part))
-        .collect()
+    Wire::Array(
+        text.into_iter()
+            .chain(images.iter().map(image_part))
+            .collect(),
+    )
 }
 
 /// Offer tools in a body (`"tools"`), in the API's shape; nothing when there are none.
-pub(crate) fn insert_tools(
-    body: &mut Map<String, Value>,
-    tools: &[clawhost_agent_core::ToolSpec],
-    shape: impl Fn(&clawhost_agent_core::ToolSpec) -> Value,
+pub(crate) fn set_tools<'a>(
+    body: &mut RequestBody<'a>,
+    tools: &'a [clawhost_agent_core::ToolSpec],
+    shape: impl Fn(&'a clawhost_agent_core::ToolSpec) -> Wire<'a>,
 ) {
     if !tools.is_empty() {
-        body.insert("tools".into(), tools.iter().map(shape).collect());
-    }
-}
-
-/// Merge request params into a body: provider params, then model params (a
-/// model's key wins); an `extra_body` object is flattened into the body, as
-/// the OpenAI SDKs do. Keys the host owns are set afterwards by the caller.
-pub fn merge_params(body: &mut Map<String, Value>, layers: &[&Map<String, Value>]) {
-    for layer in layers {
-        for (k, v) in layer.iter() {
-            if k == "extra_body" {
-                if let Value::Object(extra) = v {
-                    body.extend(extra.iter().map(|(k, v)| (k.clone(), v.clone())));
-                }
-            } else {
-                body.insert(k.clone(), v.clone());
-            }
-        }
+        body.set_wire("tools", Wire::Array(tools.iter().map(shape).collect()));
     }
 }
 
@@ -148,7 +136,6 @@ mod tests {
 
     #[test]
     fn model_params_win_and_extra_body_is_flattened() {
-        let mut body = Map::new();
         let provider = serde_json::json!({"temperature": 0.1, "top_p": 1})
             .as_object()
             .unwrap()
@@ -158,9 +145,9 @@ mod tests {
                 .as_object()
                 .unwrap()
                 .clone();
-        merge_params(&mut body, &[&provider, &model]);
+        let body = RequestBody::with_params(&[&provider, &model]);
         assert_eq!(
-            Value::Object(body),
+            body.to_value(),
             serde_json::json!({"temperature": 0.7, "top_p": 1, "reasoning": {"effort": "low"}})
         );
     }

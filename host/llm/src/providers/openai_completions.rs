@@ -4,74 +4,125 @@
 use clawhost_agent_core::{Message, ModelError, ModelErrorKind, ModelRequest, StopReason};
 use serde_json::{json, Map, Value};
 
-use super::{classify, error_fields, insert_tools, merge_params, text_then_images};
+use super::{classify, error_fields, set_tools, text_then_images, RequestBody, Wire};
 use crate::stream::{json as parse_json, EventParser, StreamEvent};
 
 /// An `image_url` part (a URL, or the bytes as a `data:` URL).
-fn image(image: &clawhost_agent_core::Image) -> Value {
-    json!({"type": "image_url", "image_url": {"url": image.as_url()}})
+fn image(image: &clawhost_agent_core::Image) -> Wire<'_> {
+    Wire::object([
+        ("type", Wire::Str("image_url")),
+        (
+            "image_url",
+            Wire::object([("url", Wire::String(image.as_url()))]),
+        ),
+    ])
+}
+
+/// A `text` part.
+fn text_part(text: &str) -> Wire<'_> {
+    Wire::object([("type", Wire::Str("text")), ("text", Wire::Str(text))])
 }
 
 /// The request body. A `tool` message holds text only, so the images of a
 /// run of tool results follow it in one `user` message, each introduced by
 /// the call it came from. Reasoning is not sent back: this API has no field
 /// for it (and DeepSeek refuses its `reasoning_content` in a request).
-pub fn body(request: &ModelRequest, model_id: &str, params: &[&Map<String, Value>]) -> Value {
-    let mut messages = Vec::new();
+pub fn body<'a>(
+    request: &'a ModelRequest,
+    model_id: &str,
+    params: &[&Map<String, Value>],
+) -> RequestBody<'a> {
+    let mut messages = Vec::with_capacity(request.messages.len() + 1);
+    let message = |role: &'static str, content: Wire<'a>| {
+        Wire::object([("role", Wire::Str(role)), ("content", content)])
+    };
     if let Some(system) = &request.system {
-        messages.push(json!({"role": "system", "content": system}));
+        messages.push(message("system", Wire::Str(system)));
     }
     // Images of the current run of tool results, sent after it.
-    let mut tool_images: Vec<Value> = Vec::new();
+    let mut tool_images: Vec<Wire<'a>> = Vec::new();
     for m in &request.messages {
         if !matches!(m, Message::ToolResult(_)) && !tool_images.is_empty() {
-            messages.push(json!({"role": "user", "content": std::mem::take(&mut tool_images)}));
+            messages.push(message(
+                "user",
+                Wire::Array(std::mem::take(&mut tool_images)),
+            ));
         }
         messages.push(match m {
-            Message::User { text, images } if images.is_empty() => {
-                json!({"role": "user", "content": text})
-            }
+            Message::User { text, images } if images.is_empty() => message("user", Wire::Str(text)),
             Message::User { text, images } => {
-                let parts =
-                    text_then_images(text, images, |t| json!({"type": "text", "text": t}), image);
-                json!({"role": "user", "content": parts})
+                message("user", text_then_images(text, images, text_part, image))
             }
             Message::Assistant {
                 text, tool_calls, ..
             } => {
-                let mut msg = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
+                let content = if text.is_empty() {
+                    Wire::Null
+                } else {
+                    Wire::Str(text)
+                };
+                let mut msg = message("assistant", content);
                 if !tool_calls.is_empty() {
-                    msg["tool_calls"] = tool_calls
-                        .iter()
-                        .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments.to_string()}}))
-                        .collect();
+                    let calls = tool_calls.iter().map(|c| {
+                        Wire::object([
+                            ("id", Wire::Str(&c.id)),
+                            ("type", Wire::Str("function")),
+                            (
+                                "function",
+                                Wire::object([
+                                    ("name", Wire::Str(&c.name)),
+                                    ("arguments", Wire::String(c.arguments.to_string())),
+                                ]),
+                            ),
+                        ])
+                    });
+                    msg.push("tool_calls", Wire::Array(calls.collect()));
                 }
                 msg
             }
             Message::ToolResult(r) => {
                 if !r.images.is_empty() {
-                    tool_images.push(json!({"type": "text", "text": format!("Image(s) returned by tool call {} ({}):", r.call_id, r.tool)}));
+                    tool_images.push(text_part_owned(format!(
+                        "Image(s) returned by tool call {} ({}):",
+                        r.call_id, r.tool
+                    )));
                     tool_images.extend(r.images.iter().map(image));
                 }
-                json!({"role": "tool", "tool_call_id": r.call_id, "content": r.content})
+                Wire::object([
+                    ("role", Wire::Str("tool")),
+                    ("tool_call_id", Wire::Str(&r.call_id)),
+                    ("content", Wire::Str(&r.content)),
+                ])
             }
         });
     }
     if !tool_images.is_empty() {
-        messages.push(json!({"role": "user", "content": tool_images}));
+        messages.push(message("user", Wire::Array(tool_images)));
     }
-    let mut body = Map::new();
-    merge_params(&mut body, params);
-    body.insert("model".into(), json!(model_id));
-    body.insert("messages".into(), Value::Array(messages));
-    body.insert("stream".into(), json!(true));
-    body.insert("stream_options".into(), json!({"include_usage": true}));
-    insert_tools(
-        &mut body,
-        &request.tools,
-        |t| json!({"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}),
-    );
-    Value::Object(body)
+    let mut body = RequestBody::with_params(params);
+    body.set("model", json!(model_id));
+    body.set_wire("messages", Wire::Array(messages));
+    body.set("stream", json!(true));
+    body.set("stream_options", json!({"include_usage": true}));
+    set_tools(&mut body, &request.tools, |t| {
+        Wire::object([
+            ("type", Wire::Str("function")),
+            (
+                "function",
+                Wire::object([
+                    ("name", Wire::Str(&t.name)),
+                    ("description", Wire::Str(&t.description)),
+                    ("parameters", Wire::Value(&t.parameters)),
+                ]),
+            ),
+        ])
+    });
+    body
+}
+
+/// A `text` part of a text made for the body.
+fn text_part_owned<'a>(text: String) -> Wire<'a> {
+    Wire::object([("type", Wire::Str("text")), ("text", Wire::String(text))])
 }
 
 /// Parser of `chat.completion.chunk` events, terminated by `data: [DONE]`.

@@ -4,22 +4,26 @@
 use clawhost_agent_core::{Image, Message, ModelError, ModelRequest, ReasoningBlock, StopReason};
 use serde_json::{json, Map, Value};
 
-use super::{classify, error_fields, insert_tools, merge_params, text_then_images};
+use super::{classify, error_fields, set_tools, text_then_images, RequestBody, Wire};
 use crate::stream::{json as parse_json, EventParser, StreamEvent};
 
 /// An `input_image` part (a URL, or the bytes as a `data:` URL).
-fn image(image: &Image) -> Value {
-    json!({"type": "input_image", "image_url": image.as_url(), "detail": "auto"})
+fn image(image: &Image) -> Wire<'_> {
+    Wire::object([
+        ("type", Wire::Str("input_image")),
+        ("image_url", Wire::String(image.as_url())),
+        ("detail", Wire::Str("auto")),
+    ])
 }
 
 /// Text (when there is some) then images, as `input_text` / `input_image` parts.
-fn parts(text: &str, images: &[Image]) -> Value {
-    Value::Array(text_then_images(
+fn parts<'a>(text: &'a str, images: &'a [Image]) -> Wire<'a> {
+    text_then_images(
         text,
         images,
-        |t| json!({"type": "input_text", "text": t}),
+        |t| Wire::object([("type", Wire::Str("input_text")), ("text", Wire::Str(t))]),
         image,
-    ))
+    )
 }
 
 /// The request body. The `reasoning` items of earlier replies go back
@@ -27,16 +31,21 @@ fn parts(text: &str, images: &[Image]) -> Value {
 /// its thought after a tool call; with `store: false` and reasoning asked
 /// for, their `encrypted_content` is requested (`include`), since the
 /// server keeps nothing.
-pub fn body(request: &ModelRequest, model_id: &str, params: &[&Map<String, Value>]) -> Value {
-    let mut input = Vec::new();
+pub fn body<'a>(
+    request: &'a ModelRequest,
+    model_id: &str,
+    params: &[&Map<String, Value>],
+) -> RequestBody<'a> {
+    let mut input = Vec::with_capacity(request.messages.len());
+    let message = |role: &'static str, content: Wire<'a>| {
+        Wire::object([("role", Wire::Str(role)), ("content", content)])
+    };
     for m in &request.messages {
         match m {
             Message::User { text, images } if images.is_empty() => {
-                input.push(json!({"role": "user", "content": text}))
+                input.push(message("user", Wire::Str(text)))
             }
-            Message::User { text, images } => {
-                input.push(json!({"role": "user", "content": parts(text, images)}))
-            }
+            Message::User { text, images } => input.push(message("user", parts(text, images))),
             Message::Assistant {
                 text,
                 tool_calls,
@@ -48,36 +57,43 @@ pub fn body(request: &ModelRequest, model_id: &str, params: &[&Map<String, Value
                     .filter(|r| r.model_ref == request.model_ref)
                 {
                     if let ReasoningBlock::ResponsesItem { item } = &r.block {
-                        input.push(item.clone());
+                        input.push(Wire::Value(item));
                     }
                 }
                 if !text.is_empty() {
-                    input.push(json!({"role": "assistant", "content": text}));
+                    input.push(message("assistant", Wire::Str(text)));
                 }
                 for c in tool_calls {
-                    input.push(json!({"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments.to_string()}));
+                    input.push(Wire::object([
+                        ("type", Wire::Str("function_call")),
+                        ("call_id", Wire::Str(&c.id)),
+                        ("name", Wire::Str(&c.name)),
+                        ("arguments", Wire::String(c.arguments.to_string())),
+                    ]));
                 }
             }
             Message::ToolResult(r) => {
                 let output = if r.images.is_empty() {
-                    json!(r.content)
+                    Wire::Str(&r.content)
                 } else {
                     parts(&r.content, &r.images)
                 };
-                input.push(
-                    json!({"type": "function_call_output", "call_id": r.call_id, "output": output}),
-                )
+                input.push(Wire::object([
+                    ("type", Wire::Str("function_call_output")),
+                    ("call_id", Wire::Str(&r.call_id)),
+                    ("output", output),
+                ]))
             }
         }
     }
-    let mut body = Map::new();
-    merge_params(&mut body, params);
-    body.insert("model".into(), json!(model_id));
-    body.insert("input".into(), Value::Array(input));
-    body.insert("stream".into(), json!(true));
-    body.entry("store").or_insert(json!(false));
-    if body["store"] == json!(false) && body.contains_key("reasoning") {
-        let include = body.entry("include").or_insert_with(|| json!([]));
+    let mut body = RequestBody::with_params(params);
+    body.set("model", json!(model_id));
+    body.set_wire("input", Wire::Array(input));
+    body.set("stream", json!(true));
+    let fields = body.fields();
+    fields.entry("store").or_insert(json!(false));
+    if fields["store"] == json!(false) && fields.contains_key("reasoning") {
+        let include = fields.entry("include").or_insert_with(|| json!([]));
         if let Some(list) = include.as_array_mut() {
             let encrypted = json!("reasoning.encrypted_content");
             if !list.contains(&encrypted) {
@@ -86,14 +102,17 @@ pub fn body(request: &ModelRequest, model_id: &str, params: &[&Map<String, Value
         }
     }
     if let Some(system) = &request.system {
-        body.insert("instructions".into(), json!(system));
+        body.set_wire("instructions", Wire::Str(system));
     }
-    insert_tools(
-        &mut body,
-        &request.tools,
-        |t| json!({"type": "function", "name": t.name, "description": t.description, "parameters": t.parameters}),
-    );
-    Value::Object(body)
+    set_tools(&mut body, &request.tools, |t| {
+        Wire::object([
+            ("type", Wire::Str("function")),
+            ("name", Wire::Str(&t.name)),
+            ("description", Wire::Str(&t.description)),
+            ("parameters", Wire::Value(&t.parameters)),
+        ])
+    });
+    body
 }
 
 /// Parser of Responses stream events.
