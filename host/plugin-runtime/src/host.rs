@@ -352,21 +352,21 @@ impl PluginHost {
                 .map(|(n, _)| n.to_string())
                 .collect(),
         };
-        let pre = self
-            .engine
-            .linker()
-            .instantiate_pre(&component)
-            .map_err(|e| runtime("linking")(format!("{e:#}")))?;
-
         let limits = &self.config.limits;
         let logs = PluginLogs::new(
             &id,
             usize::try_from(limits.max_log_kb_per_call << 10).unwrap_or(usize::MAX),
         );
+        let key = DeclarationKey {
+            sha256: sha256.clone(),
+            api: api.as_str(),
+            config_json: entry.config.to_string(),
+            grants: grants.fingerprint(),
+        };
         let instance = PluginInstance::new(
             id.clone(),
             self.engine.clone(),
-            pre,
+            component,
             api,
             grants,
             entry.config.to_string().into(),
@@ -379,8 +379,7 @@ impl PluginHost {
                 max_output_bytes: usize::try_from(limits.max_output_kb << 10).unwrap_or(usize::MAX),
                 max_handles: limits.max_handles as usize,
             },
-        )
-        .map_err(|e| runtime("linking")(format!("{e:#}")))?;
+        );
         if instance.is_harness() && !harness_granted {
             // A harness is handed the conversation; 0.2 harnesses cannot
             // avoid the granted import, a 0.1 harness could export without it.
@@ -392,19 +391,20 @@ impl PluginHost {
                 ),
             });
         }
-        let key = DeclarationKey {
-            sha256: sha256.clone(),
-            api: api.as_str(),
-            config_json: entry.config.to_string(),
-            grants: instance.grants().fingerprint(),
-        };
+        // A remembered declaration was written after this component linked
+        // and registered in this host version: linking waits for first use.
         let (declared, remembered) = match self.remembered_declaration(&key).await {
             Some(declared) => (declared, true),
-            None => match instance.call(Request::Register).await {
-                Ok(Answer::Declared(d)) => (d, false),
-                Ok(_) => unreachable!("register answers with a declaration"),
-                Err(e) => return Err(runtime("registration")(e.to_string())),
-            },
+            None => {
+                instance
+                    .link()
+                    .map_err(|e| runtime("linking")(format!("{e:#}")))?;
+                match instance.call(Request::Register).await {
+                    Ok(Answer::Declared(d)) => (d, false),
+                    Ok(_) => unreachable!("register answers with a declaration"),
+                    Err(e) => return Err(runtime("registration")(e.to_string())),
+                }
+            }
         };
         let registration = registration::check(
             &id,

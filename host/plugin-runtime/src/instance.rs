@@ -2,14 +2,14 @@
 //! cap, discarding a trapped instance and disabling a plugin that keeps trapping.
 
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex as SyncMutex};
+use std::sync::{Arc, Mutex as SyncMutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Mutex;
-use wasmtime::component::InstancePre;
+use wasmtime::component::{Component, InstancePre};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
-use crate::abi::{Answer, ApiVersion, Declared, Guest, Indices, Request};
+use crate::abi::{exports_harness, Answer, ApiVersion, Declared, Guest, Indices, Request};
 use crate::engine::PluginEngine;
 use crate::logs::PluginLogs;
 use crate::sandbox::EffectiveGrants;
@@ -46,13 +46,22 @@ pub struct CallLimits {
 /// plugin was loaded from a remembered declaration.
 pub(crate) type FirstRegister = Box<dyn FnOnce(Declared) + Send + Sync>;
 
+/// A component linked to the host's imports, its exports looked up.
+struct Linked {
+    pre: InstancePre<PluginState>,
+    indices: Indices,
+}
+
 /// The running side of a loaded plugin.
 pub(crate) struct PluginInstance {
     id: String,
     engine: Arc<PluginEngine>,
-    pre: InstancePre<PluginState>,
+    component: Component,
+    /// Set by [`Self::link`] at load, or at the first instantiation when a
+    /// remembered declaration let the load skip it.
+    linked: OnceLock<Linked>,
+    is_harness: bool,
     api: ApiVersion,
-    indices: Indices,
     grants: EffectiveGrants,
     config_json: Arc<str>,
     logs: Arc<PluginLogs>,
@@ -68,23 +77,25 @@ pub(crate) struct PluginInstance {
 }
 
 impl PluginInstance {
+    /// A plugin instance of `component`, not linked yet (see [`Self::link`]).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         id: String,
         engine: Arc<PluginEngine>,
-        pre: InstancePre<PluginState>,
+        component: Component,
         api: ApiVersion,
         grants: EffectiveGrants,
         config_json: Arc<str>,
         logs: Arc<PluginLogs>,
         limits: CallLimits,
-    ) -> wasmtime::Result<Self> {
-        Ok(Self {
+    ) -> Self {
+        Self {
             id,
             engine,
-            indices: Indices::new(api, &pre)?,
+            is_harness: exports_harness(api, &component),
+            component,
+            linked: OnceLock::new(),
             api,
-            pre,
             grants,
             config_json,
             logs,
@@ -94,7 +105,27 @@ impl PluginInstance {
             instantiations: AtomicU32::new(0),
             disabled: SyncMutex::new(None),
             first_register: SyncMutex::new(None),
-        })
+        }
+    }
+
+    /// Link the component to the host's imports and look up its exports:
+    /// an import the host lacks or an export of the wrong types is an error.
+    /// Done at load, unless a remembered declaration (written after this
+    /// very component linked in this host version) lets the first
+    /// instantiation do it.
+    pub(crate) fn link(&self) -> wasmtime::Result<()> {
+        self.linked().map(|_| ())
+    }
+
+    fn linked(&self) -> wasmtime::Result<&Linked> {
+        if let Some(linked) = self.linked.get() {
+            return Ok(linked);
+        }
+        let pre = self.engine.linker().instantiate_pre(&self.component)?;
+        let indices = Indices::new(self.api, &pre)?;
+        // Calls into one plugin are serialized, so no other thread links it
+        // meanwhile; if one did, its equal result stands.
+        Ok(self.linked.get_or_init(|| Linked { pre, indices }))
     }
 
     /// The plugin was loaded from a remembered declaration: its first
@@ -163,8 +194,9 @@ impl PluginInstance {
         });
         store.data_mut().deadline = Instant::now() + self.limits.timeout;
         store.set_epoch_deadline(1);
-        let instance = self.pre.instantiate_async(&mut store).await?;
-        let guest = self.indices.load(&mut store, &instance)?;
+        let linked = self.linked()?;
+        let instance = linked.pre.instantiate_async(&mut store).await?;
+        let guest = linked.indices.load(&mut store, &instance)?;
         self.instantiations.fetch_add(1, Ordering::Relaxed);
         if self.registers_first() {
             // As at a load without a record: `register` runs first, under
@@ -203,7 +235,7 @@ impl PluginInstance {
 
     /// Whether the component exports the harness interface.
     pub(crate) fn is_harness(&self) -> bool {
-        self.indices.is_harness()
+        self.is_harness
     }
 
     /// The API version the component was built against.

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use clawhost_agent_core::{HarnessError, PreparedTurn, Route, Support, TurnServices};
 use clawhost_hooks::{CallContext, HookError, HookEvent, HookKind, HookOutcome};
-use wasmtime::component::{Instance, InstancePre, Linker};
+use wasmtime::component::{Component, Instance, InstancePre, Linker};
 use wasmtime::Store;
 
 use crate::state::PluginState;
@@ -185,6 +185,15 @@ pub(crate) enum Indices {
     V0_2(v0_2::Indices),
 }
 
+/// Whether a component built against `version` exports a harness, by the
+/// name of its exports alone (before it is linked).
+pub(crate) fn exports_harness(version: ApiVersion, component: &Component) -> bool {
+    match version {
+        ApiVersion::V0_1 => v0_1::exports_harness(component),
+        ApiVersion::V0_2 => v0_2::exports_harness(component),
+    }
+}
+
 impl Indices {
     /// Resolve the exports of a component built against `version`.
     pub(crate) fn new(
@@ -195,14 +204,6 @@ impl Indices {
             ApiVersion::V0_1 => Indices::V0_1(v0_1::Indices::new(pre)?),
             ApiVersion::V0_2 => Indices::V0_2(v0_2::Indices::new(pre)?),
         })
-    }
-
-    /// Whether the component exports a harness.
-    pub(crate) fn is_harness(&self) -> bool {
-        match self {
-            Indices::V0_1(i) => i.is_harness(),
-            Indices::V0_2(i) => i.is_harness(),
-        }
     }
 
     /// The callable exports of a fresh instance.

@@ -39,6 +39,14 @@ pub(crate) fn add_to_linker(linker: &mut Linker<PluginState>) -> wasmtime::Resul
     bindings::HostView::add_to_linker::<PluginState, HasSelf<PluginState>>(linker, |s| s)
 }
 
+/// Whether a 0.1 component exports a harness (by name; its types are
+/// checked when it is linked).
+pub(crate) fn exports_harness(component: &wasmtime::component::Component) -> bool {
+    component
+        .get_export_index(None, "openclaw:plugin/harness@0.1.0")
+        .is_some()
+}
+
 /// Export lookups of a 0.1 component.
 pub(crate) struct Indices {
     plugin: plugin_export::GuestIndices,
@@ -50,18 +58,11 @@ impl Indices {
         Ok(Self {
             plugin: plugin_export::GuestIndices::new(pre)?,
             // Exported with the wrong types is an error, not "no harness".
-            harness: match pre
-                .component()
-                .get_export_index(None, "openclaw:plugin/harness@0.1.0")
-            {
-                Some(_) => Some(harness_export::GuestIndices::new(pre)?),
-                None => None,
+            harness: match exports_harness(pre.component()) {
+                true => Some(harness_export::GuestIndices::new(pre)?),
+                false => None,
             },
         })
-    }
-
-    pub(crate) fn is_harness(&self) -> bool {
-        self.harness.is_some()
     }
 
     pub(crate) fn load(

@@ -87,18 +87,26 @@ macro_rules! each_export {
     };
 }
 
+/// Whether a 0.2 component exports `openclaw:plugin/<iface>` (by name; its
+/// types are checked when it is linked). Lookups are semver-compatible: a
+/// 0.2.0 component's `@0.2.0` exports answer the `@0.2.1` names.
+fn exports(component: &wasmtime::component::Component, iface: &str) -> bool {
+    component
+        .get_export_index(None, format!("openclaw:plugin/{iface}@0.2.1"))
+        .is_some()
+}
+
+/// Whether a 0.2 component exports a harness.
+pub(crate) fn exports_harness(component: &wasmtime::component::Component) -> bool {
+    exports(component, "harness")
+}
+
 impl Indices {
     pub(crate) fn new(pre: &InstancePre<PluginState>) -> wasmtime::Result<Self> {
         // An interface the component does not export is `None`; one it exports
         // with the wrong types is an error, never silently skipped (a policy
         // hook that does not run must not look like one that was not there).
-        let exported = |iface: &str| {
-            pre.component()
-                // Lookups are semver-compatible: a 0.2.0 component's
-                // `@0.2.0` exports answer the `@0.2.1` names.
-                .get_export_index(None, format!("openclaw:plugin/{iface}@0.2.1"))
-                .is_some()
-        };
+        let exported = |iface: &str| exports(pre.component(), iface);
         macro_rules! lookup {
             ($($f:ident $name:literal),*) => {
                 Self { $($f: match exported($name) {
@@ -121,10 +129,6 @@ impl Indices {
             ($($f:ident $name:literal),*) => { false $(|| self.$f.is_some())* };
         }
         each_export!(any)
-    }
-
-    pub(crate) fn is_harness(&self) -> bool {
-        self.harness.is_some()
     }
 
     pub(crate) fn load(
