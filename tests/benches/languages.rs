@@ -116,7 +116,7 @@ async fn measure(language: &str, package: &str, id: &str) {
         tool: "word_count".into(),
         call_id: "c1".into(),
         params: params.clone().into(),
-        outcome: Ok(json!({"words": 5})),
+        outcome: Err(String::new()),
         duration_ms: 1,
         context: ctx(),
     };
@@ -126,9 +126,9 @@ async fn measure(language: &str, package: &str, id: &str) {
         .and_then(|r| r.parse().ok())
         .unwrap_or(300);
     for _ in 0..rounds {
-        // Fresh parameters each round, shared by both events as the
-        // dispatcher shares them.
-        let shared = clawhost_hooks::Params::new(params.clone());
+        // Fresh parameters and result each round, the parameters shared by
+        // both events as the dispatcher shares them.
+        let shared = clawhost_hooks::SharedJson::new(params.clone());
         let (b, a) = (
             BeforeToolCallEvent {
                 params: shared.clone(),
@@ -136,6 +136,7 @@ async fn measure(language: &str, package: &str, id: &str) {
             },
             AfterToolCallEvent {
                 params: shared,
+                outcome: Ok(json!({"words": 5}).into()),
                 ..after_event.clone()
             },
         );

@@ -94,18 +94,19 @@ fn hook_round_trip(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
         tool: "edit_file".into(),
         call_id: "call_7f3a".into(),
         params: realistic_params().into(),
-        outcome: Ok(realistic_result()),
+        outcome: Err(String::new()),
         duration_ms: 3,
         context: ctx(),
     };
     // Building the events (the dispatcher does that) is set-up, not timed;
     // serializing them into the guest, the calls and the answers are timed.
-    // Fresh parameters each time, shared by both events as the dispatcher
-    // shares them (so their JSON text is made once per call, in the timing).
+    // Fresh parameters and result each time, the parameters shared by both
+    // events as the dispatcher shares them (so each JSON text is made once
+    // per call, in the timing).
     c.bench_function("hooks/noop_before_and_after_tool_call", |b| {
         b.to_async(rt).iter_batched(
             || {
-                let params = clawhost_hooks::Params::new(realistic_params());
+                let params = clawhost_hooks::SharedJson::new(realistic_params());
                 (
                     BeforeToolCallEvent {
                         params: params.clone(),
@@ -113,6 +114,7 @@ fn hook_round_trip(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
                     },
                     AfterToolCallEvent {
                         params,
+                        outcome: Ok(clawhost_hooks::SharedJson::new(realistic_result())),
                         ..after.clone()
                     },
                 )

@@ -320,7 +320,7 @@ pub struct BeforeToolCallEvent {
     /// Call id.
     pub call_id: String,
     /// Parameters as they stand.
-    pub params: crate::Params,
+    pub params: crate::SharedJson,
     /// The plugin providing the tool (`None` for host tools).
     pub tool_plugin: Option<String>,
     /// The run.
@@ -410,9 +410,9 @@ pub struct AfterToolCallEvent {
     /// Call id.
     pub call_id: String,
     /// Parameters the tool ran with.
-    pub params: crate::Params,
+    pub params: crate::SharedJson,
     /// Result or error message as it stands.
-    pub outcome: Result<Value, String>,
+    pub outcome: Result<crate::SharedJson, String>,
     /// How long the tool ran.
     pub duration_ms: u64,
     /// The run.

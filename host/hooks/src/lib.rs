@@ -20,12 +20,12 @@
 //! the handler (`ignore`) or stops what the hook guards (`block`).
 
 mod catalog;
-mod params;
 mod persist;
 mod prompt;
 mod run_events;
 mod run_hooks;
 mod runner;
+mod shared_json;
 
 pub use catalog::{
     AfterCompactionEvent, AfterToolCallEvent, AgentEndEvent, AgentStartEvent,
@@ -35,7 +35,6 @@ pub use catalog::{
     ModelCallEndedEvent, ModelOverride, ModelResolveEvent, PromptEdit, SessionEndEvent,
     SessionEndReason, SessionStartEvent, ToolResultOutcome, ToolResultPersistEvent,
 };
-pub use params::Params;
 pub use persist::PersistRun;
 pub use prompt::BuiltPrompt;
 pub use run_hooks::{AgentStartRun, ModelResolveRun};
@@ -43,3 +42,4 @@ pub use runner::{
     BeforeToolCallResult, CompactionHookResult, FailPolicy, HookDecisionRecord, HookError,
     HookHandler, HookRegistration, HookRunner, Observed, ToolMatcher, ToolResultRun,
 };
+pub use shared_json::SharedJson;

@@ -191,7 +191,7 @@ pub struct HookDecisionRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BeforeToolCallResult {
     /// `Ok(params)` to go on with, or `Err(reason)` when blocked.
-    pub verdict: Result<crate::Params, String>,
+    pub verdict: Result<crate::SharedJson, String>,
     /// What each handler decided, in order.
     pub decisions: Vec<HookDecisionRecord>,
     /// `(plugin id, request)`: the call may go on only once the operator
@@ -354,7 +354,7 @@ impl HookRunner {
         let HookEvent::BeforeToolCall(mut event) = asked else {
             unreachable!("asked is a before_tool_call event")
         };
-        event.params = crate::Params::new(merged);
+        event.params = crate::SharedJson::new(merged);
         let recheck = HookEvent::BeforeToolCall(event);
         let HookEvent::BeforeToolCall(event) = &recheck else {
             unreachable!("recheck is a before_tool_call event")
@@ -488,7 +488,7 @@ impl HookRunner {
                         Err(e) => format!("error: {e}"),
                     };
                     decisions.push(record(format!("replace: {shown}")));
-                    event.outcome = outcome;
+                    event.outcome = outcome.map(crate::SharedJson::new);
                 }
                 other => {
                     let error = HookError::unusable(HookKind::ToolResult, other);

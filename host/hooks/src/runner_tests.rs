@@ -4,7 +4,7 @@ use std::sync::Mutex;
 
 use serde_json::json;
 
-use crate::Params;
+use crate::SharedJson;
 
 use super::*;
 
@@ -117,7 +117,7 @@ async fn before_handlers_see_the_originals_and_patches_merge_with_the_later_winn
         .before_tool_call(before(json!({"a": 1, "b": "x"})))
         .await;
     assert_eq!(
-        out.verdict.map(Params::into_value),
+        out.verdict.map(SharedJson::into_value),
         Ok(json!({"a": 9, "b": "mid", "c": 3}))
     );
     let original = r#"{"a":1,"b":"x"}"#;
@@ -203,7 +203,7 @@ async fn tool_result_replacements_chain_and_a_failure_withholds_the_result() {
         tool: "t".into(),
         call_id: "c".into(),
         params: json!({}).into(),
-        outcome: Ok(json!("secret")),
+        outcome: Ok(json!("secret").into()),
         duration_ms: 1,
         context: ctx(),
     };
@@ -226,7 +226,12 @@ async fn tool_result_replacements_chain_and_a_failure_withholds_the_result() {
         ),
     ]);
     assert_eq!(
-        runner.tool_result(event.clone()).await.event.outcome,
+        runner
+            .tool_result(event.clone())
+            .await
+            .event
+            .outcome
+            .map(SharedJson::into_value),
         Ok(json!("clean"))
     );
 
@@ -286,7 +291,7 @@ async fn an_ignored_failure_lets_later_handlers_decide() {
         ),
     ]);
     let out = runner.before_tool_call(before(json!({"n": 1}))).await;
-    assert_eq!(out.verdict.map(Params::into_value), Ok(json!({"n": 9})));
+    assert_eq!(out.verdict.map(SharedJson::into_value), Ok(json!({"n": 9})));
     assert_eq!(out.decisions[0].decision, "failed: trapped; ignored");
 }
 
@@ -415,7 +420,7 @@ async fn a_later_rewrite_is_rechecked_by_the_hooks_that_allowed_the_call() {
     let runner = HookRunner::new(vec![policy, benign]);
     let out = runner.before_tool_call(before(json!({"cmd": "ls"}))).await;
     assert_eq!(
-        out.verdict.map(Params::into_value),
+        out.verdict.map(SharedJson::into_value),
         Ok(json!({"cmd": "ls -l"}))
     );
     assert_eq!(out.decisions.len(), 3, "{:?}", out.decisions);

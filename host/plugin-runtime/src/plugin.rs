@@ -341,7 +341,7 @@ impl Tool for PluginTool {
     async fn call(
         &self,
         call_id: &str,
-        params: clawhost_tools::Params,
+        params: clawhost_tools::SharedJson,
         ctx: &RunContext,
     ) -> Result<Value, String> {
         let ctx = CallContext {

@@ -48,7 +48,7 @@ impl Tool for EchoTool {
     async fn call(
         &self,
         _call_id: &str,
-        params: clawhost_hooks::Params,
+        params: clawhost_hooks::SharedJson,
         _ctx: &RunContext,
     ) -> Result<Value, String> {
         Ok(json!({ "text": params["text"] }))

@@ -5,6 +5,7 @@
 //! images, checked as every image entering the host is.
 
 use clawhost_agent_core::{Image, ToolOutput, MAX_IMAGES_PER_MESSAGE};
+use clawhost_hooks::SharedJson;
 use serde_json::Value;
 
 /// One part of a content-shaped result.
@@ -30,17 +31,18 @@ fn parts(value: &Value) -> Option<Vec<Part<'_>>> {
 }
 
 /// The model's view of a successful tool result.
-pub(crate) fn tool_output(tool: &str, value: Value) -> ToolOutput {
-    let text_only = |value: &Value| ToolOutput {
-        content: value.to_string(),
+pub(crate) fn tool_output(tool: &str, value: SharedJson) -> ToolOutput {
+    // Its JSON text, made once however many hooks read it too.
+    let text_only = |value: SharedJson| ToolOutput {
+        content: value.into_text(),
         is_error: false,
         images: Vec::new(),
     };
     let Some(parts) = parts(&value) else {
-        return text_only(&value);
+        return text_only(value);
     };
     if !parts.iter().any(|p| matches!(p, Part::Image { .. })) {
-        return text_only(&value);
+        return text_only(value);
     }
     let mut texts = Vec::new();
     let mut images = Vec::new();
@@ -88,7 +90,7 @@ mod tests {
     fn content_with_an_image_becomes_text_and_images() {
         let out = tool_output(
             "shot",
-            json!({"content": [{"type": "text", "text": "a"}, {"type": "image", "data": PNG_B64, "mimeType": "image/png"}, {"type": "text", "text": "b"}], "details": {"x": 1}}),
+            json!({"content": [{"type": "text", "text": "a"}, {"type": "image", "data": PNG_B64, "mimeType": "image/png"}, {"type": "text", "text": "b"}], "details": {"x": 1}}).into(),
         );
         assert_eq!(out.content, "a\nb");
         assert!(!out.is_error);
@@ -103,7 +105,7 @@ mod tests {
             json!({"content": [{"type": "image", "data": PNG_B64}]}),
             json!([1, 2]),
         ] {
-            let out = tool_output("t", v.clone());
+            let out = tool_output("t", v.clone().into());
             assert_eq!(out.content, v.to_string());
             assert!(out.images.is_empty());
         }
@@ -114,13 +116,14 @@ mod tests {
         let svg = "PHN2Zz4=";
         let out = tool_output(
             "t",
-            json!({"content": [{"type": "image", "data": svg, "mimeType": "image/svg+xml"}]}),
+            json!({"content": [{"type": "image", "data": svg, "mimeType": "image/svg+xml"}]})
+                .into(),
         );
         assert!(out.is_error && out.content.contains("refused"), "{out:?}");
         let many: Vec<Value> = (0..=MAX_IMAGES_PER_MESSAGE)
             .map(|_| json!({"type": "image", "data": PNG_B64, "mimeType": "image/png"}))
             .collect();
-        let out = tool_output("t", json!({ "content": many }));
+        let out = tool_output("t", json!({ "content": many }).into());
         assert!(out.is_error && out.content.contains("more than"), "{out:?}");
     }
 }

@@ -11,7 +11,7 @@ use clawhost_agent_core::{
 use clawhost_config::ApprovalsConfig;
 use clawhost_hooks::{
     AfterToolCallEvent, ApprovalResolvedEvent, BeforeToolCallEvent, CallContext,
-    HookDecisionRecord, HookRunner,
+    HookDecisionRecord, HookRunner, SharedJson,
 };
 use serde_json::Value;
 
@@ -134,7 +134,7 @@ impl ToolExecutor for ToolDispatcher {
         };
         // One copy of the arguments, shared from here on (hooks, tool,
         // after-hooks); a rewrite makes a new one.
-        let asked = clawhost_hooks::Params::new(call.arguments.clone());
+        let asked = clawhost_hooks::SharedJson::new(call.arguments.clone());
         let before = self
             .hooks
             .before_tool_call(BeforeToolCallEvent {
@@ -201,7 +201,11 @@ impl ToolExecutor for ToolDispatcher {
             }
         }
         let started = Instant::now();
-        let outcome = entry.tool.call(&call.id, params.clone(), ctx).await;
+        let outcome = entry
+            .tool
+            .call(&call.id, params.clone(), ctx)
+            .await
+            .map(SharedJson::new);
         let duration_ms = started.elapsed().as_millis() as u64;
         let event = AfterToolCallEvent {
             tool: call.name.clone(),

@@ -11,7 +11,7 @@ mod registry;
 
 pub use builtin::EchoTool;
 /// Tool-call parameters as the dispatch path shares them.
-pub use clawhost_hooks::Params;
+pub use clawhost_hooks::SharedJson;
 pub use dispatch::{report_hook_decisions, ToolDispatcher, HOST_APPROVER};
 pub use policy::{group, PolicyDenial, ToolPolicy, GROUPS};
 pub use registry::{

@@ -28,7 +28,7 @@ pub trait Tool: Send + Sync {
     async fn call(
         &self,
         call_id: &str,
-        params: clawhost_hooks::Params,
+        params: clawhost_hooks::SharedJson,
         ctx: &RunContext,
     ) -> Result<Value, String>;
     /// Whether this call needs the operator's approval first (asked on the
@@ -297,7 +297,7 @@ mod tests {
         async fn call(
             &self,
             _: &str,
-            params: clawhost_hooks::Params,
+            params: clawhost_hooks::SharedJson,
             _: &RunContext,
         ) -> Result<Value, String> {
             Ok(params.into_value())

@@ -97,7 +97,7 @@ impl<T: HostTool> Tool for Builtin<T> {
     async fn call(
         &self,
         _call_id: &str,
-        params: clawhost_tools::Params,
+        params: clawhost_tools::SharedJson,
         ctx: &RunContext,
     ) -> Result<Value, String> {
         self.0.invoke(params.into_value(), ctx).await
