@@ -110,14 +110,37 @@ pub(crate) async fn acquire(
     .await?;
     admission::check_pin(id, &sha256, source.config)?;
     // One acquisition per digest at a time: a second package with the same
-    // component waits here, then shares what the first got.
+    // component waits here, then shares what the first got. It waits without
+    // its bytes: a hundred copies of one plugin would otherwise all sit in
+    // memory at once (it reads them again in the rare case it compiles).
     let slot = source.shared.slot(&sha256);
-    let mut slot = slot.lock().await;
+    let (mut slot, mut bytes) = match slot.try_lock() {
+        Ok(slot) => (slot, Some(bytes)),
+        Err(_) => {
+            drop(bytes);
+            (slot.lock().await, None)
+        }
+    };
     // The cache was looked in above when the digest was the remembered one.
     let look = remembered.as_deref() != Some(sha256.as_str());
     if let Some(known) = known(&source, id, &sha256, &mut slot, look).await? {
         return Ok(known);
     }
+    let bytes = match bytes.take() {
+        Some(bytes) => bytes,
+        None => {
+            let reader = package.clone();
+            let expected = sha256.clone();
+            blocking(id, "reading the component", move || {
+                let (bytes, _) = reader.read_component(max)?;
+                if hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes)) != expected {
+                    return Err("the component file changed while it was loading".into());
+                }
+                Ok(bytes)
+            })
+            .await?
+        }
+    };
     api_version::precheck_imports(id, &bytes)?;
     let _permit = source
         .compiles
