@@ -133,7 +133,7 @@ pub(crate) async fn acquire(
             let expected = sha256.clone();
             blocking(id, "reading the component", move || {
                 let (bytes, _) = reader.read_component(max)?;
-                if hex::encode(<sha2::Sha256 as sha2::Digest>::digest(&bytes)) != expected {
+                if admission::sha256_hex(&bytes) != expected {
                     return Err("the component file changed while it was loading".into());
                 }
                 Ok(bytes)

@@ -357,10 +357,11 @@ impl PluginHost {
             &id,
             usize::try_from(limits.max_log_kb_per_call << 10).unwrap_or(usize::MAX),
         );
+        let config_json = entry.config.to_string();
         let key = DeclarationKey {
             sha256: sha256.clone(),
             api: api.as_str(),
-            config_json: entry.config.to_string(),
+            config_json: config_json.clone(),
             grants: grants.fingerprint(),
         };
         let instance = PluginInstance::new(
@@ -369,7 +370,7 @@ impl PluginHost {
             component,
             api,
             grants,
-            entry.config.to_string().into(),
+            config_json.into(),
             logs.clone(),
             CallLimits {
                 memory_bytes: entry.memory_mb.unwrap_or(limits.memory_mb) << 20,

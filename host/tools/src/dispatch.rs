@@ -134,7 +134,7 @@ impl ToolExecutor for ToolDispatcher {
         };
         // One copy of the arguments, shared from here on (hooks, tool,
         // after-hooks); a rewrite makes a new one.
-        let asked = clawhost_hooks::SharedJson::new(call.arguments.clone());
+        let asked = SharedJson::new(call.arguments.clone());
         let before = self
             .hooks
             .before_tool_call(BeforeToolCallEvent {

@@ -20,8 +20,6 @@ pub enum Wire<'a> {
     String(String),
     /// A value of the request (a tool's schema, a call's arguments).
     Value(&'a Value),
-    /// A value made for the body.
-    Owned(Value),
     /// An array.
     Array(Vec<Wire<'a>>),
     /// An object, its keys in this order.
@@ -50,7 +48,6 @@ impl Serialize for Wire<'_> {
             Wire::Str(t) => s.serialize_str(t),
             Wire::String(t) => s.serialize_str(t),
             Wire::Value(v) => v.serialize(s),
-            Wire::Owned(v) => v.serialize(s),
             Wire::Array(items) => {
                 let mut seq = s.serialize_seq(Some(items.len()))?;
                 for item in items {

@@ -8,9 +8,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
-
 use super::{ComponentCache, Disk, TAG_LEN};
+use crate::admission::sha256_hex;
 use crate::owned_path::{self, FileStamp};
 
 /// Largest record read.
@@ -27,7 +26,7 @@ fn tag(disk: &Disk, path: &str, stamp: &str, sha256: &str) -> blake3::Hash {
 }
 
 fn record_path(disk: &Disk, file: &str) -> PathBuf {
-    let name = hex::encode(Sha256::digest(file.as_bytes()));
+    let name = sha256_hex(file.as_bytes());
     disk.dir.join("digests").join(name)
 }
 
@@ -45,14 +44,14 @@ impl ComponentCache {
     /// and stamp when there is one; otherwise computed (and recorded).
     pub fn digest(&self, file: &Path, stamp: Option<&FileStamp>, bytes: &[u8]) -> String {
         let (Some(disk), Some(stamp)) = (&self.disk, stamp) else {
-            return hex::encode(Sha256::digest(bytes));
+            return sha256_hex(bytes);
         };
         let file = owned_path::canonical(file).to_string_lossy().into_owned();
         let record = record_path(disk, &file);
         if let Some(sha) = read_record(disk, &record, &file, stamp.as_str()) {
             return sha;
         }
-        let sha = hex::encode(Sha256::digest(bytes));
+        let sha = sha256_hex(bytes);
         if let Err(e) = write_record(disk, &record, &file, stamp.as_str(), &sha) {
             tracing::debug!(record = %record.display(), error = %e, "could not remember a component digest");
         }

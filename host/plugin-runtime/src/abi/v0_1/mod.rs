@@ -58,9 +58,10 @@ impl Indices {
         Ok(Self {
             plugin: plugin_export::GuestIndices::new(pre)?,
             // Exported with the wrong types is an error, not "no harness".
-            harness: match exports_harness(pre.component()) {
-                true => Some(harness_export::GuestIndices::new(pre)?),
-                false => None,
+            harness: if exports_harness(pre.component()) {
+                Some(harness_export::GuestIndices::new(pre)?)
+            } else {
+                None
             },
         })
     }
