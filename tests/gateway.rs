@@ -77,7 +77,7 @@ async fn start(fake: &FakeProvider, dir: &Path, extra: Value, bind: &str) -> Run
     let (host, _) = AgentHost::start(loaded, Some(config.clone()))
         .await
         .unwrap();
-    let gateway = Gateway::new(Arc::new(host));
+    let gateway = Gateway::new(Arc::new(host)).unwrap();
     let listener = gateway.listen(Some(bind)).await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -271,7 +271,7 @@ async fn a_token_is_asked_for_and_compared_and_open_binds_need_one() {
     let (host, _) = AgentHost::start(clawhost_config::Config::load(&config).unwrap(), None)
         .await
         .unwrap();
-    let open = Gateway::new(Arc::new(host));
+    let open = Gateway::new(Arc::new(host)).unwrap();
     let err = open.listen(Some("0.0.0.0:0")).await.unwrap_err();
     assert!(err.to_string().contains("gateway.auth.token"), "{err}");
 }

@@ -54,7 +54,7 @@ fn request(model_ref: &str) -> ModelRequest {
         tools: vec![ToolSpec {
             name: "word_count".into(),
             description: "count".into(),
-            parameters: json!({"type": "object"}),
+            parameters: json!({"type": "object"}).into(),
         }],
         text_sink: None,
     }

@@ -198,7 +198,7 @@ async fn the_gateway_answers_length_and_refusal_as_openai_does() {
     let fake = FakeProvider::start().await;
     let dir = tempfile::tempdir().unwrap();
     let host = Arc::new(host(&fake, dir.path(), json!({})).await);
-    let gateway = clawhost_gateway::Gateway::new(host);
+    let gateway = clawhost_gateway::Gateway::new(host).unwrap();
     let listener = gateway.listen(Some("127.0.0.1:0")).await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let server = tokio::spawn(gateway.clone().serve(listener, std::future::pending()));

@@ -92,7 +92,7 @@ async fn child(config: &str) {
     )
     .await
     .unwrap();
-    let gateway = Gateway::new(Arc::new(host));
+    let gateway = Gateway::new(Arc::new(host)).unwrap();
     let listener = gateway.listen(Some("127.0.0.1:0")).await.unwrap();
     println!("{}", listener.local_addr().unwrap());
     gateway
@@ -120,7 +120,7 @@ async fn main() {
         .await
         .unwrap();
     let current = current_thread_runner(write_config(&fake, dir.path(), "current", true));
-    let gateway = Gateway::new(Arc::new(host));
+    let gateway = Gateway::new(Arc::new(host)).unwrap();
     let listener = gateway.listen(Some("127.0.0.1:0")).await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(gateway.clone().serve(listener, std::future::pending()));

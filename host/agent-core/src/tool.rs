@@ -12,8 +12,9 @@ pub struct ToolSpec {
     pub name: String,
     /// What it does.
     pub description: String,
-    /// JSON Schema of the parameters.
-    pub parameters: serde_json::Value,
+    /// JSON Schema of the parameters: shared, so the tool list each model
+    /// request carries costs no copy of the schemas.
+    pub parameters: std::sync::Arc<serde_json::Value>,
 }
 
 /// Who is running: passed to tools and hooks.

@@ -241,7 +241,7 @@ mod tests {
             vec![ToolSpec {
                 name: "upper".into(),
                 description: "uppercase".into(),
-                parameters: serde_json::json!({"type": "object"}),
+                parameters: serde_json::json!({"type": "object"}).into(),
             }]
         }
         async fn execute(&self, call: &ToolCallRequest, _ctx: &RunContext) -> ToolOutput {

@@ -16,7 +16,7 @@ pub async fn run(config_path: &Path, bind: Option<&str>) -> anyhow::Result<()> {
     for line in reports.iter().filter_map(render_refusal) {
         esay!("{line}");
     }
-    let gateway = Gateway::new(Arc::new(host));
+    let gateway = Gateway::new(Arc::new(host))?;
     let listener = gateway.listen(bind).await?;
     let addr = listener.local_addr()?;
     say!("gateway listening on http://{addr} (POST /v1/chat/completions, /v1/runs; GET /v1/sessions, /healthz)");

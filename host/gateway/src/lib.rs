@@ -12,6 +12,7 @@ mod responses;
 mod runs;
 mod sessions_api;
 mod turn;
+mod turn_threads;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,6 +38,9 @@ pub enum GatewayError {
     /// A non-loopback address without a token.
     #[error("gateway.bind {0} is not loopback: set gateway.auth.token (e.g. \"${{CLAWHOST_GATEWAY_TOKEN}}\") so only clients with it get in")]
     OpenWithoutToken(SocketAddr),
+    /// The threads turns run on could not be started.
+    #[error("starting the turn threads: {0}")]
+    TurnThreads(std::io::Error),
     /// The listening socket could not be opened.
     #[error("listening on {addr}: {source}")]
     Listen {
@@ -58,13 +62,17 @@ pub struct Gateway {
     turn_timeout: Duration,
     draining: AtomicBool,
     approvals: Arc<approvals::Pending>,
+    turn_threads: turn_threads::TurnThreads,
 }
 
 impl Gateway {
-    /// A gateway over `host`, with the token and turn bound of its config.
-    pub fn new(host: Arc<AgentHost>) -> Arc<Self> {
+    /// A gateway over `host`, with the token and turn bound of its config,
+    /// and a thread per core to run turns on.
+    pub fn new(host: Arc<AgentHost>) -> Result<Arc<Self>, GatewayError> {
         let config = host.runner().config().gateway.clone();
-        Arc::new(Self {
+        let turn_threads =
+            turn_threads::TurnThreads::per_core().map_err(GatewayError::TurnThreads)?;
+        Ok(Arc::new(Self {
             host,
             token: config
                 .auth
@@ -74,7 +82,8 @@ impl Gateway {
             turn_timeout: Duration::from_secs(config.turn_timeout_secs.max(1)),
             draining: AtomicBool::new(false),
             approvals: Arc::default(),
-        })
+            turn_threads,
+        }))
     }
 
     /// Open the listening socket of `bind` (`gateway.bind` unless given),

@@ -1,6 +1,7 @@
-//! A turn started by a request: run on a task of its own, so that a client
-//! going away cancels it (through the guard the response holds) instead of
-//! dropping it mid-write; its events flow to the response as they happen.
+//! A turn started by a request: run on a task of its own on one of the turn
+//! threads, so that a client going away cancels it (through the guard the
+//! response holds) instead of dropping it mid-write; its events flow to the
+//! response as they happen.
 
 use std::sync::Arc;
 
@@ -65,7 +66,7 @@ pub fn start(gw: &Arc<Gateway>, request: TurnRequest, answers: Answers) -> LiveT
     let run_id = ctx.run_id.clone();
     let timeout = gw.turn_timeout;
     let (send, done) = oneshot::channel();
-    tokio::spawn(async move {
+    gw.turn_threads.spawn(async move {
         let timer = {
             let cancel = ctx.cancel.clone();
             tokio::spawn(async move {

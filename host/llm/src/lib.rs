@@ -6,6 +6,7 @@
 
 pub mod auth;
 pub mod generation;
+pub mod http_client;
 mod model_ref;
 pub mod providers;
 pub mod registry;

@@ -157,13 +157,10 @@ impl ModelRegistry {
                 }),
             );
         }
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .build()
-            .map_err(|e| RegistryError {
-                provider: "(http)".into(),
-                reason: e.to_string(),
-            })?;
+        let http = crate::http_client::new_client().map_err(|e| RegistryError {
+            provider: "(http)".into(),
+            reason: e.to_string(),
+        })?;
         Ok(Self { providers, http })
     }
 
@@ -370,8 +367,13 @@ impl ModelClient for ModelRegistry {
             request_timeout: Duration::from_millis(provider.config.request_timeout_ms.max(1)),
             secret: provider.auth.secret.as_ref(),
         };
-        let mut reply =
-            stream_completion(&self.http, req, parser.as_mut(), request.text_sink.as_ref()).await?;
+        let mut reply = stream_completion(
+            &crate::http_client::current_or(&self.http),
+            req,
+            parser.as_mut(),
+            request.text_sink.as_ref(),
+        )
+        .await?;
         for r in &mut reply.reasoning {
             r.model_ref.clone_from(&request.model_ref);
         }

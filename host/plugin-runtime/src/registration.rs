@@ -78,7 +78,7 @@ pub(crate) fn check(
         let spec = ToolSpec {
             name: t.name,
             description: t.description,
-            parameters,
+            parameters: parameters.into(),
         };
         if tools
             .iter()

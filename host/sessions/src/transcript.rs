@@ -322,12 +322,19 @@ impl Transcript {
 
     /// Entries from the root to the leaf, starting after the last `reset`.
     pub fn branch(&self) -> Vec<&Entry> {
-        let full = self.full_branch();
-        let after_reset = full
+        let mut branch: Vec<&Entry> = self.branch_back().collect();
+        branch.reverse();
+        branch
+    }
+
+    /// The branch from the leaf back to the latest reset (excluded): what
+    /// [`Self::branch`] holds, latest first, without collecting it.
+    fn branch_back(&self) -> impl Iterator<Item = &Entry> {
+        self.branch
             .iter()
-            .rposition(|e| matches!(&e.body, EntryBody::Custom { custom_type, .. } if custom_type == "reset"))
-            .map_or(0, |i| i + 1);
-        full[after_reset..].to_vec()
+            .rev()
+            .map(|&i| &self.entries[i])
+            .take_while(|e| !matches!(&e.body, EntryBody::Custom { custom_type, .. } if custom_type == "reset"))
     }
 
     /// Every entry from the root to the leaf.
@@ -412,7 +419,7 @@ impl Transcript {
 
     /// The runtime recorded along the branch and why it was selected.
     pub fn runtime_record(&self) -> Option<(String, String)> {
-        self.branch().iter().rev().find_map(|e| match &e.body {
+        self.branch_back().find_map(|e| match &e.body {
             EntryBody::Runtime { runtime, reason } => Some((runtime.clone(), reason.clone())),
             _ => None,
         })

@@ -22,7 +22,8 @@ impl Default for EchoTool {
                     "properties": { "text": { "type": "string" } },
                     "required": ["text"],
                     "additionalProperties": false
-                }),
+                })
+                .into(),
             },
         }
     }

@@ -363,7 +363,7 @@ mod tests {
         let spec = ToolSpec {
             name: "bad name".into(),
             description: String::new(),
-            parameters: json!({"type":"object"}),
+            parameters: json!({"type":"object"}).into(),
         };
         assert!(matches!(
             crate::registry::compile_schema(&spec),

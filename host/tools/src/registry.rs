@@ -311,7 +311,7 @@ mod tests {
         ToolSpec {
             name: name.into(),
             description: "d".into(),
-            parameters: json!({"type": "object"}),
+            parameters: json!({"type": "object"}).into(),
         }
     }
 

@@ -22,7 +22,7 @@ impl Base {
             spec: ToolSpec {
                 name: name.into(),
                 description: description.into(),
-                parameters: schema,
+                parameters: schema.into(),
             },
             workspaces,
         }

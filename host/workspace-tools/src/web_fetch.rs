@@ -72,7 +72,7 @@ impl WebFetch {
                     },
                     "required": ["url"],
                     "additionalProperties": false
-                }),
+                }).into(),
             },
             config,
         }

@@ -73,7 +73,7 @@ pub(crate) fn from_tool_spec(t: turn::ToolSpec) -> ToolSpec {
     ToolSpec {
         name: t.name,
         description: t.description,
-        parameters: json_or_string(&t.parameters),
+        parameters: json_or_string(&t.parameters).into(),
     }
 }
 

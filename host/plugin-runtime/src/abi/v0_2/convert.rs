@@ -94,7 +94,7 @@ pub(super) fn from_tool_spec(t: wit::ToolSpec) -> ToolSpec {
     ToolSpec {
         name: t.name,
         description: t.description,
-        parameters: json_or_string(&t.parameters),
+        parameters: json_or_string(&t.parameters).into(),
     }
 }
 
