@@ -70,7 +70,7 @@ async fn a_harness_turn_still_goes_through_policy_hooks() {
     let kinds: Vec<&str> = session
         .history
         .iter()
-        .map(|m| match m {
+        .map(|m| match &**m {
             Message::User { .. } => "user",
             Message::Assistant { tool_calls, .. } if tool_calls.is_empty() => "assistant",
             Message::Assistant { .. } => "tool-call",

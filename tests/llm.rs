@@ -50,7 +50,10 @@ fn request(model_ref: &str) -> ModelRequest {
                 is_error: false,
                 images: Vec::new(),
             }),
-        ],
+        ]
+        .into_iter()
+        .map(Into::into)
+        .collect(),
         tools: vec![ToolSpec {
             name: "word_count".into(),
             description: "count".into(),

@@ -166,7 +166,7 @@ async fn llm_input_is_fired_without_waiting_so_a_slow_observer_never_delays_the_
     );
 }
 
-fn long_history() -> Vec<Message> {
+fn long_history() -> Vec<std::sync::Arc<Message>> {
     (0..6)
         .flat_map(|i| {
             [
@@ -174,6 +174,7 @@ fn long_history() -> Vec<Message> {
                 Message::assistant(format!("answer {i}")),
             ]
         })
+        .map(Into::into)
         .collect()
 }
 
@@ -194,7 +195,7 @@ async fn summaries_come_only_from_a_granted_compaction_provider() {
         session.history = long_history();
         let (answer, _) = s.turn(&mut session, "next?").await;
         assert_eq!(answer.unwrap(), "answer");
-        let Message::User { text, .. } = &session.history[0] else {
+        let Message::User { text, .. } = &*session.history[0] else {
             panic!("a summary first")
         };
         if granted {
@@ -251,7 +252,7 @@ async fn the_context_engine_slot_picks_the_compaction_provider() {
         )
         .await
         .unwrap();
-    let Message::User { text, .. } = &session.history[0] else {
+    let Message::User { text, .. } = &*session.history[0] else {
         panic!("a summary first")
     };
     assert!(text.contains("host summary"), "{text}");

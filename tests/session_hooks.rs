@@ -53,7 +53,7 @@ async fn prompt_compaction_model_and_session_hooks_reach_the_plugin() {
     let runner = runner_with(cfg, &["context-hooks"]).await;
     runner.start_session("s1", "main", false).await;
     let mut session = Session::new("s1", "main");
-    session.history = history();
+    session.history = history().into_iter().map(Into::into).collect();
     let ctx = RunContext::new("main", "fake/m");
     let out = runner
         .run_session_turn(
@@ -92,9 +92,9 @@ async fn prompt_compaction_model_and_session_hooks_reach_the_plugin() {
         .history
         .iter()
         .rev()
-        .find(|m| matches!(m, Message::User { .. }))
+        .find(|m| matches!(***m, Message::User { .. }))
         .unwrap();
-    assert_eq!(*user_turn, Message::user("status?"));
+    assert_eq!(**user_turn, Message::user("status?"));
     // The compaction provider (granted): the plugin's summary replaced the old messages.
     assert!(
         messages[1]["content"]

@@ -249,7 +249,7 @@ fn fake_config(fake: &FakeProvider, dir: &std::path::Path, window: u64) -> Confi
     )
 }
 
-fn long_history() -> Vec<Message> {
+fn long_history() -> Vec<std::sync::Arc<Message>> {
     let mut h = Vec::new();
     for i in 0..6 {
         h.push(Message::user(format!(
@@ -259,7 +259,7 @@ fn long_history() -> Vec<Message> {
         h.extend(tool_pair(&format!("c{i}")));
         h.push(Message::assistant(format!("answer {i}")));
     }
-    h
+    h.into_iter().map(Into::into).collect()
 }
 
 fn first_message_text(body: &serde_json::Value) -> String {
@@ -303,7 +303,7 @@ async fn a_context_overflow_is_compacted_then_retried() {
     assert_eq!(c.summary, "the user asked six questions");
     // Recent messages kept verbatim, starting at a clean boundary.
     let kept = &before[before.len() - c.kept..];
-    assert!(!matches!(kept[0], Message::ToolResult(_)));
+    assert!(!matches!(*kept[0], Message::ToolResult(_)));
     assert_eq!(&session.history[1..1 + c.kept], kept);
     let requests = fake.requests();
     assert_eq!(requests.len(), 3);
@@ -391,7 +391,7 @@ async fn persisted_turns_record_runtime_compaction_and_messages_and_resume() {
     );
     let t = store.open("main", &id).unwrap();
     assert_eq!(t.runtime().as_deref(), Some("openclaw"));
-    assert_eq!(t.context(), session.history);
+    assert_eq!(t.shared_context(), session.history);
     assert_eq!(
         t.entries()
             .iter()

@@ -25,7 +25,7 @@ fn ask(model_ref: &str) -> ModelRequest {
     ModelRequest {
         model_ref: model_ref.into(),
         system: None,
-        messages: vec![Message::user("write a long story")],
+        messages: vec![Message::user("write a long story").into()],
         tools: Vec::new(),
         text_sink: None,
     }

@@ -31,7 +31,7 @@ fn ask(model_ref: &str, messages: Vec<Message>) -> ModelRequest {
     ModelRequest {
         model_ref: model_ref.into(),
         system: None,
-        messages,
+        messages: messages.into_iter().map(Into::into).collect(),
         tools: Vec::new(),
         text_sink: None,
     }

@@ -166,7 +166,7 @@ struct Calls {
 impl ModelClient for Calls {
     async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
         let first = matches!(
-            request.messages.last(),
+            request.messages.last().map(|m| &**m),
             Some(clawhost_agent_core::Message::User { .. })
         );
         let tool_calls = if first {

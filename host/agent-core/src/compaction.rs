@@ -1,6 +1,9 @@
 //! Compaction helpers (where to cut a long history, never between a tool call
 //! and its results) and in-memory context pruning of old, oversized tool results.
 
+use std::borrow::Borrow;
+use std::sync::Arc;
+
 use crate::Message;
 
 /// Tokens counted for one image: about what the providers charge for a
@@ -40,8 +43,8 @@ impl std::io::Write for ByteCount {
 }
 
 /// Estimated tokens of a conversation.
-pub fn estimate_tokens(messages: &[Message]) -> u64 {
-    messages.iter().map(message_tokens).sum()
+pub fn estimate_tokens<M: Borrow<Message>>(messages: &[M]) -> u64 {
+    messages.iter().map(|m| message_tokens(m.borrow())).sum()
 }
 
 /// Where to cut `messages` so that about `keep_recent_tokens` of the most
@@ -49,20 +52,20 @@ pub fn estimate_tokens(messages: &[Message]) -> u64 {
 /// `None` when nothing would be summarized. The cut never falls between an
 /// assistant message that calls tools and the results of those calls, and
 /// at least the last message is always kept.
-pub fn plan_cut(messages: &[Message], keep_recent_tokens: u64) -> Option<usize> {
+pub fn plan_cut<M: Borrow<Message>>(messages: &[M], keep_recent_tokens: u64) -> Option<usize> {
     if messages.len() < 2 {
         return None;
     }
     let mut kept = 0u64;
     let mut cut = messages.len() - 1;
-    kept += message_tokens(&messages[cut]);
+    kept += message_tokens(messages[cut].borrow());
     while cut > 0 && kept < keep_recent_tokens {
         cut -= 1;
-        kept += message_tokens(&messages[cut]);
+        kept += message_tokens(messages[cut].borrow());
     }
     // A kept tool result needs its call: move the cut back to the assistant
     // message that made the calls.
-    while cut > 0 && matches!(messages[cut], Message::ToolResult(_)) {
+    while cut > 0 && matches!(messages[cut].borrow(), Message::ToolResult(_)) {
         cut -= 1;
     }
     (cut > 0).then_some(cut)
@@ -94,19 +97,24 @@ impl Default for Pruning {
 }
 
 impl Pruning {
-    /// A copy of `messages` with old oversized tool results trimmed to head + tail.
-    pub fn apply(&self, messages: &[Message]) -> Vec<Message> {
+    /// `messages` with old oversized tool results trimmed to head + tail
+    /// (new messages); the others are shared.
+    pub fn apply(&self, messages: &[Arc<Message>]) -> Vec<Arc<Message>> {
         self.apply_split(messages, &[])
     }
 
-    /// [`Pruning::apply`] to `earlier` followed by `later`, copying each
-    /// message once (the history is not joined to the turn's messages first).
-    pub fn apply_split(&self, earlier: &[Message], later: &[Message]) -> Vec<Message> {
+    /// [`Pruning::apply`] to `earlier` followed by `later` (the history is
+    /// not joined to the turn's messages first).
+    pub fn apply_split(
+        &self,
+        earlier: &[Arc<Message>],
+        later: &[Arc<Message>],
+    ) -> Vec<Arc<Message>> {
         let all = || earlier.iter().chain(later);
         let mut assistants_seen = 0;
         let mut protect_from = None;
         for (back, m) in all().rev().enumerate() {
-            if matches!(m, Message::Assistant { .. }) {
+            if matches!(**m, Message::Assistant { .. }) {
                 assistants_seen += 1;
                 if assistants_seen == self.protect_recent_assistant_turns {
                     protect_from = Some(earlier.len() + later.len() - 1 - back);
@@ -125,7 +133,7 @@ impl Pruning {
         };
         all()
             .enumerate()
-            .map(|(i, m)| match m {
+            .map(|(i, m)| match &**m {
                 Message::ToolResult(r)
                     if i < protect_from && (!r.images.is_empty() || oversized(&r.content)) =>
                 {
@@ -145,9 +153,9 @@ impl Pruning {
                             .push_str(&format!("\n[{} image(s) pruned]", r.images.len()));
                         r.images.clear();
                     }
-                    Message::ToolResult(r)
+                    Arc::new(Message::ToolResult(r))
                 }
-                other => other.clone(),
+                _ => m.clone(),
             })
             .collect()
     }
@@ -201,7 +209,10 @@ mod tests {
             call("c2"),
             result("c2", &big),
             Message::assistant("a2"),
-        ];
+        ]
+        .into_iter()
+        .map(Arc::new)
+        .collect::<Vec<_>>();
         let p = Pruning {
             max_tool_result_chars: 50,
             head_chars: 5,
@@ -209,7 +220,7 @@ mod tests {
             protect_recent_assistant_turns: 2,
         };
         let out = p.apply(&msgs);
-        let Message::ToolResult(old) = &out[2] else {
+        let Message::ToolResult(old) = &*out[2] else {
             panic!()
         };
         assert!(
@@ -217,9 +228,9 @@ mod tests {
             "{}",
             old.content
         );
-        assert_eq!(
-            out[5], msgs[5],
-            "results after the protected turns stay whole"
+        assert!(
+            Arc::ptr_eq(&out[5], &msgs[5]),
+            "results after the protected turns stay whole, and shared"
         );
         assert_eq!(
             p.apply(&msgs[..3]),
@@ -259,12 +270,15 @@ mod tests {
             with_image(png),
             Message::assistant("a1"),
             Message::assistant("a2"),
-        ];
+        ]
+        .into_iter()
+        .map(Arc::new)
+        .collect::<Vec<_>>();
         let p = Pruning {
             protect_recent_assistant_turns: 2,
             ..Pruning::default()
         };
-        let Message::ToolResult(old) = &p.apply(&msgs)[1] else {
+        let Message::ToolResult(old) = &*p.apply(&msgs)[1] else {
             panic!()
         };
         assert!(old.images.is_empty());

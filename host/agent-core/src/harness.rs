@@ -54,8 +54,8 @@ pub struct PreparedTurn {
     pub model_ref: String,
     /// System prompt.
     pub system: Option<String>,
-    /// Conversation so far.
-    pub history: Vec<Message>,
+    /// Conversation so far (shared with the session's history).
+    pub history: Vec<Arc<Message>>,
     /// The new user message.
     pub user_text: String,
     /// Tools on offer.
@@ -288,7 +288,7 @@ impl TurnMirror {
             .complete(ModelRequest {
                 model_ref: self.ctx.model_ref.clone(),
                 system,
-                messages,
+                messages: messages.into_iter().map(std::sync::Arc::new).collect(),
                 tools,
                 text_sink: Some(self.ctx.events.text_sink(iteration, text_sink)),
             })

@@ -40,8 +40,9 @@ pub struct ModelRequest {
     pub model_ref: String,
     /// System prompt.
     pub system: Option<String>,
-    /// The conversation so far.
-    pub messages: Vec<Message>,
+    /// The conversation so far. Shared with the session's history: a
+    /// request copies pointers, never the messages.
+    pub messages: Vec<std::sync::Arc<Message>>,
     /// Tools the model may call.
     pub tools: Vec<ToolSpec>,
     /// Receives the reply text as it streams, when set.

@@ -111,7 +111,7 @@ impl TurnLoop {
     pub async fn run(
         &self,
         ctx: &RunContext,
-        history: &[Message],
+        history: &[Arc<Message>],
         user_text: &str,
     ) -> Result<TurnOutcome, TurnError> {
         self.run_with_context(ctx, history, &UserInput::from(user_text), user_text)
@@ -124,13 +124,13 @@ impl TurnLoop {
     pub async fn run_with_context(
         &self,
         ctx: &RunContext,
-        history: &[Message],
+        history: &[Arc<Message>],
         user: &UserInput,
         sent_text: &str,
     ) -> Result<TurnOutcome, TurnError> {
-        // The turn's own messages; the history is only read (each request
-        // copies it once, with the turn's messages after it).
-        let mut messages = vec![user.message_with_text(sent_text)];
+        // The turn's own messages; the history is only read. Each request
+        // shares both (it holds pointers, not copies).
+        let mut messages = vec![Arc::new(user.message_with_text(sent_text))];
         ctx.events.emit(TurnEvent::UserMessage {
             text: user.text.clone(),
             images: user.images.clone(),
@@ -160,16 +160,16 @@ impl TurnLoop {
                 usage: reply.usage,
                 reasoning: reply.reasoning.clone(),
             });
-            messages.push(Message::Assistant {
+            messages.push(Arc::new(Message::Assistant {
                 text: reply.text.clone(),
                 tool_calls: reply.tool_calls.clone(),
                 reasoning: reply.reasoning.clone(),
-            });
+            }));
             if reply.tool_calls.is_empty() {
                 let cut_off = reply.stop_reason == StopReason::MaxTokens;
                 if cut_off && self.continue_cut_off && iteration < self.max_iterations {
                     continued.push_str(&reply.text);
-                    messages.push(Message::user(CONTINUE_PROMPT));
+                    messages.push(Arc::new(Message::user(CONTINUE_PROMPT)));
                     continue;
                 }
                 continued.push_str(&reply.text);
@@ -180,8 +180,9 @@ impl TurnLoop {
                 });
                 return Ok(TurnOutcome {
                     new_messages: {
-                        messages[0] = user.message();
-                        messages
+                        messages[0] = Arc::new(user.message());
+                        // The requests are gone: nothing else holds these.
+                        messages.into_iter().map(Arc::unwrap_or_clone).collect()
                     },
                     answer,
                     iterations: iteration,
@@ -198,13 +199,13 @@ impl TurnLoop {
                     is_error: output.is_error,
                     images: output.images.clone(),
                 });
-                messages.push(Message::ToolResult(ToolResultMessage {
+                messages.push(Arc::new(Message::ToolResult(ToolResultMessage {
                     call_id: call.id.clone(),
                     tool: call.name.clone(),
                     content: output.content,
                     is_error: output.is_error,
                     images: output.images,
-                }));
+                })));
             }
             if let Some(reason) = budget.exhausted() {
                 return Err(TurnError::ToolBudget(reason));
@@ -297,7 +298,7 @@ mod tests {
         assert_eq!(out.new_messages.len(), 4);
         let second = &model.1.lock().unwrap()[1];
         assert!(
-            matches!(&second.messages[2], Message::ToolResult(r) if r.content == "HI" && r.call_id == "c1")
+            matches!(&*second.messages[2], Message::ToolResult(r) if r.content == "HI" && r.call_id == "c1")
         );
         assert!(
             matches!(ctx.events.snapshot().last(), Some(TurnEvent::FinalAnswer { text, .. }) if text == "it says HI")

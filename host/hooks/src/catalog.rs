@@ -219,8 +219,8 @@ pub struct LlmInputEvent {
     pub system: Option<String>,
     /// The user's message as sent.
     pub prompt: String,
-    /// The history sent before it.
-    pub history: Vec<Message>,
+    /// The history sent before it (shared with the session's).
+    pub history: Vec<std::sync::Arc<Message>>,
     /// Names of the tools offered.
     pub tools: Vec<String>,
 }

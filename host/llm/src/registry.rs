@@ -292,7 +292,15 @@ fn without_images(mut request: ModelRequest) -> ModelRequest {
         )
     };
     for m in &mut request.messages {
-        match m {
+        let has_images = match &**m {
+            Message::User { images, .. } => !images.is_empty(),
+            Message::ToolResult(r) => !r.images.is_empty(),
+            Message::Assistant { .. } => false,
+        };
+        if !has_images {
+            continue; // shared with the history: left as it is
+        }
+        match std::sync::Arc::make_mut(m) {
             Message::User { text, images } if !images.is_empty() => {
                 let note = note(std::mem::take(images).len());
                 *text = if text.is_empty() {

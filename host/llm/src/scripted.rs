@@ -97,17 +97,17 @@ impl ModelClient for ScriptedModel {
         let last_user = request
             .messages
             .iter()
-            .rposition(|m| matches!(m, Message::User { .. }))
+            .rposition(|m| matches!(**m, Message::User { .. }))
             .ok_or_else(|| {
                 ModelError::new(ModelErrorKind::BadRequest, "no user message in the request")
             })?;
-        let Message::User { text: user, .. } = &request.messages[last_user] else {
+        let Message::User { text: user, .. } = &*request.messages[last_user] else {
             unreachable!("found a user message above");
         };
         let since = &request.messages[last_user + 1..];
         let step_index = since
             .iter()
-            .filter(|m| matches!(m, Message::Assistant { .. }))
+            .filter(|m| matches!(***m, Message::Assistant { .. }))
             .count();
         let step = self.steps.get(step_index).ok_or_else(|| {
             ModelError::new(
@@ -148,11 +148,11 @@ impl ModelClient for ScriptedModel {
             ScriptStep::Answer(template) => {
                 let after_last_reply = since
                     .iter()
-                    .rposition(|m| matches!(m, Message::Assistant { .. }))
+                    .rposition(|m| matches!(**m, Message::Assistant { .. }))
                     .map_or(0, |i| i + 1);
                 let results: Vec<String> = since[after_last_reply..]
                     .iter()
-                    .filter_map(|m| match m {
+                    .filter_map(|m| match &**m {
                         Message::ToolResult(r) => Some(format!(
                             "- {} {}: {}",
                             r.tool,
@@ -195,7 +195,7 @@ mod tests {
         ModelRequest {
             model_ref: "scripted/demo".into(),
             system: None,
-            messages,
+            messages: messages.into_iter().map(Into::into).collect(),
             tools: vec![],
             text_sink: None,
         }

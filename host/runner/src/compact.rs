@@ -3,6 +3,8 @@
 //! a model call through the host transport; recent ones are kept verbatim and
 //! a tool call is never separated from its results.
 
+use std::sync::Arc;
+
 use clawhost_agent_core::{
     estimate_tokens, plan_cut, Message, ModelClient, ModelError, ModelErrorKind, ModelRequest,
     RunContext, TurnEvent,
@@ -24,10 +26,10 @@ pub struct CompactionRecord {
 
 const SUMMARY_PROMPT: &str = "Summarize the conversation below for your own later use: the user's goals, decisions made, facts learned from tools, and open questions. Be concise and concrete.";
 
-fn render(messages: &[Message]) -> String {
+fn render(messages: &[Arc<Message>]) -> String {
     messages
         .iter()
-        .map(|m| match m {
+        .map(|m| match &**m {
             Message::User { text, images } => {
                 format!("USER: {text}{}", clawhost_agent_core::images_note(images))
             }
@@ -73,7 +75,7 @@ pub struct CompactionHooks<'a> {
 /// `after_compaction` observes the result. Returns `Ok(None)` when there is
 /// nothing to summarize.
 pub async fn compact(
-    history: &mut Vec<Message>,
+    history: &mut Vec<Arc<Message>>,
     model: &dyn ModelClient,
     ctx: &RunContext,
     keep_recent_tokens: u64,
@@ -109,7 +111,7 @@ pub async fn compact(
                 .complete(ModelRequest {
                     model_ref: ctx.model_ref.clone(),
                     system: Some(SUMMARY_PROMPT.into()),
-                    messages: vec![Message::user(transcript)],
+                    messages: vec![Arc::new(Message::user(transcript))],
                     tools: Vec::new(),
                     text_sink: None,
                 })
@@ -125,9 +127,9 @@ pub async fn compact(
     };
     let kept = history.len() - cut;
     let message_count = history.len() as u32;
-    let mut compacted = vec![Message::user(format!(
+    let mut compacted = vec![Arc::new(Message::user(format!(
         "[Summary of the earlier conversation]\n{summary}"
-    ))];
+    )))];
     compacted.extend(history.drain(cut..));
     *history = compacted;
     ctx.events.emit(TurnEvent::Compaction {

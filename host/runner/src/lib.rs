@@ -282,7 +282,7 @@ impl EmbeddedRunner {
         &self,
         generation: Arc<ModelRuntimeGeneration>,
         ctx: &RunContext,
-        history: &[Message],
+        history: &[Arc<Message>],
         user: impl Into<UserInput>,
     ) -> Result<TurnOutcome, TurnError> {
         let user = user.into();
@@ -311,7 +311,7 @@ impl EmbeddedRunner {
         &self,
         generation: &ModelRuntimeGeneration,
         ctx: &RunContext,
-        history: &[Message],
+        history: &[Arc<Message>],
         (user, sent_text): (&UserInput, &str),
         system: Option<String>,
     ) -> Result<TurnOutcome, TurnError> {
@@ -327,7 +327,7 @@ impl EmbeddedRunner {
         &self,
         model: Arc<dyn ModelClient>,
         ctx: &RunContext,
-        history: &[Message],
+        history: &[Arc<Message>],
         user_text: &str,
     ) -> Result<TurnOutcome, TurnError> {
         self.turn_loop(model).run(ctx, history, user_text).await

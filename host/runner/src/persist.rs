@@ -33,7 +33,7 @@ pub fn session_of(t: &Transcript) -> Session {
         s.runtime = Some(runtime);
         s.recorded_reason = Some(reason);
     }
-    s.history = t.context();
+    s.history = t.shared_context();
     s
 }
 

@@ -35,8 +35,9 @@ pub struct Session {
     /// How that runtime was selected (last turn).
     pub selection: Option<Selection>,
     /// Messages so far (the model context: after a compaction, the summary
-    /// then the kept messages).
-    pub history: Vec<Message>,
+    /// then the kept messages), shared with the transcript they came from
+    /// and the model requests that carry them.
+    pub history: Vec<Arc<Message>>,
     /// Compactions made during the last turn, in order.
     pub compactions: Vec<CompactionRecord>,
     /// The selection reason recorded with the runtime (for resumed sessions).
@@ -283,7 +284,9 @@ impl EmbeddedRunner {
         };
         session.runtime = Some(selection.runtime.clone());
         session.selection = Some(selection);
-        session.history.extend(outcome.new_messages.iter().cloned());
+        session
+            .history
+            .extend(outcome.new_messages.iter().cloned().map(Arc::new));
         Ok(outcome)
     }
 

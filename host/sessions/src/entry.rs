@@ -1,5 +1,7 @@
 //! Lines of a transcript file.
 
+use std::sync::Arc;
+
 use clawhost_agent_core::Message;
 use serde::{Deserialize, Serialize};
 
@@ -34,18 +36,18 @@ pub struct Header {
 pub enum EntryBody {
     /// A user or assistant message without tool calls.
     Message {
-        /// The message.
-        message: Message,
+        /// The message (shared with the contexts built from it).
+        message: Arc<Message>,
     },
     /// An assistant message that calls tools.
     ToolCall {
-        /// The message.
-        message: Message,
+        /// The message (shared with the contexts built from it).
+        message: Arc<Message>,
     },
     /// A tool result.
     ToolResult {
-        /// The message.
-        message: Message,
+        /// The message (shared with the contexts built from it).
+        message: Arc<Message>,
     },
     /// Older context replaced by a summary.
     #[serde(rename_all = "camelCase")]
@@ -78,7 +80,12 @@ pub enum EntryBody {
 impl EntryBody {
     /// The entry for a conversation message.
     pub fn from_message(message: Message) -> Self {
-        match &message {
+        Self::from_shared(Arc::new(message))
+    }
+
+    /// [`Self::from_message`] of a shared message.
+    pub fn from_shared(message: Arc<Message>) -> Self {
+        match &*message {
             Message::ToolResult(_) => EntryBody::ToolResult { message },
             Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => {
                 EntryBody::ToolCall { message }
@@ -89,6 +96,11 @@ impl EntryBody {
 
     /// The conversation message, if this entry is one.
     pub fn message(&self) -> Option<&Message> {
+        self.shared_message().map(|m| &**m)
+    }
+
+    /// [`Self::message`], shared.
+    pub fn shared_message(&self) -> Option<&Arc<Message>> {
         match self {
             EntryBody::Message { message }
             | EntryBody::ToolCall { message }

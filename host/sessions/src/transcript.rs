@@ -4,6 +4,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use clawhost_agent_core::Message;
 
@@ -368,6 +369,14 @@ impl Transcript {
     /// The model context along the branch: the latest compaction's summary
     /// (as a user message) then the messages from its first kept entry on.
     pub fn context(&self) -> Vec<Message> {
+        self.shared_context()
+            .into_iter()
+            .map(Arc::unwrap_or_clone)
+            .collect()
+    }
+
+    /// [`Self::context`], its messages shared with this transcript's entries.
+    pub fn shared_context(&self) -> Vec<Arc<Message>> {
         let branch = self.branch();
         let last_compaction = branch
             .iter()
@@ -375,7 +384,7 @@ impl Transcript {
         let Some(at) = last_compaction else {
             return branch
                 .iter()
-                .filter_map(|e| e.body.message().cloned())
+                .filter_map(|e| e.body.shared_message().cloned())
                 .collect();
         };
         let EntryBody::Compaction {
@@ -390,14 +399,14 @@ impl Transcript {
             .iter()
             .position(|e| e.id == *first_kept_entry_id)
             .unwrap_or(at);
-        let mut out = vec![Message::user(format!(
+        let mut out = vec![Arc::new(Message::user(format!(
             "[Summary of the earlier conversation]\n{summary}"
-        ))];
+        )))];
         out.extend(
             branch[first_kept..]
                 .iter()
                 .filter(|e| !matches!(e.body, EntryBody::Compaction { .. }))
-                .filter_map(|e| e.body.message().cloned()),
+                .filter_map(|e| e.body.shared_message().cloned()),
         );
         out
     }

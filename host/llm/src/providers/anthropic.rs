@@ -43,7 +43,7 @@ pub fn body<'a>(
         Some((r, blocks)) if *r == role => blocks.push(block),
         _ => messages.push((role, vec![block])),
     };
-    for m in &request.messages {
+    for m in request.messages.iter().map(|m| &**m) {
         match m {
             Message::User { text, images } => {
                 // Images first: Claude reads them best before the question.

@@ -41,7 +41,7 @@ pub fn body<'a>(
     }
     // Images of the current run of tool results, sent after it.
     let mut tool_images: Vec<Wire<'a>> = Vec::new();
-    for m in &request.messages {
+    for m in request.messages.iter().map(|m| &**m) {
         if !matches!(m, Message::ToolResult(_)) && !tool_images.is_empty() {
             messages.push(message(
                 "user",

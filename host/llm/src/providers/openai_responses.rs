@@ -40,7 +40,7 @@ pub fn body<'a>(
     let message = |role: &'static str, content: Wire<'a>| {
         Wire::object([("role", Wire::Str(role)), ("content", content)])
     };
-    for m in &request.messages {
+    for m in request.messages.iter().map(|m| &**m) {
         match m {
             Message::User { text, images } if images.is_empty() => {
                 input.push(message("user", Wire::Str(text)))

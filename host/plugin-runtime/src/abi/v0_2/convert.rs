@@ -191,7 +191,7 @@ pub(super) fn prepared(t: &PreparedTurn) -> hx::PreparedTurn {
         session_id: t.session_id.clone(),
         model_ref: t.model_ref.clone(),
         system: t.system.clone(),
-        history: t.history.iter().map(message).collect(),
+        history: t.history.iter().map(|m| message(m)).collect(),
         user_text: t.user_text.clone(),
         tools: t.tools.iter().map(tool_spec).collect(),
         max_iterations: t.max_iterations,

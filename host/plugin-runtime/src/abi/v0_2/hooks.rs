@@ -442,7 +442,7 @@ pub(super) fn run_llm_input(e: &LlmInputEvent) -> rh::LlmInputEvent {
         model_ref: e.model_ref.clone(),
         system: e.system.clone(),
         prompt: e.prompt.clone(),
-        history: e.history.iter().map(message).collect(),
+        history: e.history.iter().map(|m| message(m)).collect(),
         tools: e.tools.clone(),
     }
 }
