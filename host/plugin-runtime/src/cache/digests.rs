@@ -31,11 +31,12 @@ fn record_path(disk: &Disk, file: &str) -> PathBuf {
 }
 
 impl ComponentCache {
-    /// The sha256 recorded for `file` (as given; canonicalized here) at
-    /// `stamp`, if a record verifies; the file is not read.
+    /// The sha256 recorded for `file` (its canonical path, as
+    /// `PluginPackage::stamp_component` gives it) at `stamp`, if a record
+    /// verifies; the file is not read.
     pub fn remembered(&self, file: &Path, stamp: &FileStamp) -> Option<String> {
         let disk = self.disk.as_ref()?;
-        let file = owned_path::canonical(file).to_string_lossy().into_owned();
+        let file = file.to_string_lossy().into_owned();
         read_record(disk, &record_path(disk, &file), &file, stamp.as_str())
     }
 

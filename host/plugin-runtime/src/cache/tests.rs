@@ -232,6 +232,29 @@ fn a_remembered_digest_serves_only_the_unchanged_file_and_only_if_it_verifies() 
 }
 
 #[test]
+fn a_digest_recorded_through_any_path_is_remembered_by_the_canonical_one() {
+    let engine = engine();
+    let root = tempfile::tempdir().unwrap();
+    let cache = ComponentCache::open(
+        &engine,
+        Some(root.path().join("cache")),
+        Some(root.path().join("state").join("key")),
+    )
+    .unwrap();
+    let package = root.path().join("pkg");
+    std::fs::create_dir(&package).unwrap();
+    std::fs::write(package.join("plugin.wasm"), b"component").unwrap();
+    // Recorded as a load reads it: through the package's own spelling.
+    let spelled = package.join(".").join("plugin.wasm");
+    let (bytes, stamp) = crate::owned_path::read_stamped(&spelled, 1 << 20).unwrap();
+    let sha = cache.digest(&spelled, stamp.as_ref(), &bytes);
+    // Looked up as a warm start does: by the canonical path, without reading.
+    let canonical = spelled.canonicalize().unwrap();
+    assert_ne!(canonical.as_os_str(), spelled.as_os_str());
+    assert_eq!(cache.remembered(&canonical, &stamp.unwrap()), Some(sha));
+}
+
+#[test]
 fn hosts_starting_together_agree_on_one_cache_key() {
     // Found by CI: parallel test binaries on a fresh clone raced to create
     // the key, and the loser failed with "File exists".
