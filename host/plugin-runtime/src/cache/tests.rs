@@ -184,16 +184,20 @@ fn unsafe_cache_dirs_and_keys_are_refused() {
     assert!(err.to_string().contains("regular file"), "{err}");
 }
 
+/// A cache in `root/cache`, keyed by `root/state/key`.
+fn cache_under(root: &Path) -> ComponentCache {
+    ComponentCache::open(
+        &engine(),
+        Some(root.join("cache")),
+        Some(root.join("state").join("key")),
+    )
+    .unwrap()
+}
+
 #[test]
 fn a_remembered_digest_serves_only_the_unchanged_file_and_only_if_it_verifies() {
-    let engine = engine();
     let root = tempfile::tempdir().unwrap();
-    let cache = ComponentCache::open(
-        &engine,
-        Some(root.path().join("cache")),
-        Some(root.path().join("state").join("key")),
-    )
-    .unwrap();
+    let cache = cache_under(root.path());
     let file = root.path().join("plugin.wasm");
     std::fs::write(&file, b"first").unwrap();
     let read = |f: &Path| crate::owned_path::read_stamped(f, 1 << 20).unwrap();
@@ -233,14 +237,8 @@ fn a_remembered_digest_serves_only_the_unchanged_file_and_only_if_it_verifies() 
 
 #[test]
 fn a_digest_recorded_through_any_path_is_remembered_by_the_canonical_one() {
-    let engine = engine();
     let root = tempfile::tempdir().unwrap();
-    let cache = ComponentCache::open(
-        &engine,
-        Some(root.path().join("cache")),
-        Some(root.path().join("state").join("key")),
-    )
-    .unwrap();
+    let cache = cache_under(root.path());
     let package = root.path().join("pkg");
     std::fs::create_dir(&package).unwrap();
     std::fs::write(package.join("plugin.wasm"), b"component").unwrap();
