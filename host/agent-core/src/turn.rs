@@ -181,7 +181,8 @@ impl TurnLoop {
                 return Ok(TurnOutcome {
                     new_messages: {
                         messages[0] = Arc::new(user.message());
-                        // The requests are gone: nothing else holds these.
+                        // The requests are gone, so these are usually the
+                        // last holders (a model that kept a request costs a copy).
                         messages.into_iter().map(Arc::unwrap_or_clone).collect()
                     },
                     answer,

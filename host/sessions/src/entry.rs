@@ -80,11 +80,7 @@ pub enum EntryBody {
 impl EntryBody {
     /// The entry for a conversation message.
     pub fn from_message(message: Message) -> Self {
-        Self::from_shared(Arc::new(message))
-    }
-
-    /// [`Self::from_message`] of a shared message.
-    pub fn from_shared(message: Arc<Message>) -> Self {
+        let message = Arc::new(message);
         match &*message {
             Message::ToolResult(_) => EntryBody::ToolResult { message },
             Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => {
