@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use clawhost_agent_core::{Message, RunContext, TurnEvent};
+use clawhost_agent_core::{Message, RunContext, SharedMessage, TurnEvent};
 use clawhost_llm::ModelRuntimes;
 use clawhost_runner::{EmbeddedRunner, RunError, Session};
 use clawhost_tests::fake_provider::{FakeProvider, Reply};
@@ -166,7 +166,7 @@ async fn llm_input_is_fired_without_waiting_so_a_slow_observer_never_delays_the_
     );
 }
 
-fn long_history() -> Vec<std::sync::Arc<Message>> {
+fn long_history() -> Vec<SharedMessage> {
     (0..6)
         .flat_map(|i| {
             [

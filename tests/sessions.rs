@@ -5,7 +5,9 @@ use std::io::Write;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clawhost_agent_core::{Message, RunContext, ToolCallRequest, ToolResultMessage, TurnEvent};
+use clawhost_agent_core::{
+    Message, RunContext, SharedMessage, ToolCallRequest, ToolResultMessage, TurnEvent,
+};
 use clawhost_config::Config;
 use clawhost_llm::ModelRuntimes;
 use clawhost_sessions::{EntryBody, SessionError, SessionStore};
@@ -249,7 +251,7 @@ fn fake_config(fake: &FakeProvider, dir: &std::path::Path, window: u64) -> Confi
     )
 }
 
-fn long_history() -> Vec<std::sync::Arc<Message>> {
+fn long_history() -> Vec<SharedMessage> {
     let mut h = Vec::new();
     for i in 0..6 {
         h.push(Message::user(format!(

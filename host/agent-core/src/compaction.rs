@@ -1,10 +1,7 @@
 //! Compaction helpers (where to cut a long history, never between a tool call
 //! and its results) and in-memory context pruning of old, oversized tool results.
 
-use std::borrow::Borrow;
-use std::sync::Arc;
-
-use crate::Message;
+use crate::{CountTokens, Message, SharedMessage};
 
 /// Tokens counted for one image: about what the providers charge for a
 /// large one (Anthropic ≈ width × height / 750, at most ≈ 1,600).
@@ -42,9 +39,10 @@ impl std::io::Write for ByteCount {
     }
 }
 
-/// Estimated tokens of a conversation.
-pub fn estimate_tokens<M: Borrow<Message>>(messages: &[M]) -> u64 {
-    messages.iter().map(|m| message_tokens(m.borrow())).sum()
+/// Estimated tokens of a conversation (a shared message's estimate is
+/// computed once).
+pub fn estimate_tokens<M: CountTokens>(messages: &[M]) -> u64 {
+    messages.iter().map(CountTokens::count_tokens).sum()
 }
 
 /// Where to cut `messages` so that about `keep_recent_tokens` of the most
@@ -52,16 +50,16 @@ pub fn estimate_tokens<M: Borrow<Message>>(messages: &[M]) -> u64 {
 /// `None` when nothing would be summarized. The cut never falls between an
 /// assistant message that calls tools and the results of those calls, and
 /// at least the last message is always kept.
-pub fn plan_cut<M: Borrow<Message>>(messages: &[M], keep_recent_tokens: u64) -> Option<usize> {
+pub fn plan_cut<M: CountTokens>(messages: &[M], keep_recent_tokens: u64) -> Option<usize> {
     if messages.len() < 2 {
         return None;
     }
     let mut kept = 0u64;
     let mut cut = messages.len() - 1;
-    kept += message_tokens(messages[cut].borrow());
+    kept += messages[cut].count_tokens();
     while cut > 0 && kept < keep_recent_tokens {
         cut -= 1;
-        kept += message_tokens(messages[cut].borrow());
+        kept += messages[cut].count_tokens();
     }
     // A kept tool result needs its call: move the cut back to the assistant
     // message that made the calls.
@@ -99,7 +97,7 @@ impl Default for Pruning {
 impl Pruning {
     /// `messages` with old oversized tool results trimmed to head + tail
     /// (new messages); the others are shared.
-    pub fn apply(&self, messages: &[Arc<Message>]) -> Vec<Arc<Message>> {
+    pub fn apply(&self, messages: &[SharedMessage]) -> Vec<SharedMessage> {
         self.apply_split(messages, &[])
     }
 
@@ -107,9 +105,9 @@ impl Pruning {
     /// not joined to the turn's messages first).
     pub fn apply_split(
         &self,
-        earlier: &[Arc<Message>],
-        later: &[Arc<Message>],
-    ) -> Vec<Arc<Message>> {
+        earlier: &[SharedMessage],
+        later: &[SharedMessage],
+    ) -> Vec<SharedMessage> {
         let all = || earlier.iter().chain(later);
         let mut assistants_seen = 0;
         let mut protect_from = None;
@@ -153,7 +151,7 @@ impl Pruning {
                             .push_str(&format!("\n[{} image(s) pruned]", r.images.len()));
                         r.images.clear();
                     }
-                    Arc::new(Message::ToolResult(r))
+                    SharedMessage::from(Message::ToolResult(r))
                 }
                 _ => m.clone(),
             })
@@ -211,7 +209,7 @@ mod tests {
             Message::assistant("a2"),
         ]
         .into_iter()
-        .map(Arc::new)
+        .map(SharedMessage::from)
         .collect::<Vec<_>>();
         let p = Pruning {
             max_tool_result_chars: 50,
@@ -229,7 +227,7 @@ mod tests {
             old.content
         );
         assert!(
-            Arc::ptr_eq(&out[5], &msgs[5]),
+            SharedMessage::ptr_eq(&out[5], &msgs[5]),
             "results after the protected turns stay whole, and shared"
         );
         assert_eq!(
@@ -272,7 +270,7 @@ mod tests {
             Message::assistant("a2"),
         ]
         .into_iter()
-        .map(Arc::new)
+        .map(SharedMessage::from)
         .collect::<Vec<_>>();
         let p = Pruning {
             protect_recent_assistant_turns: 2,

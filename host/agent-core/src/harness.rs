@@ -10,8 +10,8 @@ use async_trait::async_trait;
 
 use crate::{
     BudgetedTools, Message, ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelResponse,
-    RunContext, TextSink, ToolCallRequest, ToolExecutor, ToolOutput, ToolResultMessage, ToolSpec,
-    TurnBudget, TurnEvent, TurnOutcome, Usage,
+    RunContext, SharedMessage, TextSink, ToolCallRequest, ToolExecutor, ToolOutput,
+    ToolResultMessage, ToolSpec, TurnBudget, TurnEvent, TurnOutcome, Usage,
 };
 
 /// The provider route a turn would take.
@@ -55,7 +55,7 @@ pub struct PreparedTurn {
     /// System prompt.
     pub system: Option<String>,
     /// Conversation so far (shared with the session's history).
-    pub history: Vec<Arc<Message>>,
+    pub history: Vec<SharedMessage>,
     /// The new user message.
     pub user_text: String,
     /// Tools on offer.
@@ -288,7 +288,7 @@ impl TurnMirror {
             .complete(ModelRequest {
                 model_ref: self.ctx.model_ref.clone(),
                 system,
-                messages: messages.into_iter().map(std::sync::Arc::new).collect(),
+                messages: messages.into_iter().map(SharedMessage::from).collect(),
                 tools,
                 text_sink: Some(self.ctx.events.text_sink(iteration, text_sink)),
             })

@@ -11,6 +11,7 @@ mod message;
 mod model;
 mod reasoning;
 mod restore;
+mod shared_message;
 pub mod text;
 mod tool;
 mod turn;
@@ -32,5 +33,6 @@ pub use model::{
     Usage,
 };
 pub use reasoning::{Reasoning, ReasoningBlock};
+pub use shared_message::{CountTokens, SharedMessage};
 pub use tool::{RunContext, ToolExecutor, ToolOutput, ToolSpec};
 pub use turn::{TurnError, TurnLoop, TurnOutcome, CONTINUE_PROMPT};

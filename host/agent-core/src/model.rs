@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use crate::{Message, Reasoning, ToolCallRequest, ToolSpec};
+use crate::{Reasoning, SharedMessage, ToolCallRequest, ToolSpec};
 
 /// Where a streamed reply's text goes as it arrives.
 #[derive(Clone)]
@@ -42,7 +42,7 @@ pub struct ModelRequest {
     pub system: Option<String>,
     /// The conversation so far. Shared with the session's history: a
     /// request copies pointers, never the messages.
-    pub messages: Vec<std::sync::Arc<Message>>,
+    pub messages: Vec<SharedMessage>,
     /// Tools the model may call.
     pub tools: Vec<ToolSpec>,
     /// Receives the reply text as it streams, when set.

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use crate::{
-    BudgetedTools, Message, ModelClient, ModelError, ModelRequest, RunContext, StopReason,
-    ToolExecutor, ToolResultMessage, TurnBudget, TurnEvent, Usage, UserInput,
+    BudgetedTools, Message, ModelClient, ModelError, ModelRequest, RunContext, SharedMessage,
+    StopReason, ToolExecutor, ToolResultMessage, TurnBudget, TurnEvent, Usage, UserInput,
 };
 
 /// What the loop sends when it continues an answer cut off at the output
@@ -111,7 +111,7 @@ impl TurnLoop {
     pub async fn run(
         &self,
         ctx: &RunContext,
-        history: &[Arc<Message>],
+        history: &[SharedMessage],
         user_text: &str,
     ) -> Result<TurnOutcome, TurnError> {
         self.run_with_context(ctx, history, &UserInput::from(user_text), user_text)
@@ -124,13 +124,13 @@ impl TurnLoop {
     pub async fn run_with_context(
         &self,
         ctx: &RunContext,
-        history: &[Arc<Message>],
+        history: &[SharedMessage],
         user: &UserInput,
         sent_text: &str,
     ) -> Result<TurnOutcome, TurnError> {
         // The turn's own messages; the history is only read. Each request
         // shares both (it holds pointers, not copies).
-        let mut messages = vec![Arc::new(user.message_with_text(sent_text))];
+        let mut messages = vec![SharedMessage::from(user.message_with_text(sent_text))];
         ctx.events.emit(TurnEvent::UserMessage {
             text: user.text.clone(),
             images: user.images.clone(),
@@ -160,7 +160,7 @@ impl TurnLoop {
                 usage: reply.usage,
                 reasoning: reply.reasoning.clone(),
             });
-            messages.push(Arc::new(Message::Assistant {
+            messages.push(SharedMessage::from(Message::Assistant {
                 text: reply.text.clone(),
                 tool_calls: reply.tool_calls.clone(),
                 reasoning: reply.reasoning.clone(),
@@ -169,7 +169,7 @@ impl TurnLoop {
                 let cut_off = reply.stop_reason == StopReason::MaxTokens;
                 if cut_off && self.continue_cut_off && iteration < self.max_iterations {
                     continued.push_str(&reply.text);
-                    messages.push(Arc::new(Message::user(CONTINUE_PROMPT)));
+                    messages.push(SharedMessage::from(Message::user(CONTINUE_PROMPT)));
                     continue;
                 }
                 continued.push_str(&reply.text);
@@ -180,10 +180,13 @@ impl TurnLoop {
                 });
                 return Ok(TurnOutcome {
                     new_messages: {
-                        messages[0] = Arc::new(user.message());
+                        messages[0] = SharedMessage::from(user.message());
                         // The requests are gone, so these are usually the
                         // last holders (a model that kept a request costs a copy).
-                        messages.into_iter().map(Arc::unwrap_or_clone).collect()
+                        messages
+                            .into_iter()
+                            .map(SharedMessage::into_inner)
+                            .collect()
                     },
                     answer,
                     iterations: iteration,
@@ -200,13 +203,15 @@ impl TurnLoop {
                     is_error: output.is_error,
                     images: output.images.clone(),
                 });
-                messages.push(Arc::new(Message::ToolResult(ToolResultMessage {
-                    call_id: call.id.clone(),
-                    tool: call.name.clone(),
-                    content: output.content,
-                    is_error: output.is_error,
-                    images: output.images,
-                })));
+                messages.push(SharedMessage::from(Message::ToolResult(
+                    ToolResultMessage {
+                        call_id: call.id.clone(),
+                        tool: call.name.clone(),
+                        content: output.content,
+                        is_error: output.is_error,
+                        images: output.images,
+                    },
+                )));
             }
             if let Some(reason) = budget.exhausted() {
                 return Err(TurnError::ToolBudget(reason));

@@ -1,6 +1,6 @@
 //! Typed hook events and outcomes (the host side of the WIT `types` interface).
 
-use clawhost_agent_core::{ApprovalDecision, ApprovalRequest, Message, Usage};
+use clawhost_agent_core::{ApprovalDecision, ApprovalRequest, Message, SharedMessage, Usage};
 
 pub use crate::run_events::{
     AgentStartEvent, ModelCall, ModelCallEndedEvent, ModelOverride, ModelResolveEvent,
@@ -220,7 +220,7 @@ pub struct LlmInputEvent {
     /// The user's message as sent.
     pub prompt: String,
     /// The history sent before it (shared with the session's).
-    pub history: Vec<std::sync::Arc<Message>>,
+    pub history: Vec<SharedMessage>,
     /// Names of the tools offered.
     pub tools: Vec<String>,
 }

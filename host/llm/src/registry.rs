@@ -300,7 +300,7 @@ fn without_images(mut request: ModelRequest) -> ModelRequest {
         if !has_images {
             continue; // shared with the history: left as it is
         }
-        match std::sync::Arc::make_mut(m) {
+        match m.make_mut() {
             Message::User { text, images } if !images.is_empty() => {
                 let note = note(std::mem::take(images).len());
                 *text = if text.is_empty() {

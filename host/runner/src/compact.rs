@@ -3,11 +3,9 @@
 //! a model call through the host transport; recent ones are kept verbatim and
 //! a tool call is never separated from its results.
 
-use std::sync::Arc;
-
 use clawhost_agent_core::{
     estimate_tokens, plan_cut, Message, ModelClient, ModelError, ModelErrorKind, ModelRequest,
-    RunContext, TurnEvent,
+    RunContext, SharedMessage, TurnEvent,
 };
 use clawhost_hooks::{AfterCompactionEvent, BeforeCompactionEvent, HookEvent, HookRunner};
 
@@ -26,7 +24,7 @@ pub struct CompactionRecord {
 
 const SUMMARY_PROMPT: &str = "Summarize the conversation below for your own later use: the user's goals, decisions made, facts learned from tools, and open questions. Be concise and concrete.";
 
-fn render(messages: &[Arc<Message>]) -> String {
+fn render(messages: &[SharedMessage]) -> String {
     messages
         .iter()
         .map(|m| match &**m {
@@ -75,7 +73,7 @@ pub struct CompactionHooks<'a> {
 /// `after_compaction` observes the result. Returns `Ok(None)` when there is
 /// nothing to summarize.
 pub async fn compact(
-    history: &mut Vec<Arc<Message>>,
+    history: &mut Vec<SharedMessage>,
     model: &dyn ModelClient,
     ctx: &RunContext,
     keep_recent_tokens: u64,
@@ -111,7 +109,7 @@ pub async fn compact(
                 .complete(ModelRequest {
                     model_ref: ctx.model_ref.clone(),
                     system: Some(SUMMARY_PROMPT.into()),
-                    messages: vec![Arc::new(Message::user(transcript))],
+                    messages: vec![SharedMessage::from(Message::user(transcript))],
                     tools: Vec::new(),
                     text_sink: None,
                 })
@@ -127,7 +125,7 @@ pub async fn compact(
     };
     let kept = history.len() - cut;
     let message_count = history.len() as u32;
-    let mut compacted = vec![Arc::new(Message::user(format!(
+    let mut compacted = vec![SharedMessage::from(Message::user(format!(
         "[Summary of the earlier conversation]\n{summary}"
     )))];
     compacted.extend(history.drain(cut..));

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clawhost_agent_core::{
-    Message, ModelClient, RunContext, TurnError, TurnLoop, TurnOutcome, UserInput,
+    ModelClient, RunContext, SharedMessage, TurnError, TurnLoop, TurnOutcome, UserInput,
 };
 use clawhost_config::Config;
 use clawhost_harness::HarnessRegistry;
@@ -282,7 +282,7 @@ impl EmbeddedRunner {
         &self,
         generation: Arc<ModelRuntimeGeneration>,
         ctx: &RunContext,
-        history: &[Arc<Message>],
+        history: &[SharedMessage],
         user: impl Into<UserInput>,
     ) -> Result<TurnOutcome, TurnError> {
         let user = user.into();
@@ -311,7 +311,7 @@ impl EmbeddedRunner {
         &self,
         generation: &ModelRuntimeGeneration,
         ctx: &RunContext,
-        history: &[Arc<Message>],
+        history: &[SharedMessage],
         (user, sent_text): (&UserInput, &str),
         system: Option<String>,
     ) -> Result<TurnOutcome, TurnError> {
@@ -327,7 +327,7 @@ impl EmbeddedRunner {
         &self,
         model: Arc<dyn ModelClient>,
         ctx: &RunContext,
-        history: &[Arc<Message>],
+        history: &[SharedMessage],
         user_text: &str,
     ) -> Result<TurnOutcome, TurnError> {
         self.turn_loop(model).run(ctx, history, user_text).await

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use clawhost_agent_core::{
-    estimate_tokens, Message, ModelError, ModelErrorKind, PreparedTurn, Route, RunContext,
+    estimate_tokens, ModelError, ModelErrorKind, PreparedTurn, Route, RunContext, SharedMessage,
     TurnError, TurnMirror, TurnOutcome, UserInput,
 };
 use clawhost_harness::{
@@ -37,7 +37,7 @@ pub struct Session {
     /// Messages so far (the model context: after a compaction, the summary
     /// then the kept messages), shared with the transcript they came from
     /// and the model requests that carry them.
-    pub history: Vec<Arc<Message>>,
+    pub history: Vec<SharedMessage>,
     /// Compactions made during the last turn, in order.
     pub compactions: Vec<CompactionRecord>,
     /// The selection reason recorded with the runtime (for resumed sessions).
@@ -284,9 +284,13 @@ impl EmbeddedRunner {
         };
         session.runtime = Some(selection.runtime.clone());
         session.selection = Some(selection);
-        session
-            .history
-            .extend(outcome.new_messages.iter().cloned().map(Arc::new));
+        session.history.extend(
+            outcome
+                .new_messages
+                .iter()
+                .cloned()
+                .map(SharedMessage::from),
+        );
         Ok(outcome)
     }
 

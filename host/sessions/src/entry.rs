@@ -1,8 +1,6 @@
 //! Lines of a transcript file.
 
-use std::sync::Arc;
-
-use clawhost_agent_core::Message;
+use clawhost_agent_core::{Message, SharedMessage};
 use serde::{Deserialize, Serialize};
 
 /// Version of the transcript format.
@@ -37,17 +35,17 @@ pub enum EntryBody {
     /// A user or assistant message without tool calls.
     Message {
         /// The message (shared with the contexts built from it).
-        message: Arc<Message>,
+        message: SharedMessage,
     },
     /// An assistant message that calls tools.
     ToolCall {
         /// The message (shared with the contexts built from it).
-        message: Arc<Message>,
+        message: SharedMessage,
     },
     /// A tool result.
     ToolResult {
         /// The message (shared with the contexts built from it).
-        message: Arc<Message>,
+        message: SharedMessage,
     },
     /// Older context replaced by a summary.
     #[serde(rename_all = "camelCase")]
@@ -80,7 +78,7 @@ pub enum EntryBody {
 impl EntryBody {
     /// The entry for a conversation message.
     pub fn from_message(message: Message) -> Self {
-        let message = Arc::new(message);
+        let message = SharedMessage::from(message);
         match &*message {
             Message::ToolResult(_) => EntryBody::ToolResult { message },
             Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => {
@@ -96,7 +94,7 @@ impl EntryBody {
     }
 
     /// [`Self::message`], shared.
-    pub fn shared_message(&self) -> Option<&Arc<Message>> {
+    pub fn shared_message(&self) -> Option<&SharedMessage> {
         match self {
             EntryBody::Message { message }
             | EntryBody::ToolCall { message }

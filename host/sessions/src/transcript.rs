@@ -1,12 +1,10 @@
 //! One session's transcript file: loading (with torn-line recovery),
 //! appending, durable sync, and the context along the active branch.
 
+use clawhost_agent_core::{Message, SharedMessage};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-
-use clawhost_agent_core::Message;
 
 use crate::entry::{Entry, EntryBody, Header};
 use crate::SessionError;
@@ -371,12 +369,12 @@ impl Transcript {
     pub fn context(&self) -> Vec<Message> {
         self.shared_context()
             .into_iter()
-            .map(Arc::unwrap_or_clone)
+            .map(SharedMessage::into_inner)
             .collect()
     }
 
     /// [`Self::context`], its messages shared with this transcript's entries.
-    pub fn shared_context(&self) -> Vec<Arc<Message>> {
+    pub fn shared_context(&self) -> Vec<SharedMessage> {
         let branch = self.branch();
         let last_compaction = branch
             .iter()
@@ -399,7 +397,7 @@ impl Transcript {
             .iter()
             .position(|e| e.id == *first_kept_entry_id)
             .unwrap_or(at);
-        let mut out = vec![Arc::new(Message::user(format!(
+        let mut out = vec![SharedMessage::from(Message::user(format!(
             "[Summary of the earlier conversation]\n{summary}"
         )))];
         out.extend(
