@@ -228,6 +228,7 @@ async fn main() {
         let t = summary(&format!("bare runner, {n} saved messages"), times);
         println!("  above the bare client: {:.2?}", t.saturating_sub(b));
     }
+    token_estimate_by_history();
 
     println!("== {SESSIONS} sessions at once, {TURNS_EACH} turns each, through a gateway process");
     let config = write_config(&fake, dir.path(), "child", true);
@@ -282,6 +283,42 @@ async fn main() {
 /// The runner on a current-thread runtime of a thread of its own (its HTTP
 /// connection's task runs on that thread too): each request runs one turn
 /// there and answers the time it took, measured on that thread.
+/// The compaction check's token estimate of a saved history, each turn:
+/// over shared messages (each one's estimate kept) against the same
+/// messages serialized to a byte counter every time.
+fn token_estimate_by_history() {
+    use clawhost_agent_core::{estimate_tokens, Message, SharedMessage};
+    for n in HISTORIES {
+        let plain: Vec<Message> = (0..n)
+            .map(|k| {
+                Message::user(format!(
+                    "message {k}: {}",
+                    "words of a saved turn ".repeat(4)
+                ))
+            })
+            .collect();
+        let shared: Vec<SharedMessage> = plain.iter().cloned().map(SharedMessage::from).collect();
+        // The first turn of a session estimates each message once.
+        let total = estimate_tokens(&shared);
+        let time = |f: &dyn Fn() -> u64| {
+            let mut times: Vec<Duration> = (0..200)
+                .map(|_| {
+                    let t = Instant::now();
+                    assert_eq!(std::hint::black_box(f()), total);
+                    t.elapsed()
+                })
+                .collect();
+            times.sort();
+            times[times.len() / 2]
+        };
+        println!(
+            "token estimate of {n} saved messages: shared {:.2?}, serialized each time {:.2?}",
+            time(&|| estimate_tokens(&shared)),
+            time(&|| estimate_tokens(&plain))
+        );
+    }
+}
+
 fn current_thread_runner(
     config: std::path::PathBuf,
 ) -> tokio::sync::mpsc::UnboundedSender<tokio::sync::oneshot::Sender<Duration>> {
