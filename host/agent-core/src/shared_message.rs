@@ -67,12 +67,6 @@ impl Deref for SharedMessage {
     }
 }
 
-impl AsRef<Message> for SharedMessage {
-    fn as_ref(&self) -> &Message {
-        self
-    }
-}
-
 impl Borrow<Message> for SharedMessage {
     fn borrow(&self) -> &Message {
         self
