@@ -10,7 +10,7 @@ mod policy;
 mod registry;
 
 pub use builtin::EchoTool;
-/// Tool-call parameters as the dispatch path shares them.
+/// A tool call's parameters and result as the dispatch path shares them.
 pub use clawhost_hooks::SharedJson;
 pub use dispatch::{report_hook_decisions, ToolDispatcher, HOST_APPROVER};
 pub use policy::{group, PolicyDenial, ToolPolicy, GROUPS};

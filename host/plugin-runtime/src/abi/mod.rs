@@ -246,6 +246,17 @@ pub(crate) fn json_text(value: &serde_json::Value) -> String {
     serde_json::to_string(value).expect("a JSON value always serializes")
 }
 
+/// A tool call's outcome as every API version hands it to a hook: the
+/// result's shared JSON text (made once for all hooks), or the error.
+pub(crate) fn outcome_text(
+    outcome: &Result<clawhost_hooks::SharedJson, String>,
+) -> Result<String, String> {
+    outcome
+        .as_ref()
+        .map(|v| v.text().to_string())
+        .map_err(Clone::clone)
+}
+
 /// Parse JSON a plugin returned.
 pub(crate) fn json(text: &str, what: &str) -> Result<serde_json::Value, String> {
     serde_json::from_str(text).map_err(|e| format!("the plugin's {what} is not valid JSON: {e}"))

@@ -6,7 +6,7 @@ use clawhost_hooks::{
 };
 
 use super::wit;
-use crate::abi::{json, total_len};
+use crate::abi::{json, outcome_text, total_len};
 
 pub(crate) fn context(ctx: &CallContext) -> wit::CallContext {
     wit::CallContext {
@@ -49,11 +49,7 @@ pub(crate) fn event(event: &HookEvent) -> Option<wit::HookEvent> {
                 tool: e.tool.clone(),
                 call_id: e.call_id.clone(),
                 params: e.params.text().to_string(),
-                outcome: e
-                    .outcome
-                    .as_ref()
-                    .map(|v| v.text().to_string())
-                    .map_err(Clone::clone),
+                outcome: outcome_text(&e.outcome),
                 duration_ms: e.duration_ms,
                 context: context(&e.context),
             })

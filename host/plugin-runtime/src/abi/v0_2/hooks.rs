@@ -16,7 +16,7 @@ use super::bindings::exports::openclaw::plugin::{
 };
 use super::convert::{context, from_message, message};
 use super::wit;
-use crate::abi::{json, total_len};
+use crate::abi::{json, outcome_text, total_len};
 
 pub(super) fn tool_hook(h: th::ToolHook) -> HookKind {
     match h {
@@ -89,11 +89,7 @@ pub(super) fn after_tool_call(e: &AfterToolCallEvent) -> th::AfterToolCallEvent 
         tool: e.tool.clone(),
         call_id: e.call_id.clone(),
         params: e.params.text().to_string(),
-        outcome: e
-            .outcome
-            .as_ref()
-            .map(|v| v.text().to_string())
-            .map_err(Clone::clone),
+        outcome: outcome_text(&e.outcome),
         duration_ms: e.duration_ms,
         context: context(&e.context),
     }
