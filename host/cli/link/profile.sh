@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Writes hot-functions.txt (read by order-cc.sh when it links `clawhost`):
+# the functions the binary executes in three common runs, recorded with
+# valgrind's callgrind, as names without build hashes (hot-names.awk).
+#
+#   1. `clawhost run` with the scripted model and 10 plugins whose tools
+#      the model calls (the run tests/benches/installed_rss.sh measures);
+#   2. `clawhost run` against a loopback OpenAI server (fake-openai.py)
+#      streaming a plugin tool call and an answer;
+#   3. `clawhost gateway` serving one streamed chat completion of that kind.
+#
+# Each run is made twice and only the second is kept: the first compiles
+# the plugins for valgrind's CPU, which a warm start does not do.
+#
+# Usage: host/cli/link/profile.sh [clawhost binary with symbols]
+# By default it profiles the release build itself (what `cargo install`
+# links): it relinks it, keeping order-cc.sh's first link, which has the
+# symbols the installed binary lacks. Fat LTO inlines differently from other
+# profiles, so a list made from another build matches less of this one.
+# Needs valgrind, python3, curl and the built plugins (bash plugins/build.sh).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+noop=$root/target/plugins/bench-noop
+[ -f "$noop/plugin.wasm" ] || { echo "build the plugins first: bash plugins/build.sh" >&2; exit 1; }
+dir=$(mktemp -d)
+server=
+cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$dir"; }
+trap cleanup EXIT
+bin=${1:-}
+if [ -z "$bin" ]; then
+  touch "$root/host/cli/src/main.rs" # so that cargo links the binary again
+  (cd "$root" && CLAWHOST_LINK_KEEP=$dir/clawhost cargo build --release --locked -p clawhost --bin clawhost)
+  bin=$dir/clawhost
+  [ -f "$bin" ] || { echo "order-cc.sh did not link the binary (not lld?)" >&2; exit 1; }
+fi
+bin=$(realpath "$bin")
+
+n=10 entries=() calls=()
+for i in $(seq 0 $((n - 1))); do
+  mkdir -p "$dir/plugins/noop-$i"
+  cp "$noop/plugin.wasm" "$dir/plugins/noop-$i/"
+  sed "s/\"id\": \"noop\"/\"id\": \"noop-$i\"/" "$noop/openclaw.plugin.json" \
+    >"$dir/plugins/noop-$i/openclaw.plugin.json"
+  entries+=("\"noop-$i\": {\"config\": {\"id\": \"noop-$i\"}}")
+  calls+=("{\"name\": \"noop_${i}_measure\", \"arguments\": {\"data\": \"{{user}}\"}}")
+done
+join() { local IFS=,; echo "$*"; }
+echo "[{\"toolCalls\": [$(join "${calls[@]}")]}, {\"answer\": \"done\"}]" >"$dir/script.json"
+
+python3 "$here/fake-openai.py" noop_0_measure >"$dir/port" &
+server=$!
+for _ in $(seq 50); do [ -s "$dir/port" ] && break; sleep 0.1; done
+port=$(cat "$dir/port")
+gateway_port=$((port + 1))
+cat >"$dir/clawhost.json" <<JSON
+{
+  "models": {"providers": {
+    "s": {"api": "scripted", "script": "$dir/script.json", "models": [{"id": "m"}]},
+    "o": {"api": "openai-completions", "baseUrl": "http://127.0.0.1:$port/v1", "apiKey": "k",
+          "models": [{"id": "m"}]}
+  }},
+  "agents": {"defaults": {"model": "s/m", "maxToolCallsPerTurn": $((n + 1))},
+             "list": [{"id": "main"}, {"id": "web", "model": "o/m"}]},
+  "plugins": {"paths": ["$dir/plugins"], "entries": {$(join "${entries[@]}")},
+              "cacheDir": "$dir/cache"},
+  "sessions": {"dir": "$dir/sessions"},
+  "gateway": {"bind": "127.0.0.1:$gateway_port"}
+}
+JSON
+
+profiled=0
+callgrind() {
+  profiled=$((profiled + 1))
+  HOME=$dir valgrind --tool=callgrind --demangle=no --callgrind-out-file="$dir/cg.$profiled" \
+    "$bin" -c "$dir/clawhost.json" "$@" >"$dir/out.$profiled" 2>&1 ||
+    { tail -n 5 "$dir/out.$profiled" >&2; exit 1; }
+}
+for _ in 1 2; do callgrind run "a question"; done
+grep -q "^answer › done" "$dir/out.$profiled" || { echo "the scripted run did not finish" >&2; exit 1; }
+for _ in 1 2; do callgrind run --model o/m "a question"; done
+grep -q "answered" "$dir/out.$profiled" || { echo "the HTTP run did not finish" >&2; exit 1; }
+for _ in 1 2; do
+  profiled=$((profiled + 1))
+  HOME=$dir valgrind --tool=callgrind --demangle=no --callgrind-out-file="$dir/cg.$profiled" \
+    "$bin" -c "$dir/clawhost.json" gateway >"$dir/out.$profiled" 2>&1 &
+  gateway=$!
+  for _ in $(seq 600); do curl -sf "http://127.0.0.1:$gateway_port/healthz" >/dev/null && break; sleep 0.1; done
+  curl -sSf "http://127.0.0.1:$gateway_port/v1/chat/completions" -H 'content-type: application/json' \
+    -d '{"model": "web", "stream": true, "messages": [{"role": "user", "content": "a question"}]}' \
+    >"$dir/gateway.$profiled"
+  kill -TERM "$gateway"
+  wait "$gateway" || true
+done
+grep -q "answered" "$dir/gateway.$profiled" || { echo "the gateway turn did not finish" >&2; exit 1; }
+
+# Function names of the kept (even) runs, first seen first, without hashes.
+for i in 2 4 6; do cat "$dir/cg.$i"; done |
+  sed -n 's/^c\{0,1\}fn=([0-9]*) //p' |
+  awk -f "$here/hot-names.awk" | awk '!seen[$0]++' >"$dir/hot"
+{
+  echo "# Written by profile.sh; read by order-cc.sh. Do not edit by hand."
+  cat "$dir/hot"
+} >"$here/hot-functions.txt"
+echo "hot-functions.txt: $(wc -l <"$dir/hot") functions"
