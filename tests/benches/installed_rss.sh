@@ -12,26 +12,11 @@ bin=$(realpath "$1")
 n=${2:-10}
 runs=${3:-5}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-noop="$root/target/plugins/bench-noop"
-[ -f "$noop/plugin.wasm" ] || { echo "build the plugins first: bash plugins/build.sh" >&2; exit 1; }
+# shellcheck source=noop_packages.sh
+source "$root/tests/benches/noop_packages.sh"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-mkdir -p "$dir/plugins"
-entries=() calls=()
-for i in $(seq 0 $((n - 1))); do
-  mkdir -p "$dir/plugins/noop-$i"
-  cp "$noop/plugin.wasm" "$dir/plugins/noop-$i/"
-  sed "s/\"id\": \"noop\"/\"id\": \"noop-$i\"/" "$noop/openclaw.plugin.json" \
-    > "$dir/plugins/noop-$i/openclaw.plugin.json"
-  entries+=("\"noop-$i\": {\"config\": {\"id\": \"noop-$i\"}}")
-  calls+=("{\"name\": \"noop_${i}_measure\", \"arguments\": {\"data\": \"{{user}}\"}}")
-done
-join() { local IFS=,; echo "$*"; }
-if [ "$n" -gt 0 ]; then
-  echo "[{\"toolCalls\": [$(join "${calls[@]}")]}, {\"answer\": \"done\"}]"
-else
-  echo '[{"answer": "done"}]'
-fi > "$dir/script.json"
+noop_packages "$dir" "$n"
 cat > "$dir/clawhost.json" <<JSON
 {
   "models": {"providers": {"s": {"api": "scripted", "script": "$dir/script.json", "models": [{"id": "m"}]}}},
