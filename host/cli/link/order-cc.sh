@@ -6,10 +6,10 @@
 # - with the functions a run executes placed together at the start of
 #   `.text` (the names in hot-functions.txt, written by profile.sh): the
 #   kernel maps code in 64–128 KiB runs around each page a process touches,
-#   and a run's few MiB of code scattered over ~28 MiB of text touched more
-#   than half of it (BENCHMARKS.md);
+#   and a run's few MiB of code scattered over the ~25 MiB of text of the
+#   release build made it map about half of it (BENCHMARKS.md);
 # - with relative relocations packed (`-z pack-relative-relocs`) when the C
-#   library supports them (glibc 2.36+), so start-up no longer reads ~1.9 MB
+#   library supports them (glibc 2.36+), so start-up no longer reads ~1.2 MB
 #   of relocation records.
 #
 # The list holds names without the hashes rustc gives symbols (those change

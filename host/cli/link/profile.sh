@@ -44,7 +44,7 @@ python3 "$here/fake-openai.py" noop_0_measure >"$dir/port" &
 server=$!
 for _ in $(seq 50); do [ -s "$dir/port" ] && break; sleep 0.1; done
 port=$(cat "$dir/port")
-gateway_port=$((port + 1))
+gateway_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 cat >"$dir/clawhost.json" <<JSON
 {
   "models": {"providers": {

@@ -62,7 +62,7 @@ fn listed_functions_come_first_and_together() {
         .collect();
     assert!(
         listed.len() >= 1000,
-        "only {} of this build's functions have a listed name: is hot-functions.txt current (link/profile.sh)?",
+        "only {} of this build's functions have a listed name: is hot-functions.txt current (link/profile.sh), and RUSTFLAGS unset (it replaces the v0 mangling of .cargo/config.toml)?",
         listed.len()
     );
 
