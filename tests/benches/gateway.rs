@@ -284,9 +284,6 @@ async fn main() {
     gateway_process.kill().await.unwrap();
 }
 
-/// The runner on a current-thread runtime of a thread of its own (its HTTP
-/// connection's task runs on that thread too): each request runs one turn
-/// there and answers the time it took, measured on that thread.
 /// The compaction check's token estimate of a saved history, each turn:
 /// over shared messages (each one's estimate kept) against the same
 /// messages serialized to a byte counter every time.
@@ -323,6 +320,9 @@ fn token_estimate_by_history() {
     }
 }
 
+/// The runner on a current-thread runtime of a thread of its own (its HTTP
+/// connection's task runs on that thread too): each request runs one turn
+/// there and answers the time it took, measured on that thread.
 fn current_thread_runner(
     config: std::path::PathBuf,
 ) -> tokio::sync::mpsc::UnboundedSender<tokio::sync::oneshot::Sender<Duration>> {

@@ -23,8 +23,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 [ -f "$root/target/plugins/bench-noop/plugin.wasm" ] || { echo "build the plugins first: bash plugins/build.sh" >&2; exit 1; }
 dir=$(mktemp -d)
-server=
-cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$dir"; }
+server= gateway=
+cleanup() {
+  for pid in $server $gateway; do kill "$pid" 2>/dev/null || true; done
+  rm -rf "$dir"
+}
 trap cleanup EXIT
 bin=${1:-}
 if [ -z "$bin" ]; then
@@ -62,11 +65,17 @@ cat >"$dir/clawhost.json" <<JSON
 JSON
 
 profiled=0
+# under_callgrind ARG…: `clawhost ARG…` under callgrind, as run number
+# $profiled. It replaces the shell it runs in (call it in a subshell or
+# with `&`), so that a background run's pid is valgrind's own.
+under_callgrind() {
+  HOME=$dir exec valgrind --tool=callgrind --demangle=no --callgrind-out-file="$dir/cg.$profiled" \
+    "$bin" -c "$dir/clawhost.json" "$@" >"$dir/out.$profiled" 2>&1
+}
+# callgrind ARG…: the next run, which must succeed.
 callgrind() {
   profiled=$((profiled + 1))
-  HOME=$dir valgrind --tool=callgrind --demangle=no --callgrind-out-file="$dir/cg.$profiled" \
-    "$bin" -c "$dir/clawhost.json" "$@" >"$dir/out.$profiled" 2>&1 ||
-    { tail -n 5 "$dir/out.$profiled" >&2; exit 1; }
+  (under_callgrind "$@") || { tail -n 5 "$dir/out.$profiled" >&2; exit 1; }
 }
 for _ in 1 2; do callgrind run "a question"; done
 grep -q "^answer › done" "$dir/out.$profiled" || { echo "the scripted run did not finish" >&2; exit 1; }
@@ -74,8 +83,7 @@ for _ in 1 2; do callgrind run --model o/m "a question"; done
 grep -q "answered" "$dir/out.$profiled" || { echo "the HTTP run did not finish" >&2; exit 1; }
 for _ in 1 2; do
   profiled=$((profiled + 1))
-  HOME=$dir valgrind --tool=callgrind --demangle=no --callgrind-out-file="$dir/cg.$profiled" \
-    "$bin" -c "$dir/clawhost.json" gateway >"$dir/out.$profiled" 2>&1 &
+  under_callgrind gateway &
   gateway=$!
   for _ in $(seq 600); do curl -sf "http://127.0.0.1:$gateway_port/healthz" >/dev/null && break; sleep 0.1; done
   curl -sSf "http://127.0.0.1:$gateway_port/v1/chat/completions" -H 'content-type: application/json' \
@@ -83,6 +91,7 @@ for _ in 1 2; do
     >"$dir/gateway.$profiled"
   kill -TERM "$gateway"
   wait "$gateway" || true
+  gateway=
 done
 grep -q "answered" "$dir/gateway.$profiled" || { echo "the gateway turn did not finish" >&2; exit 1; }
 

@@ -1,10 +1,11 @@
 //! One session's transcript file: loading (with torn-line recovery),
 //! appending, durable sync, and the context along the active branch.
 
-use clawhost_agent_core::{Message, SharedMessage};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+use clawhost_agent_core::{Message, SharedMessage};
 
 use crate::entry::{Entry, EntryBody, Header};
 use crate::SessionError;
