@@ -87,6 +87,17 @@ impl TurnThreads {
     }
 }
 
+#[cfg(test)]
+impl TurnThreads {
+    /// How many turns each thread is running.
+    fn running(&self) -> Vec<usize> {
+        self.threads
+            .iter()
+            .map(|t| t.running.load(Ordering::Relaxed))
+            .collect()
+    }
+}
+
 /// Counts a turn as finished when dropped (also when its task is dropped).
 struct Done(Arc<AtomicUsize>);
 
@@ -129,6 +140,11 @@ mod tests {
                 let _ = tx.send(std::thread::current().name().map(String::from));
             });
             short.push(rx.await.unwrap());
+            // A turn answers before its count is lowered; wait for that,
+            // or the next turn may see a tie with the long turn's thread.
+            while threads.running().iter().sum::<usize>() > 1 {
+                tokio::task::yield_now().await;
+            }
         }
         release.send(()).unwrap();
         let seen = long_rx.await.unwrap();
