@@ -76,21 +76,23 @@ async fn blocking<T: Send + 'static>(
         .map_err(runtime)
 }
 
-/// The compiled component of `package` (whose id is `id`), its pin checked.
+/// The compiled component of `package` (whose id is `id`), its pin
+/// checked. `remembered` is the digest remembered for the component file's
+/// stamp, as [`crate::package_files`] read it.
 pub(crate) async fn acquire(
     source: Source<'_>,
     id: &str,
     package: &PluginPackage,
+    remembered: Result<Option<String>, String>,
 ) -> Result<Acquired, LoadError> {
     let max = source.config.limits.max_component_mb << 20;
     // Fast path: a remembered digest of the unchanged file, pinned, and a
     // verified artifact for it.
-    let (reader, cache) = (package.clone(), source.cache.clone());
-    let remembered = blocking(id, "reading the component", move || {
-        let (path, stamp) = reader.stamp_component(max)?;
-        Ok(cache.remembered(&path, &stamp))
-    })
-    .await?;
+    let remembered = remembered.map_err(|reason| LoadError::Runtime {
+        id: id.into(),
+        stage: "reading the component",
+        reason,
+    })?;
     if let Some(sha256) = remembered.clone() {
         admission::check_pin(id, &sha256, source.config)?;
         let slot = source.shared.slot(&sha256);

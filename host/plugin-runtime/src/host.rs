@@ -18,8 +18,9 @@ use crate::component_source::{self, Acquired, Source};
 use crate::engine::PluginEngine;
 use crate::instance::{CallLimits, PluginInstance};
 use crate::logs::PluginLogs;
-use crate::manifest::{discover, PluginPackage};
+use crate::manifest::discover;
 use crate::owned_path::{canonical, overlap};
+use crate::package_files::{PackageFiles, Reader};
 use crate::plugin::{LoadedPlugin, PluginStatus};
 use crate::sandbox::{EffectiveGrants, ProtectedPaths};
 use crate::{admission, api_version, registration, LoadError};
@@ -44,7 +45,7 @@ pub struct PluginHost {
     compiles: Arc<tokio::sync::Semaphore>,
     /// Components acquired so far, shared by packages with the same digest.
     shared: crate::component_source::Shared,
-    config: PluginsConfig,
+    config: Arc<PluginsConfig>,
     base_dir: PathBuf,
     plugins: Vec<Arc<LoadedPlugin>>,
     protected: ProtectedPaths,
@@ -150,7 +151,7 @@ impl PluginHost {
             cache: Arc::new(cache),
             compiles: Arc::new(tokio::sync::Semaphore::new((cores / 2).max(1))),
             shared: Default::default(),
-            config: config.plugins.clone(),
+            config: Arc::new(config.plugins.clone()),
             base_dir: config.base_dir.clone(),
             package_paths,
             found: Some(found),
@@ -189,8 +190,9 @@ impl PluginHost {
             };
             // Packages are prepared concurrently (hashing and loading the
             // compiled code run on blocking threads), then admitted in order.
+            let files = self.reader().read_all(&dirs).await;
             let prepared =
-                futures::future::join_all(dirs.iter().map(|dir| self.prepare(dir))).await;
+                futures::future::join_all(files.into_iter().map(|files| self.prepare(files))).await;
             let claims = claimed_ids(&dirs, &prepared);
             for (dir, prepared) in dirs.into_iter().zip(prepared) {
                 let result = prepared.and_then(|plugin| {
@@ -230,8 +232,19 @@ impl PluginHost {
 
     /// Load one plugin package directory.
     pub async fn load_package(&mut self, dir: &Path) -> Result<Arc<LoadedPlugin>, LoadError> {
-        let plugin = self.prepare(dir).await?;
+        let files = self.reader().read_one(dir).await;
+        let plugin = self.prepare(files).await?;
         self.admit(plugin)
+    }
+
+    /// What reads packages' files for [`Self::prepare`].
+    fn reader(&self) -> Reader {
+        Reader {
+            cache: self.cache.clone(),
+            config: self.config.clone(),
+            base_dir: self.base_dir.clone(),
+            protected: self.protected.clone(),
+        }
     }
 
     /// Add a prepared plugin, unless one with its id is already loaded or
@@ -287,8 +300,14 @@ impl PluginHost {
     }
 
     /// Admission, compilation (or the cache), instantiation and `register`.
-    async fn prepare(&self, dir: &Path) -> Result<LoadedPlugin, LoadError> {
-        let package = PluginPackage::read(dir)?;
+    async fn prepare(&self, files: PackageFiles) -> Result<LoadedPlugin, LoadError> {
+        let PackageFiles {
+            package,
+            remembered: remembered_digest,
+            grants,
+            declaration: read_declaration,
+        } = files;
+        let package = package?;
         let id = package.manifest.id.clone();
         let entry = self.config.entries.get(&id).cloned().unwrap_or_default();
         if !entry.enabled {
@@ -323,15 +342,18 @@ impl PluginHost {
             },
             &id,
             &package,
+            remembered_digest,
         )
         .await?;
-        let grants = EffectiveGrants::resolve(
-            &id,
-            &package.manifest.capabilities,
-            &entry.grants,
-            &self.base_dir,
-            &self.protected,
-        )?;
+        let grants = grants.unwrap_or_else(|| {
+            EffectiveGrants::resolve(
+                &id,
+                &package.manifest.capabilities,
+                &entry.grants,
+                &self.base_dir,
+                &self.protected,
+            )
+        })?;
 
         let harness_granted = package.manifest.capabilities.harness && entry.grants.harness;
         let api = api_version::check_component(
@@ -394,7 +416,14 @@ impl PluginHost {
         }
         // A remembered declaration was written after this component linked
         // and registered in this host version: linking waits for first use.
-        let (declared, remembered) = match self.remembered_declaration(&key).await {
+        let read_ahead = read_declaration
+            .filter(|(read_key, _)| *read_key == key)
+            .map(|(_, declared)| declared);
+        let remembered_declaration = match read_ahead {
+            Some(declared) => Some(declared),
+            None => self.remembered_declaration(&key).await,
+        };
+        let (declared, remembered) = match remembered_declaration {
             Some(declared) => (declared, true),
             None => {
                 instance

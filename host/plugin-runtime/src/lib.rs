@@ -21,6 +21,7 @@ mod instance;
 mod logs;
 mod manifest;
 mod owned_path;
+mod package_files;
 mod plugin;
 mod registration;
 mod sandbox;

@@ -1,0 +1,159 @@
+//! What a load reads from disk for one package, read in one blocking step:
+//! its manifest, its component's remembered digest (by the file's stamp),
+//! its grants (opening the granted directories) and its remembered
+//! declaration. A start reads all its packages in a few batches, one per
+//! core, instead of hopping to a blocking thread several times per package:
+//! on a warm start the hops, not the small reads, were most of each
+//! plugin's cost.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clawhost_config::PluginsConfig;
+
+use crate::abi::Declared;
+use crate::cache::declarations::DeclarationKey;
+use crate::cache::ComponentCache;
+use crate::manifest::PluginPackage;
+use crate::sandbox::{EffectiveGrants, ProtectedPaths};
+use crate::{admission, api_version, LoadError};
+
+/// One package's files, as [`Reader::read`] found them. Every failure is
+/// kept for the step of the load that reports it, so errors come in the
+/// load's order whatever was read ahead.
+pub(crate) struct PackageFiles {
+    /// The manifest, checked.
+    pub package: Result<PluginPackage, LoadError>,
+    /// The digest remembered for the component file's current stamp
+    /// (`Ok(None)`: none; `Err`: the file could not be stat'ed).
+    pub remembered: Result<Option<String>, String>,
+    /// The plugin's grants; `None` when not read (a disabled or unlisted plugin).
+    pub grants: Option<Result<EffectiveGrants, LoadError>>,
+    /// The declaration remembered under the key this read expects; the load
+    /// uses it only if its own key is the same.
+    pub declaration: Option<(DeclarationKey, Declared)>,
+}
+
+/// Reads packages' files; cheap to clone into a blocking task.
+#[derive(Clone)]
+pub(crate) struct Reader {
+    /// Remembered digests and declarations.
+    pub cache: Arc<ComponentCache>,
+    /// Entries (config, grants), lists and limits.
+    pub config: Arc<PluginsConfig>,
+    /// What relative grant paths resolve against.
+    pub base_dir: PathBuf,
+    /// Paths no grant may hold.
+    pub protected: ProtectedPaths,
+}
+
+impl Reader {
+    /// Read the files of every package in `dirs`, in order, split over one
+    /// blocking task per core.
+    pub(crate) async fn read_all(&self, dirs: &[PathBuf]) -> Vec<PackageFiles> {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let chunk = dirs.len().div_ceil(cores).max(1);
+        let batches = dirs.chunks(chunk).map(|chunk| {
+            let (reader, chunk) = (self.clone(), chunk.to_vec());
+            async move {
+                let dirs = chunk.clone();
+                match tokio::task::spawn_blocking(move || {
+                    chunk.iter().map(|d| reader.read(d)).collect::<Vec<_>>()
+                })
+                .await
+                {
+                    Ok(files) => files,
+                    Err(e) => dirs
+                        .into_iter()
+                        .map(|dir| PackageFiles::failed(dir, e.to_string()))
+                        .collect(),
+                }
+            }
+        });
+        futures::future::join_all(batches)
+            .await
+            .into_iter()
+            .flatten()
+            .collect()
+    }
+
+    /// Read one package's files on a blocking thread.
+    pub(crate) async fn read_one(&self, dir: &Path) -> PackageFiles {
+        self.read_all(&[dir.to_path_buf()])
+            .await
+            .pop()
+            .expect("one package read")
+    }
+
+    /// Read one package's files (blocking).
+    fn read(&self, dir: &Path) -> PackageFiles {
+        let package = match PluginPackage::read(dir) {
+            Ok(package) => package,
+            Err(e) => return PackageFiles::unread(e),
+        };
+        let manifest = &package.manifest;
+        let id = &manifest.id;
+        let max = self.config.limits.max_component_mb << 20;
+        let remembered = package
+            .stamp_component(max)
+            .map(|(path, stamp)| self.cache.remembered(&path, &stamp));
+        let entry = self.config.entries.get(id).cloned().unwrap_or_default();
+        let (grants, declaration) =
+            if entry.enabled && admission::check_lists(id, &self.config).is_ok() {
+                let grants = EffectiveGrants::resolve(
+                    id,
+                    &manifest.capabilities,
+                    &entry.grants,
+                    &self.base_dir,
+                    &self.protected,
+                );
+                let declaration = match (&remembered, &grants) {
+                    (Ok(Some(sha256)), Ok(grants)) => {
+                        api_version::check_manifest(id, &manifest.api_version)
+                            .ok()
+                            .and_then(|api| {
+                                let key = DeclarationKey {
+                                    sha256: sha256.clone(),
+                                    api: api.as_str(),
+                                    config_json: entry.config.to_string(),
+                                    grants: grants.fingerprint(),
+                                };
+                                let declared = self.cache.remembered_declaration(&key)?;
+                                Some((key, declared))
+                            })
+                    }
+                    _ => None,
+                };
+                (Some(grants), declaration)
+            } else {
+                (None, None)
+            };
+        PackageFiles {
+            package: Ok(package),
+            remembered,
+            grants,
+            declaration,
+        }
+    }
+}
+
+impl PackageFiles {
+    /// A package whose manifest could not be read.
+    fn unread(error: LoadError) -> Self {
+        Self {
+            package: Err(error),
+            remembered: Ok(None),
+            grants: None,
+            declaration: None,
+        }
+    }
+
+    /// A package whose read did not finish (its blocking task panicked).
+    fn failed(dir: PathBuf, reason: String) -> Self {
+        let error = LoadError::Manifest {
+            path: dir,
+            reason: format!("reading the package failed: {reason}"),
+        };
+        Self::unread(error)
+    }
+}
