@@ -536,14 +536,32 @@ fn discover_all(paths: &[PathBuf]) -> Vec<(PathBuf, std::io::Result<Vec<PathBuf>
     paths
         .iter()
         .map(|path| {
+            let root = canonical(path);
             let dirs = discover(path).map(|dirs| {
                 dirs.into_iter()
-                    .filter(|d| seen.insert(canonical(d)))
+                    .filter(|d| seen.insert(canonical_package_dir(path, &root, d)))
                     .collect()
             });
             (path.clone(), dirs)
         })
         .collect()
+}
+
+/// The canonical path of `dir`, found under `path` (canonically `root`): a
+/// subdirectory that is not a symlink is `root` joined with its name (one
+/// `lstat` instead of resolving the whole path again).
+fn canonical_package_dir(path: &Path, root: &Path, dir: &Path) -> PathBuf {
+    if dir == path {
+        return root.to_path_buf();
+    }
+    match (dir.parent(), dir.file_name(), dir.symlink_metadata()) {
+        (Some(parent), Some(name), Ok(meta))
+            if parent == path && !meta.file_type().is_symlink() =>
+        {
+            root.join(name)
+        }
+        _ => canonical(dir),
+    }
 }
 
 /// The package dirs that claim each plugin id, among the prepared ones.

@@ -169,11 +169,14 @@ impl PluginPackage {
     fn real_component_path(&self) -> Result<PathBuf, String> {
         let path = self.component_path();
         let shown = path.display();
-        let real = path.canonicalize().map_err(|e| format!("{shown}: {e}"))?;
         let package = self
             .dir
             .canonicalize()
             .map_err(|e| format!("{}: {e}", self.dir.display()))?;
+        if let Some(real) = plain_path_under(&package, Path::new(&self.manifest.component)) {
+            return Ok(real);
+        }
+        let real = path.canonicalize().map_err(|e| format!("{shown}: {e}"))?;
         if !real.starts_with(&package) {
             return Err(format!(
                 "{shown} resolves to {}, outside the package",
@@ -182,6 +185,24 @@ impl PluginPackage {
         }
         Ok(real)
     }
+}
+
+/// `base` (canonical) joined with `relative` when that is already canonical:
+/// every part a plain name that exists and is not a symlink (one `lstat`
+/// per part instead of resolving the whole path again). `None` when it may
+/// resolve elsewhere; the caller then resolves it in full.
+fn plain_path_under(base: &Path, relative: &Path) -> Option<PathBuf> {
+    let mut real = base.to_path_buf();
+    for part in relative.components() {
+        let std::path::Component::Normal(name) = part else {
+            return None;
+        };
+        real.push(name);
+        if real.symlink_metadata().ok()?.file_type().is_symlink() {
+            return None;
+        }
+    }
+    Some(real)
 }
 
 /// Plugin package directories under `path`: `path` itself when it holds a
@@ -204,6 +225,25 @@ pub fn discover(path: &Path) -> std::io::Result<Vec<PathBuf>> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_relative_path_is_plain_only_when_no_part_is_a_symlink_or_a_dot() {
+        let root = tempfile::tempdir().unwrap();
+        let base = root.path().canonicalize().unwrap();
+        std::fs::create_dir(base.join("sub")).unwrap();
+        std::fs::write(base.join("sub").join("plugin.wasm"), b"x").unwrap();
+        std::os::unix::fs::symlink(base.join("sub"), base.join("link")).unwrap();
+        let plain = |rel: &str| super::plain_path_under(&base, std::path::Path::new(rel));
+        assert_eq!(
+            plain("sub/plugin.wasm"),
+            Some(base.join("sub").join("plugin.wasm"))
+        );
+        // A symlinked directory, a missing file, `.` and `..` are resolved in full.
+        assert_eq!(plain("link/plugin.wasm"), None);
+        assert_eq!(plain("sub/missing.wasm"), None);
+        assert_eq!(plain("./sub/plugin.wasm"), None);
+        assert_eq!(plain("sub/../sub/plugin.wasm"), None);
+    }
+
     #[test]
     fn hidden_subdirectories_are_not_packages() {
         let dir = tempfile::tempdir().unwrap();

@@ -90,19 +90,25 @@ pub fn private_dir(path: &Path) -> Result<PathBuf, OwnedPathError> {
 /// Open `path` for reading without following a final symlink and without
 /// blocking on a FIFO; refuse anything but a regular file.
 pub fn open_regular(path: &Path) -> io::Result<File> {
+    open_regular_with_metadata(path).map(|(file, _)| file)
+}
+
+/// [`open_regular`], with the open file's metadata.
+fn open_regular_with_metadata(path: &Path) -> io::Result<(File, std::fs::Metadata)> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(
             rustix::fs::OFlags::NOFOLLOW.bits() as i32 | rustix::fs::OFlags::NONBLOCK.bits() as i32,
         )
         .open(path)?;
-    if !file.metadata()?.is_file() {
+    let meta = file.metadata()?;
+    if !meta.is_file() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "not a regular file",
         ));
     }
-    Ok(file)
+    Ok((file, meta))
 }
 
 /// [`open_regular`], and the file must be owned by this user and private to it.
@@ -170,7 +176,7 @@ impl FileStamp {
 /// The stamp of the regular file at `path` ([`open_regular`]; nothing is
 /// read), which must hold at most `max` bytes.
 pub fn stamp(path: &Path, max: u64) -> io::Result<FileStamp> {
-    let meta = open_regular(path)?.metadata()?;
+    let (_, meta) = open_regular_with_metadata(path)?;
     if meta.len() > max {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
@@ -188,25 +194,35 @@ pub fn stamp_of(file: &File) -> io::Result<FileStamp> {
 /// [`read_bounded`], with the file's stamp when it did not change while it
 /// was read (the same stamp on the open file before and after).
 pub fn read_stamped(path: &Path, max: u64) -> io::Result<(Vec<u8>, Option<FileStamp>)> {
-    let file = open_regular(path)?;
-    let before = FileStamp::of(&file.metadata()?);
+    use io::Read;
+    let (file, meta) = open_regular_with_metadata(path)?;
     let too_large = || {
         io::Error::new(
             io::ErrorKind::InvalidData,
             format!("over the limit of {max} bytes"),
         )
     };
-    let len = file.metadata()?.len();
+    let len = meta.len();
     if len > max {
         return Err(too_large());
     }
+    // The length the file had when opened; the stamp after the read tells
+    // whether that was all of it (no read past it to find the end).
+    let before = FileStamp::of(&meta);
     let mut bytes = Vec::with_capacity(len as usize);
-    io::Read::read_to_end(&mut io::Read::take(&file, max + 1), &mut bytes)?;
+    (&file).take(len).read_to_end(&mut bytes)?;
+    let after = FileStamp::of(&file.metadata()?);
+    if before == after && bytes.len() as u64 == len {
+        return Ok((bytes, Some(after)));
+    }
+    // It changed while read: the rest too, still bounded, and no stamp.
+    (&file)
+        .take((max + 1).saturating_sub(bytes.len() as u64))
+        .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > max {
         return Err(too_large());
     }
-    let after = FileStamp::of(&file.metadata()?);
-    Ok((bytes, (before == after).then_some(after)))
+    Ok((bytes, None))
 }
 
 /// `path` canonicalized, or as given when it does not exist (yet).
@@ -217,4 +233,30 @@ pub fn canonical(path: &Path) -> PathBuf {
 /// Whether `a` and `b` (canonical paths) are the same or one holds the other.
 pub fn overlap(a: &Path, b: &Path) -> bool {
     a.starts_with(b) || b.starts_with(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stamped_read_is_whole_and_bounded_and_refuses_what_is_not_a_file() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("f");
+        std::fs::write(&file, b"0123456789").unwrap();
+        let (bytes, stamp) = read_stamped(&file, 10).unwrap();
+        assert_eq!(bytes, b"0123456789");
+        assert_eq!(stamp, Some(super::stamp(&file, 10).unwrap()));
+        let err = read_stamped(&file, 9).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert_eq!(
+            super::stamp(&file, 9).unwrap_err().kind(),
+            io::ErrorKind::InvalidData
+        );
+        std::fs::write(&file, b"").unwrap();
+        assert_eq!(read_stamped(&file, 9).unwrap().0, b"");
+        std::os::unix::fs::symlink(&file, root.path().join("link")).unwrap();
+        assert!(read_stamped(&root.path().join("link"), 10).is_err());
+        assert!(read_stamped(root.path(), 10).is_err());
+    }
 }
