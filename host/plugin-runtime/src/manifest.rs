@@ -158,8 +158,14 @@ impl PluginPackage {
 
     /// The component file's canonical path and stamp, under the same rules
     /// as [`Self::read_component`], without reading it.
-    pub fn stamp_component(&self, max: u64) -> Result<(PathBuf, FileStamp), String> {
-        let real = self.real_component_path()?;
+    /// `real_dir` is the package directory's canonical path, when the
+    /// caller knows it.
+    pub fn stamp_component(
+        &self,
+        max: u64,
+        real_dir: Option<&Path>,
+    ) -> Result<(PathBuf, FileStamp), String> {
+        let real = self.real_component_path_in(real_dir)?;
         let stamp =
             stamp(&real, max).map_err(|e| format!("{}: {e}", self.component_path().display()))?;
         Ok((real, stamp))
@@ -167,12 +173,21 @@ impl PluginPackage {
 
     /// The component file's canonical path, which must be inside the package.
     fn real_component_path(&self) -> Result<PathBuf, String> {
+        self.real_component_path_in(None)
+    }
+
+    /// [`Self::real_component_path`], given the package directory's
+    /// canonical path (else it is resolved here).
+    fn real_component_path_in(&self, real_dir: Option<&Path>) -> Result<PathBuf, String> {
         let path = self.component_path();
         let shown = path.display();
-        let package = self
-            .dir
-            .canonicalize()
-            .map_err(|e| format!("{}: {e}", self.dir.display()))?;
+        let package = match real_dir {
+            Some(dir) => dir.to_path_buf(),
+            None => self
+                .dir
+                .canonicalize()
+                .map_err(|e| format!("{}: {e}", self.dir.display()))?,
+        };
         if let Some(real) = plain_path_under(&package, Path::new(&self.manifest.component)) {
             return Ok(real);
         }

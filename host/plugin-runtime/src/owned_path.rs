@@ -139,10 +139,28 @@ pub fn open_private_file(path: &Path) -> Result<File, OwnedPathError> {
     Ok(file)
 }
 
+/// The error of a file over `max` bytes.
+fn over_limit(max: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("over the limit of {max} bytes"),
+    )
+}
+
 /// Read a regular file ([`open_regular`]) of at most `max` bytes; a larger
 /// file is an error, never a truncated read.
 pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
-    read_stamped(path, max).map(|(bytes, _)| bytes)
+    use io::Read;
+    let (file, meta) = open_regular_with_metadata(path)?;
+    if meta.len() > max {
+        return Err(over_limit(max));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    (&file).take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(over_limit(max));
+    }
+    Ok(bytes)
 }
 
 /// What identifies one version of a file's content: device, inode, size,
@@ -178,10 +196,7 @@ impl FileStamp {
 pub fn stamp(path: &Path, max: u64) -> io::Result<FileStamp> {
     let (_, meta) = open_regular_with_metadata(path)?;
     if meta.len() > max {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("over the limit of {max} bytes"),
-        ));
+        return Err(over_limit(max));
     }
     Ok(FileStamp::of(&meta))
 }
@@ -196,15 +211,9 @@ pub fn stamp_of(file: &File) -> io::Result<FileStamp> {
 pub fn read_stamped(path: &Path, max: u64) -> io::Result<(Vec<u8>, Option<FileStamp>)> {
     use io::Read;
     let (file, meta) = open_regular_with_metadata(path)?;
-    let too_large = || {
-        io::Error::new(
-            io::ErrorKind::InvalidData,
-            format!("over the limit of {max} bytes"),
-        )
-    };
     let len = meta.len();
     if len > max {
-        return Err(too_large());
+        return Err(over_limit(max));
     }
     // The length the file had when opened; the stamp after the read tells
     // whether that was all of it (no read past it to find the end).
@@ -220,7 +229,7 @@ pub fn read_stamped(path: &Path, max: u64) -> io::Result<(Vec<u8>, Option<FileSt
         .take((max + 1).saturating_sub(bytes.len() as u64))
         .read_to_end(&mut bytes)?;
     if bytes.len() as u64 > max {
-        return Err(too_large());
+        return Err(over_limit(max));
     }
     Ok((bytes, None))
 }

@@ -58,7 +58,11 @@ impl Reader {
             async move {
                 let dirs = chunk.clone();
                 match tokio::task::spawn_blocking(move || {
-                    chunk.iter().map(|d| reader.read(d)).collect::<Vec<_>>()
+                    let mut parents = CanonicalParents::default();
+                    chunk
+                        .iter()
+                        .map(|d| reader.read(d, &mut parents))
+                        .collect::<Vec<_>>()
                 })
                 .await
                 {
@@ -86,7 +90,7 @@ impl Reader {
     }
 
     /// Read one package's files (blocking).
-    fn read(&self, dir: &Path) -> PackageFiles {
+    fn read(&self, dir: &Path, parents: &mut CanonicalParents) -> PackageFiles {
         let package = match PluginPackage::read(dir) {
             Ok(package) => package,
             Err(e) => return PackageFiles::unread(e),
@@ -94,8 +98,9 @@ impl Reader {
         let manifest = &package.manifest;
         let id = &manifest.id;
         let max = self.config.limits.max_component_mb << 20;
+        let real_dir = parents.canonical(dir);
         let remembered = package
-            .stamp_component(max)
+            .stamp_component(max, real_dir.as_deref())
             .map(|(path, stamp)| self.cache.remembered(&path, &stamp));
         let entry = self.config.entries.get(id).cloned().unwrap_or_default();
         let (grants, declaration) =
@@ -134,6 +139,31 @@ impl Reader {
             grants,
             declaration,
         }
+    }
+}
+
+/// Canonical package directories, resolving each parent directory once:
+/// packages are mostly siblings under one plugins directory.
+#[derive(Default)]
+struct CanonicalParents(Vec<(PathBuf, Option<PathBuf>)>);
+
+impl CanonicalParents {
+    /// `dir`'s canonical path when it is not a symlink itself (its parent
+    /// resolved once, then one `lstat`); `None` leaves it to the caller.
+    fn canonical(&mut self, dir: &Path) -> Option<PathBuf> {
+        let (parent, name) = (dir.parent()?, dir.file_name()?);
+        if dir.symlink_metadata().ok()?.file_type().is_symlink() {
+            return None;
+        }
+        let real_parent = match self.0.iter().find(|(p, _)| p == parent) {
+            Some((_, real)) => real.clone(),
+            None => {
+                let real = parent.canonicalize().ok();
+                self.0.push((parent.to_path_buf(), real.clone()));
+                real
+            }
+        }?;
+        Some(real_parent.join(name))
     }
 }
 
