@@ -6,7 +6,7 @@ use std::path::Path;
 
 use clawhost_config::Config;
 use clawhost_plugin_runtime::{Declaration, PluginHost};
-use clawhost_tests::{call_tool, config, host_with};
+use clawhost_tests::{call_tool, config, dispatch, host_with};
 use serde_json::json;
 
 /// A config with its own cache (so no other test's records are seen) that
@@ -55,6 +55,17 @@ async fn a_warm_start_offers_the_tools_without_instantiating_the_plugin() {
     assert_eq!(status.instantiations, 0, "nothing ran at load");
     assert_eq!(status.tools, first.statuses()[0].tools);
     assert_eq!(hooks(&second), ["before_tool_call"]);
+    // Its schemas compile at their first use, and still hold: arguments
+    // against a remembered schema are refused before the plugin runs.
+    let runner = clawhost_runner::EmbeddedRunner::from_plugins(
+        cfg.clone(),
+        host_with(&cfg, &["test-misbehave"]).await.unwrap(),
+    )
+    .unwrap();
+    let (out, _) = dispatch(&runner, "read_path", json!({"path": 7})).await;
+    assert!(out.is_error, "{}", out.content);
+    assert!(out.content.contains("invalid arguments"), "{}", out.content);
+    assert_eq!(runner.plugins().statuses()[0].instantiations, 0);
     // The first call instantiates it; `register` ran first, as at a load.
     let pong = call_tool(&second, "misbehave", "ping", json!({})).await;
     assert_eq!(pong.unwrap().unwrap(), json!({"pong": true, "calls": 1}));
@@ -119,4 +130,27 @@ async fn a_tampered_record_is_not_believed() {
     // The record was rewritten from the real answer, and is believed again.
     let again = host_with(&cfg, &["test-misbehave"]).await.unwrap();
     assert_eq!(again.statuses()[0].declaration, Declaration::Remembered);
+}
+
+#[tokio::test]
+async fn a_changed_registration_that_fails_its_check_is_forgotten_and_refused_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = own_cache(dir.path());
+    host_with(&cfg, &["test-misbehave"]).await.unwrap();
+    // The fixture now declares a tool whose schema does not compile.
+    std::fs::write(dir.path().join("data").join("declare-bad-schema"), "").unwrap();
+
+    let stale = host_with(&cfg, &["test-misbehave"]).await.unwrap();
+    call_tool(&stale, "misbehave", "ping", json!({}))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stale.statuses()[0].declaration, Declaration::Outdated);
+    assert!(
+        records(dir.path()).is_empty(),
+        "the failing answer is not remembered, and the old record is forgotten"
+    );
+
+    let err = host_with(&cfg, &["test-misbehave"]).await.err().unwrap();
+    assert!(err.to_string().contains("odd"), "{err}");
 }

@@ -441,6 +441,7 @@ impl PluginHost {
             &package.manifest.version,
             declared.clone(),
             instance.is_harness(),
+            remembered,
         )
         .map_err(|reason| LoadError::Registration {
             id: id.clone(),
@@ -451,11 +452,20 @@ impl PluginHost {
             // Not instantiated until first used; that instance checks the
             // record against its own answer.
             let (cache, plugin) = (self.cache.clone(), id.clone());
+            let (version, harness) = (package.manifest.version.clone(), instance.is_harness());
             instance.register_on_first_instance(Box::new(move |fresh| {
                 if fresh != declared {
                     outdated.store(true, Ordering::Relaxed);
                     tracing::warn!(plugin = %plugin, "register now answers differently from the remembered declaration: this load keeps the remembered tools and hooks; the next load uses the new ones");
-                    cache.remember_declaration(&key, &fresh);
+                    // Only what passes the full check (schemas compiled) is
+                    // remembered: a remembered one is trusted to compile.
+                    match registration::check(&plugin, &version, fresh.clone(), harness, false) {
+                        Ok(_) => cache.remember_declaration(&key, &fresh),
+                        Err(reason) => {
+                            tracing::warn!(plugin = %plugin, %reason, "the new answer does not pass the registration check: the record is forgotten, so the next load checks it again and refuses the plugin");
+                            cache.forget_declaration(&key);
+                        }
+                    }
                 }
             }));
         } else {

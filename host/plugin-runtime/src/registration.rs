@@ -47,11 +47,14 @@ pub const MAX_ID_CHARS: usize = 64;
 const RESERVED_HARNESS_IDS: &[&str] = &["openclaw", "pi", "auto", "default", "codex-app-server"];
 
 /// Check what a plugin declared against its manifest and convert it.
+/// `remembered`: the declaration is one this host checked in full before
+/// (a verified record), so tool schemas compile at their first use.
 pub(crate) fn check(
     manifest_id: &str,
     manifest_version: &str,
     d: Declared,
     exports_harness: bool,
+    remembered: bool,
 ) -> Result<Registration, String> {
     if let Some(id) = d.id.as_deref().filter(|id| *id != manifest_id) {
         return Err(format!(
@@ -86,7 +89,12 @@ pub(crate) fn check(
         {
             return Err(format!("tool `{}` is registered twice", spec.name));
         }
-        tools.push(clawhost_tools::CheckedTool::check(spec).map_err(|e| e.to_string())?);
+        let checked = if remembered {
+            clawhost_tools::CheckedTool::remembered(spec)
+        } else {
+            clawhost_tools::CheckedTool::check(spec)
+        };
+        tools.push(checked.map_err(|e| e.to_string())?);
     }
     let mut hooks: Vec<(HookKind, i32)> = Vec::new();
     for (kind, priority) in d.hooks {

@@ -16,7 +16,7 @@ use clawhost_hooks::{
 use serde_json::Value;
 
 use crate::approvals::ApprovalMemory;
-use crate::{ToolOrigin, ToolPolicy, ToolRegistry};
+use crate::{CompiledSchema, ToolOrigin, ToolPolicy, ToolRegistry};
 
 /// Runs tool calls: policy → schema validation → `before_tool_call` hooks
 /// (re-validating rewritten parameters) → tool → `tool_result` middleware →
@@ -35,7 +35,15 @@ pub const HOST_APPROVER: &str = "clawhost";
 /// Longest piece of a model's or plugin's input an error repeats.
 const ERROR_ECHO_CHARS: usize = 200;
 
-fn validation_error(validator: &jsonschema::Validator, params: &Value) -> Option<String> {
+fn validation_error(schema: &CompiledSchema, params: &Value) -> Option<String> {
+    let validator = match schema.validator() {
+        Ok(validator) => validator,
+        Err(reason) => {
+            return Some(format!(
+                "the tool's parameter schema does not compile: {reason}"
+            ))
+        }
+    };
     // A validation message quotes the offending value; a megabyte argument
     // must not come back to the model (and the transcript) in the error.
     let problems: Vec<String> = validator
@@ -124,7 +132,7 @@ impl ToolExecutor for ToolDispatcher {
         {
             return error(denial.to_string());
         }
-        if let Some(problem) = validation_error(&entry.validator, &call.arguments) {
+        if let Some(problem) = validation_error(&entry.schema, &call.arguments) {
             return error(format!("invalid arguments for `{}`: {problem}", call.name));
         }
         let context = CallContext {
@@ -193,7 +201,7 @@ impl ToolExecutor for ToolDispatcher {
             }
         }
         if params != asked {
-            if let Some(problem) = validation_error(&entry.validator, &params) {
+            if let Some(problem) = validation_error(&entry.schema, &params) {
                 return error(format!(
                     "a before_tool_call hook rewrote the arguments of `{}` into invalid ones: {problem}",
                     call.name

@@ -1,7 +1,7 @@
 //! The tool registry: names, origins, and compiled parameter schemas.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
 use clawhost_agent_core::{RunContext, ToolSpec};
@@ -43,13 +43,58 @@ pub trait Tool: Send + Sync {
     }
 }
 
-/// A compiled parameter schema, shared by every registry that holds its tool.
+/// A tool's parameter schema, compiled once and shared by every registry
+/// that holds its tool: at its check ([`CheckedTool::check`]), or at its
+/// first use when this host compiled it before ([`CheckedTool::remembered`]).
 #[derive(Clone)]
-pub struct CompiledSchema(pub(crate) Arc<jsonschema::Validator>);
+pub struct CompiledSchema(Arc<SchemaCell>);
+
+struct SchemaCell {
+    schema: Arc<Value>,
+    compiled: OnceLock<Result<jsonschema::Validator, String>>,
+}
 
 impl std::fmt::Debug for CompiledSchema {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("CompiledSchema")
+    }
+}
+
+impl CompiledSchema {
+    /// `spec`'s schema, compiled now.
+    fn now(spec: &ToolSpec) -> Result<Self, RegistryError> {
+        let validator =
+            jsonschema::validator_for(&spec.parameters).map_err(|e| RegistryError::BadSchema {
+                name: spec.name.clone(),
+                reason: e.to_string(),
+            })?;
+        Ok(Self(Arc::new(SchemaCell {
+            schema: spec.parameters.clone(),
+            compiled: OnceLock::from(Ok(validator)),
+        })))
+    }
+
+    /// `spec`'s schema, compiled at its first use.
+    fn deferred(spec: &ToolSpec) -> Self {
+        Self(Arc::new(SchemaCell {
+            schema: spec.parameters.clone(),
+            compiled: OnceLock::new(),
+        }))
+    }
+
+    /// The validator, compiled now if it was deferred; `Err` says why the
+    /// schema does not compile.
+    pub(crate) fn validator(&self) -> Result<&jsonschema::Validator, &str> {
+        self.0
+            .compiled
+            .get_or_init(|| jsonschema::validator_for(&self.0.schema).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(String::as_str)
+    }
+
+    /// Whether two handles share one schema (and so one compilation).
+    pub fn shares(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
     }
 }
 
@@ -66,6 +111,16 @@ impl CheckedTool {
     /// Check `spec`'s name and compile its schema.
     pub fn check(spec: ToolSpec) -> Result<Self, RegistryError> {
         let schema = compile_schema(&spec)?;
+        Ok(Self { spec, schema })
+    }
+
+    /// Check `spec`'s name and the top of its schema, and leave the schema's
+    /// compilation to its first use: for a spec this host checked in full
+    /// before (a plugin's registration remembered under the cache's MAC), so
+    /// a start does not compile every tool's schema again.
+    pub fn remembered(spec: ToolSpec) -> Result<Self, RegistryError> {
+        check_spec(&spec)?;
+        let schema = CompiledSchema::deferred(&spec);
         Ok(Self { spec, schema })
     }
 }
@@ -113,7 +168,7 @@ pub enum RegistryError {
 
 pub(crate) struct Entry {
     pub tool: Arc<dyn Tool>,
-    pub validator: Arc<jsonschema::Validator>,
+    pub schema: CompiledSchema,
 }
 
 /// Size limits on what a tool sends with every model request.
@@ -199,12 +254,7 @@ fn check_spec(spec: &ToolSpec) -> Result<(), RegistryError> {
 /// Check a tool name and compile its schema; shared by registration and plugin loading.
 pub fn compile_schema(spec: &ToolSpec) -> Result<CompiledSchema, RegistryError> {
     check_spec(spec)?;
-    jsonschema::validator_for(&spec.parameters)
-        .map(|v| CompiledSchema(Arc::new(v)))
-        .map_err(|e| RegistryError::BadSchema {
-            name: spec.name.clone(),
-            reason: e.to_string(),
-        })
+    CompiledSchema::now(spec)
 }
 
 impl ToolRegistry {
@@ -251,14 +301,14 @@ impl ToolRegistry {
                 });
             }
             self.limits.check(spec)?;
-            let validator = match tool.compiled_schema() {
+            let schema = match tool.compiled_schema() {
                 Some(schema) => {
                     check_spec(spec)?;
-                    schema.0
+                    schema
                 }
-                None => compile_schema(spec)?.0,
+                None => compile_schema(spec)?,
             };
-            ready.push((spec.name.clone(), Entry { tool, validator }));
+            ready.push((spec.name.clone(), Entry { tool, schema }));
         }
         self.tools.extend(ready);
         Ok(())
@@ -316,16 +366,31 @@ mod tests {
     }
 
     #[test]
+    fn a_remembered_schema_compiles_at_first_use_and_a_bad_one_says_so() {
+        let good = CheckedTool::remembered(spec("t")).unwrap();
+        assert!(good.schema.0.compiled.get().is_none(), "not compiled yet");
+        assert!(good.schema.validator().is_ok());
+        let mut bad = spec("u");
+        bad.parameters =
+            json!({"type": "object", "properties": {"x": {"type": "no-such-type"}}}).into();
+        assert!(matches!(
+            CheckedTool::check(bad.clone()),
+            Err(RegistryError::BadSchema { .. })
+        ));
+        let remembered = CheckedTool::remembered(bad).unwrap();
+        assert!(remembered.schema.validator().is_err());
+        // Names and the top of the schema are still checked at once.
+        assert!(CheckedTool::remembered(spec("bad name")).is_err());
+    }
+
+    #[test]
     fn a_compiled_schema_is_shared_not_compiled_again_and_names_are_still_checked() {
         let checked = CheckedTool::check(spec("t")).unwrap();
         let mut registry = ToolRegistry::new();
         registry
             .register(Arc::new(Precompiled(checked.clone())))
             .unwrap();
-        assert!(Arc::ptr_eq(
-            &registry.tools["t"].validator,
-            &checked.schema.0
-        ));
+        assert!(registry.tools["t"].schema.shares(&checked.schema));
         // A spec renamed after its check is checked again at registration.
         let mut renamed = checked;
         renamed.spec.name = "bad name".into();

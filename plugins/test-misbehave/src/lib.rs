@@ -55,6 +55,16 @@ impl Plugin for Misbehave {
             "Writes to stdout and stderr.",
             json!({ "text": { "type": "string" } }),
         );
+        // A registration that changes into one the host must refuse (its
+        // schema does not compile) while `/data/declare-bad-schema` exists.
+        if std::fs::metadata("/data/declare-bad-schema").is_ok() {
+            tool(
+                t,
+                "odd",
+                "Declares a schema that does not compile.",
+                json!({ "x": { "type": "no-such-type" } }),
+            );
+        }
     }
 
     /// `before_tool_call` always; `llm_input` too when the config says

@@ -163,6 +163,16 @@ impl ComponentCache {
         serde_json::from_slice::<Record>(body).ok()?.declared()
     }
 
+    /// Forget what was remembered under `key`, so the next start calls
+    /// `register` and checks its answer in full.
+    pub(crate) fn forget_declaration(&self, key: &DeclarationKey) {
+        let Some(disk) = &self.disk else { return };
+        let path = record_path(disk, key, &key.text());
+        if let Err(e) = std::fs::remove_file(&path) {
+            tracing::debug!(record = %path.display(), error = %e, "could not forget a declaration");
+        }
+    }
+
     /// Remember that the plugin declared `declared` under `key`; failures
     /// are logged (the next start calls `register` again).
     pub(crate) fn remember_declaration(&self, key: &DeclarationKey, declared: &Declared) {
