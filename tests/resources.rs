@@ -113,3 +113,45 @@ async fn an_escaping_resource_glob_stops_start_up_with_a_clear_error() {
         "{err:#}"
     );
 }
+
+#[tokio::test]
+async fn every_extension_package_gets_an_instance_slot() {
+    // The engine's instance pool is sized from the packages counted at
+    // start: extensions found through resource packages count too (17 is
+    // past the 16 spare slots of a host with no other package).
+    let dir = tempfile::tempdir().unwrap();
+    let pkg = dir.path().join("pkg");
+    let source = plugins_dir().join("bench-noop");
+    let manifest: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(source.join("openclaw.plugin.json")).unwrap(),
+    )
+    .unwrap();
+    let mut entries = serde_json::Map::new();
+    for i in 0..17 {
+        let id = format!("ext-noop-{i}");
+        let to = pkg.join("ext").join(&id);
+        copy_package(&source, &to);
+        let mut m = manifest.clone();
+        m["id"] = json!(id);
+        std::fs::write(to.join("openclaw.plugin.json"), m.to_string()).unwrap();
+        entries.insert(id.clone(), json!({"config": {"id": id}}));
+    }
+    std::fs::write(
+        pkg.join("package.json"),
+        json!({"name": "pkg", "openclaw": {"extensions": ["ext/*"]}}).to_string(),
+    )
+    .unwrap();
+    let mut config = clawhost_config::Config::from_json_str(
+        &json!({"plugins": {"entries": entries}, "resources": {"packages": ["pkg"]}}).to_string(),
+        dir.path(),
+    )
+    .unwrap();
+    // A cache of its own: nothing remembered, so each load instantiates
+    // its plugin to call `register`.
+    config.plugins.cache_dir = Some(dir.path().join("cache"));
+    config.plugins.cache_key_file = Some(dir.path().join("cache.key"));
+    let (runner, reports) = EmbeddedRunner::start(config).await.unwrap();
+    let failed: Vec<_> = reports.iter().filter(|r| r.result.is_err()).collect();
+    assert!(failed.is_empty(), "{failed:?}");
+    assert_eq!(runner.plugins().plugins().len(), 17);
+}

@@ -59,6 +59,12 @@ pub struct PluginHost {
 impl PluginHost {
     /// A host with no plugins yet, configured by `config.plugins`.
     pub fn new(config: &Config) -> Result<Self, LoadError> {
+        Self::with_extra_packages(config, 0)
+    }
+
+    /// [`Self::new`], for a host that will also load `extra` packages found
+    /// elsewhere (resource extensions): its engine has room for them.
+    pub fn with_extra_packages(config: &Config, extra: usize) -> Result<Self, LoadError> {
         let resolved: Vec<(String, PathBuf)> = config
             .plugins
             .package_paths()
@@ -71,11 +77,11 @@ impl PluginHost {
         } else {
             Vec::new()
         };
-        let packages = found
+        let packages: usize = found
             .iter()
             .map(|(_, dirs)| dirs.as_ref().map_or(0, Vec::len))
             .sum();
-        let slots = crate::engine::instance_slots(packages);
+        let slots = crate::engine::instance_slots(packages.saturating_add(extra));
         let engine =
             PluginEngine::new(config.plugins.max_memory_mb() << 20, slots).map_err(|e| {
                 LoadError::Runtime {

@@ -10,7 +10,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use globset::{Glob, GlobSetBuilder};
+use globset::{GlobBuilder, GlobSetBuilder};
 use serde_json::Value;
 
 /// The four resource types.
@@ -152,10 +152,17 @@ fn resolve(
     } else {
         let mut set = GlobSetBuilder::new();
         for (i, p) in patterns.iter().enumerate() {
-            let glob = Glob::new(p.trim_end_matches('/')).map_err(|e| ResourceError::Manifest {
-                package: root.into(),
-                reason: format!("package.json: `openclaw.{kind}[{i}]` is not a valid glob: {e}"),
-            })?;
+            // As in OpenClaw's globs, `*` stays within one path part; `**`
+            // crosses them.
+            let glob = GlobBuilder::new(p.trim_end_matches('/'))
+                .literal_separator(true)
+                .build()
+                .map_err(|e| ResourceError::Manifest {
+                    package: root.into(),
+                    reason: format!(
+                        "package.json: `openclaw.{kind}[{i}]` is not a valid glob: {e}"
+                    ),
+                })?;
             set.add(glob);
         }
         let set = set.build().map_err(|e| ResourceError::Manifest {
@@ -173,11 +180,14 @@ fn resolve(
                 .strip_prefix(root)
                 .expect("walk stays under root");
             if set.is_match(rel) {
-                let is_extension_dir = kind == "extensions"
-                    && entry.file_type().is_dir()
-                    && entry.path().join("openclaw.plugin.json").is_file();
-                if entry.file_type().is_file() || entry.file_type().is_symlink() || is_extension_dir
-                {
+                // An extension is a plugin package directory; the other
+                // kinds are files.
+                let wanted = if kind == "extensions" {
+                    entry.path().join("openclaw.plugin.json").is_file()
+                } else {
+                    entry.file_type().is_file() || entry.file_type().is_symlink()
+                };
+                if wanted {
                     found.push(entry.path().to_path_buf());
                 }
             }

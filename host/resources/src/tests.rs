@@ -127,3 +127,23 @@ fn bad_globs_and_wrong_types_name_the_file_and_key() {
         assert!(err.contains(&root.display().to_string()), "{err}");
     }
 }
+
+#[test]
+fn a_star_stays_in_one_path_part_and_extensions_are_package_dirs() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "package.json",
+        r#"{"name": "pack", "openclaw": {"extensions": ["ext/*"], "skills": ["docs/*.md", "deep/**/*.md"]}}"#,
+    );
+    write(root, "ext/a/openclaw.plugin.json", "{}");
+    write(root, "ext/a/plugin.wasm", "");
+    write(root, "ext/readme.md", "not a package");
+    write(root, "docs/top.md", "top");
+    write(root, "docs/nested/under.md", "not matched by `*`");
+    write(root, "deep/x/y/z.md", "matched by `**`");
+    let pkg = discover(root).unwrap();
+    assert_eq!(names(&pkg.extensions, root), ["ext/a"]);
+    assert_eq!(names(&pkg.skills, root), ["deep/x/y/z.md", "docs/top.md"]);
+}

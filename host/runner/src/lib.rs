@@ -65,8 +65,6 @@ pub fn host_tools(config: &Config) -> Vec<Arc<dyn Tool>> {
 pub async fn load_plugins(
     config: &Config,
 ) -> anyhow::Result<(PluginHost, Vec<LoadReport>, Resources)> {
-    let mut plugins = PluginHost::new(config).context("setting up the plugin engine")?;
-    let mut reports = plugins.load_configured().await;
     let packages: Vec<_> = config
         .resources
         .packages
@@ -74,6 +72,9 @@ pub async fn load_plugins(
         .map(|p| config.resolve(p))
         .collect();
     let resources = Resources::load(&packages).context("loading resource packages")?;
+    let mut plugins = PluginHost::with_extra_packages(config, resources.extensions.len())
+        .context("setting up the plugin engine")?;
+    let mut reports = plugins.load_configured().await;
     for dir in &resources.extensions {
         let result = plugins.load_package(dir).await;
         reports.push(LoadReport {
