@@ -19,7 +19,7 @@ use crate::engine::PluginEngine;
 use crate::instance::{CallLimits, PluginInstance};
 use crate::logs::PluginLogs;
 use crate::manifest::discover;
-use crate::owned_path::{canonical, overlap};
+use crate::owned_path::{canonical, overlap, plain_path_under};
 use crate::package_files::{PackageFiles, Reader};
 use crate::plugin::{LoadedPlugin, PluginStatus};
 use crate::sandbox::{EffectiveGrants, ProtectedPaths};
@@ -570,14 +570,10 @@ fn canonical_package_dir(path: &Path, root: &Path, dir: &Path) -> PathBuf {
     if dir == path {
         return root.to_path_buf();
     }
-    match (dir.parent(), dir.file_name(), dir.symlink_metadata()) {
-        (Some(parent), Some(name), Ok(meta))
-            if parent == path && !meta.file_type().is_symlink() =>
-        {
-            root.join(name)
-        }
-        _ => canonical(dir),
-    }
+    dir.file_name()
+        .filter(|_| dir.parent() == Some(path))
+        .and_then(|name| plain_path_under(root, Path::new(name)))
+        .unwrap_or_else(|| canonical(dir))
 }
 
 /// The package dirs that claim each plugin id, among the prepared ones.

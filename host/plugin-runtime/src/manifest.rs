@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clawhost_config::Access;
 use serde::Deserialize;
 
-use crate::owned_path::{read_bounded, read_stamped, stamp, FileStamp};
+use crate::owned_path::{plain_path_under, read_bounded, read_stamped, stamp, FileStamp};
 use crate::LoadError;
 
 /// The file name of a plugin manifest inside a plugin package directory.
@@ -202,24 +202,6 @@ impl PluginPackage {
     }
 }
 
-/// `base` (canonical) joined with `relative` when that is already canonical:
-/// every part a plain name that exists and is not a symlink (one `lstat`
-/// per part instead of resolving the whole path again). `None` when it may
-/// resolve elsewhere; the caller then resolves it in full.
-fn plain_path_under(base: &Path, relative: &Path) -> Option<PathBuf> {
-    let mut real = base.to_path_buf();
-    for part in relative.components() {
-        let std::path::Component::Normal(name) = part else {
-            return None;
-        };
-        real.push(name);
-        if real.symlink_metadata().ok()?.file_type().is_symlink() {
-            return None;
-        }
-    }
-    Some(real)
-}
-
 /// Plugin package directories under `path`: `path` itself when it holds a
 /// manifest, else each immediate subdirectory that does (sorted). Hidden
 /// subdirectories (`.name`, such as a package `plugins install` is still
@@ -247,7 +229,8 @@ mod tests {
         std::fs::create_dir(base.join("sub")).unwrap();
         std::fs::write(base.join("sub").join("plugin.wasm"), b"x").unwrap();
         std::os::unix::fs::symlink(base.join("sub"), base.join("link")).unwrap();
-        let plain = |rel: &str| super::plain_path_under(&base, std::path::Path::new(rel));
+        let plain =
+            |rel: &str| crate::owned_path::plain_path_under(&base, std::path::Path::new(rel));
         assert_eq!(
             plain("sub/plugin.wasm"),
             Some(base.join("sub").join("plugin.wasm"))

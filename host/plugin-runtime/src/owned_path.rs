@@ -234,6 +234,24 @@ pub fn read_stamped(path: &Path, max: u64) -> io::Result<(Vec<u8>, Option<FileSt
     Ok((bytes, None))
 }
 
+/// `base` (canonical) joined with `relative` when that is already canonical:
+/// every part a plain name that exists and is not a symlink (one `lstat`
+/// per part instead of resolving the whole path again). `None` when it may
+/// resolve elsewhere; the caller then resolves it in full.
+pub(crate) fn plain_path_under(base: &Path, relative: &Path) -> Option<PathBuf> {
+    let mut real = base.to_path_buf();
+    for part in relative.components() {
+        let std::path::Component::Normal(name) = part else {
+            return None;
+        };
+        real.push(name);
+        if real.symlink_metadata().ok()?.file_type().is_symlink() {
+            return None;
+        }
+    }
+    Some(real)
+}
+
 /// `path` canonicalized, or as given when it does not exist (yet).
 pub fn canonical(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| path.to_path_buf())

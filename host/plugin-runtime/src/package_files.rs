@@ -15,6 +15,7 @@ use crate::abi::Declared;
 use crate::cache::declarations::DeclarationKey;
 use crate::cache::ComponentCache;
 use crate::manifest::PluginPackage;
+use crate::owned_path::plain_path_under;
 use crate::sandbox::{EffectiveGrants, ProtectedPaths};
 use crate::{admission, api_version, LoadError};
 
@@ -152,9 +153,6 @@ impl CanonicalParents {
     /// resolved once, then one `lstat`); `None` leaves it to the caller.
     fn canonical(&mut self, dir: &Path) -> Option<PathBuf> {
         let (parent, name) = (dir.parent()?, dir.file_name()?);
-        if dir.symlink_metadata().ok()?.file_type().is_symlink() {
-            return None;
-        }
         let real_parent = match self.0.iter().find(|(p, _)| p == parent) {
             Some((_, real)) => real.clone(),
             None => {
@@ -163,7 +161,7 @@ impl CanonicalParents {
                 real
             }
         }?;
-        Some(real_parent.join(name))
+        plain_path_under(&real_parent, Path::new(name))
     }
 }
 

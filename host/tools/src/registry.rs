@@ -63,15 +63,14 @@ impl std::fmt::Debug for CompiledSchema {
 impl CompiledSchema {
     /// `spec`'s schema, compiled now.
     fn now(spec: &ToolSpec) -> Result<Self, RegistryError> {
-        let validator =
-            jsonschema::validator_for(&spec.parameters).map_err(|e| RegistryError::BadSchema {
+        let schema = Self::deferred(spec);
+        schema
+            .validator()
+            .map_err(|reason| RegistryError::BadSchema {
                 name: spec.name.clone(),
-                reason: e.to_string(),
+                reason: reason.into(),
             })?;
-        Ok(Self(Arc::new(SchemaCell {
-            schema: spec.parameters.clone(),
-            compiled: OnceLock::from(Ok(validator)),
-        })))
+        Ok(schema)
     }
 
     /// `spec`'s schema, compiled at its first use.
