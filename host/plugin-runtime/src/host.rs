@@ -51,45 +51,22 @@ pub struct PluginHost {
     protected: ProtectedPaths,
     /// `plugins.paths` then `plugins.load.paths`, resolved against the config file.
     package_paths: Vec<PathBuf>,
-    /// The packages found under each of them when the host was made (they
-    /// size the engine's pool), for the first [`Self::load_configured`].
-    found: Option<Vec<(PathBuf, std::io::Result<Vec<PathBuf>>)>>,
 }
 
 impl PluginHost {
     /// A host with no plugins yet, configured by `config.plugins`.
     pub fn new(config: &Config) -> Result<Self, LoadError> {
-        Self::with_extra_packages(config, 0)
-    }
-
-    /// [`Self::new`], for a host that will also load `extra` packages found
-    /// elsewhere (resource extensions): its engine has room for them.
-    pub fn with_extra_packages(config: &Config, extra: usize) -> Result<Self, LoadError> {
-        let resolved: Vec<(String, PathBuf)> = config
+        let package_paths: Vec<(String, PathBuf)> = config
             .plugins
             .package_paths()
             .into_iter()
             .map(|(key, p)| (key, config.resolve(p)))
             .collect();
-        let package_paths: Vec<PathBuf> = resolved.iter().map(|(_, p)| p.clone()).collect();
-        let found = if config.plugins.enabled {
-            discover_all(&package_paths)
-        } else {
-            Vec::new()
-        };
-        let packages: usize = found
-            .iter()
-            .map(|(_, dirs)| dirs.as_ref().map_or(0, Vec::len))
-            .sum();
-        let slots = crate::engine::instance_slots(packages.saturating_add(extra));
-        let engine =
-            PluginEngine::new(config.plugins.max_memory_mb() << 20, slots).map_err(|e| {
-                LoadError::Runtime {
-                    id: "(host)".into(),
-                    stage: "engine setup",
-                    reason: format!("{e:#}"),
-                }
-            })?;
+        let engine = PluginEngine::new().map_err(|e| LoadError::Runtime {
+            id: "(host)".into(),
+            stage: "engine setup",
+            reason: format!("{e:#}"),
+        })?;
         let cache_dir = match &config.plugins.cache_dir {
             Some(dir) => Some(config.resolve(dir)),
             None => ComponentCache::default_dir(),
@@ -114,7 +91,7 @@ impl PluginHost {
                 Duration::from_secs(config.plugins.cache_max_age_days.saturating_mul(86_400)),
             );
         let mut protected = ProtectedPaths::default();
-        let plugin_paths: Vec<(String, PathBuf)> = resolved
+        let plugin_paths: Vec<(String, PathBuf)> = package_paths
             .iter()
             .map(|(key, p)| (key.clone(), canonical(p)))
             .collect();
@@ -159,8 +136,7 @@ impl PluginHost {
             shared: Default::default(),
             config: Arc::new(config.plugins.clone()),
             base_dir: config.base_dir.clone(),
-            package_paths,
-            found: Some(found),
+            package_paths: package_paths.into_iter().map(|(_, p)| p).collect(),
             plugins: Vec::new(),
             protected,
         })
@@ -175,11 +151,7 @@ impl PluginHost {
             tracing::info!("plugins.enabled is false: no plugin is loaded");
             return reports;
         }
-        let found = self
-            .found
-            .take()
-            .unwrap_or_else(|| discover_all(&self.package_paths));
-        for (path, dirs) in found {
+        for (path, dirs) in discover_all(&self.package_paths) {
             let dirs = match dirs {
                 Ok(dirs) => dirs,
                 Err(e) => {

@@ -72,8 +72,7 @@ pub async fn load_plugins(
         .map(|p| config.resolve(p))
         .collect();
     let resources = Resources::load(&packages).context("loading resource packages")?;
-    let mut plugins = PluginHost::with_extra_packages(config, resources.extensions.len())
-        .context("setting up the plugin engine")?;
+    let mut plugins = PluginHost::new(config).context("setting up the plugin engine")?;
     let mut reports = plugins.load_configured().await;
     for dir in &resources.extensions {
         let result = plugins.load_package(dir).await;
