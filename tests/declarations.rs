@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use clawhost_config::Config;
-use clawhost_plugin_runtime::{Declaration, PluginHost};
-use clawhost_tests::{call_tool, config, dispatch, host_with};
+use clawhost_plugin_runtime::{CacheOutcome, CallError, Declaration, PluginHost};
+use clawhost_tests::{call_tool, config, copy_package, dispatch, host_with, plugins_dir};
 use serde_json::json;
 
 /// A config with its own cache (so no other test's records are seen) that
@@ -153,4 +153,56 @@ async fn a_changed_registration_that_fails_its_check_is_forgotten_and_refused_ne
 
     let err = host_with(&cfg, &["test-misbehave"]).await.err().unwrap();
     assert!(err.to_string().contains("odd"), "{err}");
+}
+
+#[tokio::test]
+async fn a_warm_start_maps_the_component_at_first_use_and_only_the_one_it_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = own_cache(dir.path());
+    let pkg = dir.path().join("misbehave");
+    copy_package(&plugins_dir().join("test-misbehave"), &pkg);
+    let load = || async {
+        let mut host = PluginHost::new(&cfg).unwrap();
+        host.load_package(&pkg).await.unwrap();
+        host
+    };
+    let first = load().await;
+    let outcome = first.plugins()[0].load_component().await.unwrap();
+    assert_eq!(outcome, CacheOutcome::Compiled, "an empty cache");
+
+    // Warm: the component is mapped from the cache at the first call.
+    let second = load().await;
+    let pong = call_tool(&second, "misbehave", "ping", json!({})).await;
+    assert_eq!(pong.unwrap().unwrap(), json!({"pong": true, "calls": 1}));
+    let outcome = second.plugins()[0].load_component().await.unwrap();
+    assert_eq!(outcome, CacheOutcome::Hit);
+
+    // Warm again, then, before the first call, the component file is
+    // replaced and the compiled artifacts are gone: what would run is not
+    // what the load checked (and pinned), so the call is refused and
+    // nothing of the new file is compiled.
+    let third = load().await;
+    let other = plugins_dir().join("hello-tool").join("plugin.wasm");
+    std::fs::copy(other, pkg.join("plugin.wasm")).unwrap();
+    let artifacts = || {
+        std::fs::read_dir(dir.path().join("cache"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "cwasm"))
+            .collect::<Vec<_>>()
+    };
+    for artifact in artifacts() {
+        std::fs::remove_file(artifact).unwrap();
+    }
+    let err = call_tool(&third, "misbehave", "ping", json!({}))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, CallError::Unloadable { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("changed since the plugin was loaded"),
+        "{err}"
+    );
+    assert!(artifacts().is_empty(), "the new file was compiled");
+    assert_eq!(third.statuses()[0].instantiations, 0);
 }

@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use clawhost_plugin_runtime::{LoadError, PluginHost};
+use clawhost_plugin_runtime::{CacheOutcome, LoadError, PluginHost};
 use clawhost_tests::{call_tool, config, host_with, plugins_dir, runner_with};
 use serde_json::{json, Value};
 
@@ -46,13 +46,20 @@ async fn a_tampered_cache_artifact_is_recompiled_never_run() {
         bytes[mid] ^= 0x55;
         std::fs::write(&path, bytes).unwrap();
     }
+    // A warm start leaves the component to the first call, which finds the
+    // artifact refused and runs a fresh compile.
     let third = host_with(&cfg, &["text-tools"]).await.unwrap();
-    assert!(!third.plugin("text-tools").unwrap().status().from_cache);
     let words = call_tool(&third, "text-tools", "word_count", json!({"text": "a b"}))
         .await
         .unwrap()
         .unwrap();
     assert_eq!(words["words"], 2);
+    let plugin = third.plugin("text-tools").unwrap();
+    assert_eq!(
+        plugin.load_component().await.unwrap(),
+        CacheOutcome::Compiled
+    );
+    assert!(!plugin.status().from_cache);
 }
 
 #[tokio::test]

@@ -5,15 +5,8 @@ use clawhost_agent_core::RunContext;
 use clawhost_llm::ModelRuntimes;
 use clawhost_runner::EmbeddedRunner;
 use clawhost_tests::fake_provider::{FakeProvider, Reply};
-use clawhost_tests::{cache_dir, plugins_dir, wire};
+use clawhost_tests::{cache_dir, copy_package, plugins_dir, wire};
 use serde_json::json;
-
-fn copy_package(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for f in ["openclaw.plugin.json", "plugin.wasm"] {
-        std::fs::copy(from.join(f), to.join(f)).unwrap();
-    }
-}
 
 #[tokio::test]
 async fn a_resource_package_brings_extensions_and_skills() {

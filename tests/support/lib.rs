@@ -22,6 +22,14 @@ pub fn plugins_dir() -> &'static Path {
     })
 }
 
+/// Copy a built plugin package (its manifest and `plugin.wasm`) to `to`.
+pub fn copy_package(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for f in ["openclaw.plugin.json", "plugin.wasm"] {
+        std::fs::copy(from.join(f), to.join(f)).unwrap();
+    }
+}
+
 /// A shared compiled-component cache for tests, under `target/`.
 pub fn cache_dir() -> PathBuf {
     clawhost::build::repo_root()

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 use clawhost_config::Config;
-use clawhost_plugin_runtime::{ComponentCache, PluginPackage};
+use clawhost_plugin_runtime::{CacheOutcome, ComponentCache, PluginPackage};
 
 /// How a finding reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,19 +183,23 @@ pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
     for plugin in host.plugins() {
         let status = plugin.status();
         let id = &status.id;
-        report.say(
-            Mark::Fine,
-            format!(
-                "{id} {} loads (API {}, {})",
-                status.version,
-                status.api,
-                if status.from_cache {
-                    "from the cache"
-                } else {
-                    "compiled now"
-                }
+        // A warm start defers each component to its first call: load it.
+        match plugin.load_component().await {
+            Ok(outcome) => report.say(
+                Mark::Fine,
+                format!(
+                    "{id} {} loads (API {}, {})",
+                    status.version,
+                    status.api,
+                    if outcome == CacheOutcome::Compiled {
+                        "compiled now"
+                    } else {
+                        "from the cache"
+                    }
+                ),
             ),
-        );
+            Err(e) => report.say(Mark::Broken, format!("{id}: {e}")),
+        }
         if config
             .plugins
             .entries

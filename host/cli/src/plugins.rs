@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use clawhost_config::Config;
-use clawhost_plugin_runtime::{LoadError, LoadReport, LoadedPlugin};
+use clawhost_plugin_runtime::{CacheOutcome, LoadError, LoadReport, LoadedPlugin};
 use serde_json::{json, Value};
 
 use crate::plugin_report::{left_out, mistakes, status_json};
@@ -159,6 +159,9 @@ pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
                     .unwrap_or_else(|| "no configured package has this id".into());
                 anyhow::bail!("plugin `{id}` is not loaded: {why}");
             };
+            // A warm start defers the component to the first call: load it
+            // (and say so) if it cannot be.
+            plugin.load_component().await?;
             let detail = inspect_json(plugin);
             if json {
                 say!("{}", serde_json::to_string_pretty(&detail)?);
@@ -213,12 +216,14 @@ pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
         | Action::Doctor { .. } => unreachable!("handled above"),
         Action::List { json: false } | Action::Precompile => {
             let precompile = matches!(action, Action::Precompile);
-            for status in host.statuses() {
+            for plugin in host.plugins() {
+                let status = plugin.status();
                 if precompile {
-                    let how = if status.from_cache {
-                        "already compiled"
-                    } else {
-                        "compiled"
+                    // A warm start defers each component to its first call.
+                    let how = match plugin.load_component().await {
+                        Ok(CacheOutcome::Compiled) => "compiled".to_string(),
+                        Ok(_) => "already compiled".to_string(),
+                        Err(e) => format!("not compiled: {e}"),
                     };
                     say!("{}: {how}", status.id);
                 } else {

@@ -108,3 +108,31 @@ fn a_refused_wanted_plugin_and_silent_mistakes_fail_the_command() {
         "{all}"
     );
 }
+
+#[test]
+fn precompile_compiles_what_a_warm_start_would_only_load_at_first_use() {
+    let root = tempfile::tempdir().unwrap();
+    let cache = root.path().join("cache");
+    let config = root.path().join("clawhost.json");
+    let doc = json!({"plugins": {
+        "paths": [plugins()], "allow": ["text-tools"],
+        "cacheDir": cache, "cacheKeyFile": root.path().join("cache.key")}});
+    std::fs::write(&config, doc.to_string()).unwrap();
+    let precompile = || {
+        let (ok, stdout, stderr) = clawhost(&["plugins", "precompile"], &config);
+        assert!(ok, "{stderr}");
+        stdout
+    };
+    assert!(precompile().contains("text-tools: compiled"));
+    assert!(precompile().contains("text-tools: already compiled"));
+    // The artifact goes; the remembered registration stays. A warm start
+    // would defer the component to its first call: precompile compiles it.
+    for entry in std::fs::read_dir(&cache).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|x| x == "cwasm") {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+    assert!(precompile().contains("text-tools: compiled"));
+    assert!(precompile().contains("text-tools: already compiled"));
+}

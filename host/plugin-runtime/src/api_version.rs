@@ -4,7 +4,10 @@
 use wasmtime::component::{types::ComponentItem, Component};
 use wasmtime::Engine;
 
+use serde::{Deserialize, Serialize};
+
 use crate::abi::ApiVersion;
+use crate::plugin::Interfaces;
 use crate::LoadError;
 
 /// WIT package of the plugin API.
@@ -76,25 +79,65 @@ pub fn check_manifest(id: &str, api_version: &str) -> Result<ApiVersion, LoadErr
         .ok_or_else(|| out_of_range(id, format!("apiVersion {api_version} in its manifest")))
 }
 
+/// What the load checks of a compiled component, by name: the interfaces it
+/// exports, the ones it imports (each with whether it is an instance) and
+/// whether it exports a harness. A remembered declaration keeps them, so a
+/// warm start runs the same checks (against the grants of that start)
+/// without loading the component.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ComponentFacts {
+    /// Exported names, e.g. `openclaw:plugin/tool-hooks@0.2.1`.
+    pub exports: Vec<String>,
+    /// Imported names, each with whether it is an instance.
+    pub imports: Vec<(String, bool)>,
+    /// Whether it exports the harness interface of the API version its
+    /// manifest declares.
+    pub harness: bool,
+}
+
+impl ComponentFacts {
+    /// The facts of `component`, whose manifest declares `manifest_version`.
+    pub(crate) fn of(engine: &Engine, component: &Component, manifest_version: ApiVersion) -> Self {
+        let ty = component.component_type();
+        Self {
+            exports: ty.exports(engine).map(|(n, _)| n.to_string()).collect(),
+            imports: ty
+                .imports(engine)
+                .map(|(n, item)| {
+                    let instance = matches!(item.ty, ComponentItem::ComponentInstance(_));
+                    (n.to_string(), instance)
+                })
+                .collect(),
+            harness: crate::abi::exports_harness(manifest_version, component),
+        }
+    }
+
+    /// Its imports and exports by name, as a status shows them.
+    pub(crate) fn interfaces(&self) -> Interfaces {
+        Interfaces {
+            imports: self.imports.iter().map(|(n, _)| n.clone()).collect(),
+            exports: self.exports.clone(),
+        }
+    }
+}
+
 /// The API version a compiled component targets, from the interfaces it
 /// exports (all of one version); its imports must be WASI packages the host
 /// links or interfaces of that version (the harness ones only when `harness_granted`), and the
 /// version must be the one its manifest declares.
-pub fn check_component(
+pub(crate) fn check_component(
     id: &str,
-    engine: &Engine,
-    component: &Component,
+    facts: &ComponentFacts,
     manifest_version: ApiVersion,
     harness_granted: bool,
 ) -> Result<ApiVersion, LoadError> {
-    let ty = component.component_type();
-    let mut versions: Vec<(String, &str)> = Vec::new();
-    for (name, _) in ty.exports(engine) {
+    let mut versions: Vec<(&str, &str)> = Vec::new();
+    for name in &facts.exports {
         if let Some((_, version)) = ours(name) {
-            versions.push((name.to_string(), version));
+            versions.push((name, version));
         }
     }
-    let Some((first, version)) = versions.first().cloned() else {
+    let Some(&(first, version)) = versions.first() else {
         return Err(LoadError::NotAPlugin {
             id: id.into(),
             reason: format!("the component exports no `{API_PACKAGE}` interface"),
@@ -117,7 +160,7 @@ pub fn check_component(
         });
     }
     let (host, harness_only) = api.imports();
-    for (name, item) in ty.imports(engine) {
+    for (name, instance) in &facts.imports {
         // Again here: a component from the compiled cache skipped the precheck.
         check_provided(id, name)?;
         if name.starts_with("wasi:") {
@@ -134,7 +177,7 @@ pub fn check_component(
             });
         }
         let allowed = iface.is_some_and(|i| host.contains(&i) || harness_only.contains(&i));
-        if !allowed || !matches!(item.ty, ComponentItem::ComponentInstance(_)) {
+        if !allowed || !instance {
             return Err(LoadError::NotAPlugin {
                 id: id.into(),
                 reason: format!("it imports `{name}`, which this host does not provide to plugins"),
@@ -189,7 +232,8 @@ mod tests {
         )
         .unwrap();
         let component = Component::new(&engine, bytes).unwrap();
-        let err = check_component("p", &engine, &component, ApiVersion::V0_2, false).unwrap_err();
+        let facts = ComponentFacts::of(&engine, &component, ApiVersion::V0_2);
+        let err = check_component("p", &facts, ApiVersion::V0_2, false).unwrap_err();
         assert!(
             matches!(&err, LoadError::UnsupportedImport { import, .. } if import == "wasi:http/types@0.2.3"),
             "{err}"

@@ -78,12 +78,14 @@ async fn blocking<T: Send + 'static>(
 
 /// The compiled component of `package` (whose id is `id`), its pin
 /// checked. `remembered` is the digest remembered for the component file's
-/// stamp, as [`crate::package_files`] read it.
+/// stamp, as [`crate::package_files`] read it. With `expected`, a file
+/// whose digest is another one is refused before it is compiled.
 pub(crate) async fn acquire(
     source: Source<'_>,
     id: &str,
     package: &PluginPackage,
     remembered: Result<Option<String>, String>,
+    expected: Option<&str>,
 ) -> Result<Acquired, LoadError> {
     let max = source.config.limits.max_component_mb << 20;
     // Fast path: a remembered digest of the unchanged file, pinned, and a
@@ -110,6 +112,15 @@ pub(crate) async fn acquire(
         Ok((bytes, sha256))
     })
     .await?;
+    if let Some(expected) = expected.filter(|e| *e != sha256) {
+        return Err(LoadError::Runtime {
+            id: id.into(),
+            stage: "loading the component",
+            reason: format!(
+                "its file changed since the plugin was loaded (sha256 {expected} then, {sha256} now); reload the plugins to check it again"
+            ),
+        });
+    }
     admission::check_pin(id, &sha256, source.config)?;
     // One acquisition per digest at a time: a second package with the same
     // component waits here, then shares what the first got. It waits without
@@ -218,4 +229,113 @@ async fn lookup(
         Ok(cache.lookup(engine.engine(), &key))
     })
     .await
+}
+
+/// What acquiring a component later needs, owned: a deferred load keeps it
+/// until the plugin's first instantiation.
+#[derive(Clone)]
+pub(crate) struct Owned {
+    /// The engine components are compiled for.
+    pub engine: Arc<PluginEngine>,
+    /// The compiled cache (and remembered digests).
+    pub cache: Arc<ComponentCache>,
+    /// Compiles running at once are bounded by this.
+    pub compiles: Arc<tokio::sync::Semaphore>,
+    /// Pins and limits.
+    pub config: Arc<PluginsConfig>,
+    /// Components already acquired by this host.
+    pub shared: Arc<Shared>,
+}
+
+impl Owned {
+    /// The borrowed form [`acquire`] takes.
+    pub(crate) fn source(&self) -> Source<'_> {
+        Source {
+            engine: &self.engine,
+            cache: &self.cache,
+            compiles: &self.compiles,
+            config: &self.config,
+            shared: &self.shared,
+        }
+    }
+}
+
+/// A plugin's compiled component: at hand from its load, or acquired at its
+/// first instantiation. A warm start with a remembered declaration defers
+/// it: mapping (and type-checking) an artifact is most of a plugin's start
+/// (milliseconds for a Python or JavaScript component), and a plugin that
+/// is never called never needs it.
+pub(crate) struct LazyComponent {
+    cell: tokio::sync::OnceCell<(Component, CacheOutcome)>,
+    deferred: Option<Deferred>,
+}
+
+/// A component to acquire later: the one whose sha256 the load checked
+/// against the pin, and no other.
+struct Deferred {
+    source: Owned,
+    id: String,
+    package: PluginPackage,
+    sha256: String,
+}
+
+impl LazyComponent {
+    /// A component the load acquired.
+    pub(crate) fn ready(component: Component, outcome: CacheOutcome) -> Self {
+        Self {
+            cell: tokio::sync::OnceCell::new_with(Some((component, outcome))),
+            deferred: None,
+        }
+    }
+
+    /// The component of `package` whose digest is `sha256` (pin checked),
+    /// acquired at first use.
+    pub(crate) fn deferred(
+        source: Owned,
+        id: &str,
+        package: PluginPackage,
+        sha256: String,
+    ) -> Self {
+        Self {
+            cell: tokio::sync::OnceCell::new(),
+            deferred: Some(Deferred {
+                source,
+                id: id.to_string(),
+                package,
+                sha256,
+            }),
+        }
+    }
+
+    /// The component, acquired now if the load deferred it: from this
+    /// host's other packages, the compiled cache, or compiled. Its file
+    /// must still have the digest the load checked.
+    pub(crate) async fn get(&self) -> Result<&Component, LoadError> {
+        let (component, _) = self
+            .cell
+            .get_or_try_init(|| async {
+                let d = self
+                    .deferred
+                    .as_ref()
+                    .expect("a component without a deferred source was set at load");
+                let acquired = acquire(
+                    d.source.source(),
+                    &d.id,
+                    &d.package,
+                    Ok(Some(d.sha256.clone())),
+                    Some(&d.sha256),
+                )
+                .await?;
+                Ok((acquired.component, acquired.outcome))
+            })
+            .await?;
+        Ok(component)
+    }
+
+    /// How the component was acquired: `Deferred` while it is not yet.
+    pub(crate) fn outcome(&self) -> CacheOutcome {
+        self.cell
+            .get()
+            .map_or(CacheOutcome::Deferred, |(_, outcome)| *outcome)
+    }
 }

@@ -155,6 +155,15 @@ pub enum CallError {
         limit_kb: usize,
     },
     /// The plugin was disabled after repeated traps.
+    /// Its component, deferred at load, could not be acquired at first use
+    /// (its file changed, or the compile failed).
+    #[error("plugin `{id}` could not be loaded: {reason}")]
+    Unloadable {
+        /// Plugin id.
+        id: String,
+        /// Why.
+        reason: String,
+    },
     #[error("plugin `{id}` is disabled: {reason}")]
     Disabled {
         /// Plugin id.

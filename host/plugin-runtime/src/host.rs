@@ -12,9 +12,10 @@ use clawhost_hooks::HookRegistration;
 use clawhost_tools::Tool;
 
 use crate::abi::{Answer, Declared, Request};
+use crate::api_version::ComponentFacts;
 use crate::cache::declarations::DeclarationKey;
 use crate::cache::ComponentCache;
-use crate::component_source::{self, Acquired, Source};
+use crate::component_source::{self, Acquired, LazyComponent};
 use crate::engine::PluginEngine;
 use crate::instance::{CallLimits, PluginInstance};
 use crate::logs::PluginLogs;
@@ -44,7 +45,7 @@ pub struct PluginHost {
     /// seconds and ~400 MB to compile.
     compiles: Arc<tokio::sync::Semaphore>,
     /// Components acquired so far, shared by packages with the same digest.
-    shared: crate::component_source::Shared,
+    shared: Arc<crate::component_source::Shared>,
     config: Arc<PluginsConfig>,
     base_dir: PathBuf,
     plugins: Vec<Arc<LoadedPlugin>>,
@@ -306,23 +307,13 @@ impl PluginHost {
                 reason: e,
             }
         };
-        let Acquired {
-            component,
-            sha256,
-            outcome: cache_outcome,
-        } = component_source::acquire(
-            Source {
-                engine: &self.engine,
-                cache: &self.cache,
-                compiles: &self.compiles,
-                config: &self.config,
-                shared: &self.shared,
-            },
-            &id,
-            &package,
-            remembered_digest,
-        )
-        .await?;
+        let config_json = entry.config.to_string();
+        let key_of = |sha256: &str, grants: &EffectiveGrants| DeclarationKey {
+            sha256: sha256.to_string(),
+            api: manifest_api.as_str(),
+            config_json: config_json.clone(),
+            grants: grants.fingerprint(),
+        };
         let grants = grants.unwrap_or_else(|| {
             EffectiveGrants::resolve(
                 &id,
@@ -331,43 +322,69 @@ impl PluginHost {
                 &self.base_dir,
                 &self.protected,
             )
-        })?;
-
-        let harness_granted = package.manifest.capabilities.harness && entry.grants.harness;
-        let api = api_version::check_component(
-            &id,
-            self.engine.engine(),
-            &component,
-            manifest_api,
-            harness_granted,
-        )?;
-        let ty = component.component_type();
-        let interfaces = crate::plugin::Interfaces {
-            imports: ty
-                .imports(self.engine.engine())
-                .map(|(n, _)| n.to_string())
-                .collect(),
-            exports: ty
-                .exports(self.engine.engine())
-                .map(|(n, _)| n.to_string())
-                .collect(),
+        });
+        // An unchanged, pinned component whose declaration is remembered
+        // under this load's key is not loaded now: the record holds what the
+        // load checks of it, and its first instantiation maps it.
+        let mut read_ahead =
+            read_declaration.map(|(key, declared, facts)| (key, (declared, facts)));
+        let mut remembered_record = None;
+        if let (Ok(Some(sha256)), Ok(grants)) = (&remembered_digest, &grants) {
+            admission::check_pin(&id, sha256, &self.config)?;
+            let key = key_of(sha256, grants);
+            remembered_record = match read_ahead.take().filter(|(read_key, _)| *read_key == key) {
+                Some((_, record)) => Some(record),
+                None => self.remembered_declaration(&key).await,
+            }
+            .map(|record| (sha256.clone(), record));
+        }
+        let (component, sha256, facts, declared) = match remembered_record {
+            Some((sha256, (declared, facts))) => {
+                let component = LazyComponent::deferred(
+                    self.component_sources(),
+                    &id,
+                    package.clone(),
+                    sha256.clone(),
+                );
+                (component, sha256, facts, Some(declared))
+            }
+            None => {
+                let Acquired {
+                    component,
+                    sha256,
+                    outcome,
+                } = component_source::acquire(
+                    self.component_sources().source(),
+                    &id,
+                    &package,
+                    remembered_digest,
+                    None,
+                )
+                .await?;
+                let facts = ComponentFacts::of(self.engine.engine(), &component, manifest_api);
+                (
+                    LazyComponent::ready(component, outcome),
+                    sha256,
+                    facts,
+                    None,
+                )
+            }
         };
+        let grants = grants?;
+        let harness_granted = package.manifest.capabilities.harness && entry.grants.harness;
+        let api = api_version::check_component(&id, &facts, manifest_api, harness_granted)?;
+        let interfaces = facts.interfaces();
         let limits = &self.config.limits;
         let logs = PluginLogs::new(
             &id,
             usize::try_from(limits.max_log_kb_per_call << 10).unwrap_or(usize::MAX),
         );
-        let config_json = entry.config.to_string();
-        let key = DeclarationKey {
-            sha256: sha256.clone(),
-            api: api.as_str(),
-            config_json: config_json.clone(),
-            grants: grants.fingerprint(),
-        };
+        let key = key_of(&sha256, &grants);
         let instance = PluginInstance::new(
             id.clone(),
             self.engine.clone(),
             component,
+            facts.harness,
             api,
             grants,
             config_json.into(),
@@ -394,18 +411,19 @@ impl PluginHost {
         }
         // A remembered declaration was written after this component linked
         // and registered in this host version: linking waits for first use.
-        let read_ahead = read_declaration
-            .filter(|(read_key, _)| *read_key == key)
-            .map(|(_, declared)| declared);
-        let remembered_declaration = match read_ahead {
+        let remembered_declaration = match declared {
             Some(declared) => Some(declared),
-            None => self.remembered_declaration(&key).await,
+            None => match read_ahead.filter(|(read_key, _)| *read_key == key) {
+                Some((_, (declared, _))) => Some(declared),
+                None => self.remembered_declaration(&key).await.map(|(d, _)| d),
+            },
         };
         let (declared, remembered) = match remembered_declaration {
             Some(declared) => (declared, true),
             None => {
                 instance
                     .link()
+                    .await
                     .map_err(|e| runtime("linking")(format!("{e:#}")))?;
                 match instance.call(Request::Register).await {
                     Ok(Answer::Declared(d)) => (d, false),
@@ -438,7 +456,7 @@ impl PluginHost {
                     // Only what passes the full check (schemas compiled) is
                     // remembered: a remembered one is trusted to compile.
                     match registration::check(&plugin, &version, fresh.clone(), harness, false) {
-                        Ok(_) => cache.remember_declaration(&key, &fresh),
+                        Ok(_) => cache.remember_declaration(&key, &fresh, &facts),
                         Err(reason) => {
                             tracing::warn!(plugin = %plugin, %reason, "the new answer does not pass the registration check: the record is forgotten, so the next load checks it again and refuses the plugin");
                             cache.forget_declaration(&key);
@@ -448,15 +466,15 @@ impl PluginHost {
             }));
         } else {
             let (cache, key) = (self.cache.clone(), key);
-            let _ =
-                tokio::task::spawn_blocking(move || cache.remember_declaration(&key, &declared))
-                    .await;
+            let _ = tokio::task::spawn_blocking(move || {
+                cache.remember_declaration(&key, &declared, &facts)
+            })
+            .await;
         }
         Ok(LoadedPlugin {
             manifest: package.manifest,
             dir: package.dir,
             sha256,
-            cache: cache_outcome,
             registration,
             instance,
             logs,
@@ -467,8 +485,23 @@ impl PluginHost {
         })
     }
 
-    /// The declaration remembered under `key`, read on a blocking thread.
-    async fn remembered_declaration(&self, key: &DeclarationKey) -> Option<Declared> {
+    /// What acquiring a component needs, owned (a deferred one keeps it).
+    fn component_sources(&self) -> component_source::Owned {
+        component_source::Owned {
+            engine: self.engine.clone(),
+            cache: self.cache.clone(),
+            compiles: self.compiles.clone(),
+            config: self.config.clone(),
+            shared: self.shared.clone(),
+        }
+    }
+
+    /// The declaration (and component facts) remembered under `key`, read
+    /// on a blocking thread.
+    async fn remembered_declaration(
+        &self,
+        key: &DeclarationKey,
+    ) -> Option<(Declared, ComponentFacts)> {
         let (cache, key) = (self.cache.clone(), key.clone());
         tokio::task::spawn_blocking(move || cache.remembered_declaration(&key))
             .await

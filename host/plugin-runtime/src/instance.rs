@@ -6,10 +6,12 @@ use std::sync::{Arc, Mutex as SyncMutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use tokio::sync::Mutex;
-use wasmtime::component::{Component, InstancePre};
+use wasmtime::component::InstancePre;
 use wasmtime::{Store, Trap, UpdateDeadline};
 
-use crate::abi::{exports_harness, Answer, ApiVersion, Declared, Guest, Indices, Request};
+use crate::abi::{Answer, ApiVersion, Declared, Guest, Indices, Request};
+use crate::cache::CacheOutcome;
+use crate::component_source::LazyComponent;
 use crate::engine::PluginEngine;
 use crate::logs::PluginLogs;
 use crate::sandbox::EffectiveGrants;
@@ -56,7 +58,7 @@ struct Linked {
 pub(crate) struct PluginInstance {
     id: String,
     engine: Arc<PluginEngine>,
-    component: Component,
+    component: LazyComponent,
     /// Set by [`Self::link`] at load, or at the first instantiation when a
     /// remembered declaration let the load skip it.
     linked: OnceLock<Linked>,
@@ -77,12 +79,14 @@ pub(crate) struct PluginInstance {
 }
 
 impl PluginInstance {
-    /// A plugin instance of `component`, not linked yet (see [`Self::link`]).
+    /// A plugin instance of `component` (a harness when `is_harness`), not
+    /// linked yet (see [`Self::link`]).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         id: String,
         engine: Arc<PluginEngine>,
-        component: Component,
+        component: LazyComponent,
+        is_harness: bool,
         api: ApiVersion,
         grants: EffectiveGrants,
         config_json: Arc<str>,
@@ -92,7 +96,7 @@ impl PluginInstance {
         Self {
             id,
             engine,
-            is_harness: exports_harness(api, &component),
+            is_harness,
             component,
             linked: OnceLock::new(),
             api,
@@ -113,15 +117,20 @@ impl PluginInstance {
     /// Done at load, unless a remembered declaration (written after this
     /// very component linked in this host version) lets the first
     /// instantiation do it.
-    pub(crate) fn link(&self) -> wasmtime::Result<()> {
-        self.linked().map(|_| ())
+    pub(crate) async fn link(&self) -> wasmtime::Result<()> {
+        self.linked().await.map(|_| ())
     }
 
-    fn linked(&self) -> wasmtime::Result<&Linked> {
+    async fn linked(&self) -> wasmtime::Result<&Linked> {
         if let Some(linked) = self.linked.get() {
             return Ok(linked);
         }
-        let pre = self.engine.linker().instantiate_pre(&self.component)?;
+        let component = self
+            .component
+            .get()
+            .await
+            .map_err(|e| wasmtime::format_err!("{e}"))?;
+        let pre = self.engine.linker().instantiate_pre(component)?;
         let indices = Indices::new(self.api, &pre)?;
         // Calls into one plugin are serialized, so no other thread links it
         // meanwhile; if one did, its equal result stands.
@@ -194,7 +203,7 @@ impl PluginInstance {
         });
         store.data_mut().deadline = Instant::now() + self.limits.timeout;
         store.set_epoch_deadline(1);
-        let linked = self.linked()?;
+        let linked = self.linked().await?;
         let instance = linked.pre.instantiate_async(&mut store).await?;
         let guest = linked.indices.load(&mut store, &instance)?;
         self.instantiations.fetch_add(1, Ordering::Relaxed);
@@ -225,12 +234,30 @@ impl PluginInstance {
     pub(crate) async fn restart(&self) -> Result<(), CallError> {
         let mut slot = self.live.lock().await;
         *slot = None;
+        self.load_component().await?;
         let live = self.instantiate().await.map_err(|e| CallError::Trapped {
             id: self.id.clone(),
             reason: format!("instantiation failed: {}", e.root_cause()),
         })?;
         *slot = Some(live);
         Ok(())
+    }
+
+    /// Acquire the component now if the load deferred it (see
+    /// [`LazyComponent`]), and say how it was acquired.
+    pub(crate) async fn load_component(&self) -> Result<CacheOutcome, CallError> {
+        match self.component.get().await {
+            Ok(_) => Ok(self.component.outcome()),
+            Err(e) => Err(CallError::Unloadable {
+                id: self.id.clone(),
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    /// How the component was acquired (`Deferred` while it is not yet).
+    pub(crate) fn component_outcome(&self) -> CacheOutcome {
+        self.component.outcome()
     }
 
     /// Whether the component exports the harness interface.
@@ -266,6 +293,13 @@ impl PluginInstance {
             } else {
                 Duration::ZERO
             };
+        if slot.is_none() {
+            // Host work, outside the guest's deadline: mapping a deferred
+            // component (or compiling it, if its artifact went meanwhile).
+            if let Err(error) = self.load_component().await {
+                return Err(self.failed(&mut slot, error));
+            }
+        }
         self.logs.begin_call();
         let run = async {
             if slot.is_none() {
@@ -300,7 +334,12 @@ impl PluginInstance {
                 timeout_ms: timeout.as_millis() as u64,
             },
         };
-        // A trapped or abandoned instance is never reused.
+        Err(self.failed(&mut slot, error))
+    }
+
+    /// Count a failed call: the instance in `slot` (trapped or abandoned)
+    /// is never reused, and a plugin that keeps failing is disabled.
+    fn failed(&self, slot: &mut Option<Live>, error: CallError) -> CallError {
         *slot = None;
         let traps = self.consecutive_traps.fetch_add(1, Ordering::Relaxed) + 1;
         tracing::warn!(plugin = %self.id, traps, error = %error, "plugin call failed; instance discarded");
@@ -309,7 +348,7 @@ impl PluginInstance {
             tracing::error!(plugin = %self.id, %reason, "plugin disabled");
             *self.disabled.lock().unwrap_or_else(|p| p.into_inner()) = Some(reason);
         }
-        Err(error)
+        error
     }
 
     fn classify(&self, e: &wasmtime::Error, live: Option<&Live>, timeout: Duration) -> CallError {

@@ -4,7 +4,10 @@
 //! API version (see `wit/v*`; every released version is still served, see
 //! `abi`). Loading goes: manifest → operator allow/deny lists → API version →
 //! sha256 pin → grants (manifest ∩ operator) → compile (cached on disk) →
-//! export/import check → link → instantiate → registration. Every call runs
+//! export/import check → link → instantiate → registration; a warm start
+//! takes the registration and the checked imports and exports from an
+//! authenticated record and leaves loading the component, linking and
+//! instantiating to the first call. Every call runs
 //! under a memory cap and a wall-clock deadline (epoch interruption); a
 //! trapped instance is discarded and re-created for the next call, and a
 //! plugin that fails repeatedly is disabled.

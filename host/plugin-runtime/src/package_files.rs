@@ -12,6 +12,7 @@ use std::sync::Arc;
 use clawhost_config::PluginsConfig;
 
 use crate::abi::Declared;
+use crate::api_version::ComponentFacts;
 use crate::cache::declarations::DeclarationKey;
 use crate::cache::ComponentCache;
 use crate::manifest::PluginPackage;
@@ -30,9 +31,9 @@ pub(crate) struct PackageFiles {
     pub remembered: Result<Option<String>, String>,
     /// The plugin's grants; `None` when not read (a disabled or unlisted plugin).
     pub grants: Option<Result<EffectiveGrants, LoadError>>,
-    /// The declaration remembered under the key this read expects; the load
-    /// uses it only if its own key is the same.
-    pub declaration: Option<(DeclarationKey, Declared)>,
+    /// The declaration (and component facts) remembered under the key this
+    /// read expects; the load uses it only if its own key is the same.
+    pub declaration: Option<(DeclarationKey, Declared, ComponentFacts)>,
 }
 
 /// Reads packages' files; cheap to clone into a blocking task.
@@ -103,7 +104,14 @@ impl Reader {
         let remembered = package
             .stamp_component(max, real_dir.as_deref())
             .map(|(path, stamp)| self.cache.remembered(&path, &stamp));
-        let entry = self.config.entries.get(id).cloned().unwrap_or_default();
+        let unlisted;
+        let entry = match self.config.entries.get(id) {
+            Some(entry) => entry,
+            None => {
+                unlisted = clawhost_config::PluginEntry::default();
+                &unlisted
+            }
+        };
         let (grants, declaration) =
             if entry.enabled && admission::check_lists(id, &self.config).is_ok() {
                 let grants = EffectiveGrants::resolve(
@@ -124,8 +132,8 @@ impl Reader {
                                     config_json: entry.config.to_string(),
                                     grants: grants.fingerprint(),
                                 };
-                                let declared = self.cache.remembered_declaration(&key)?;
-                                Some((key, declared))
+                                let (declared, facts) = self.cache.remembered_declaration(&key)?;
+                                Some((key, declared, facts))
                             })
                     }
                     _ => None,

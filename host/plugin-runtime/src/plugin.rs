@@ -27,7 +27,6 @@ pub struct LoadedPlugin {
     pub(crate) manifest: PluginManifest,
     pub(crate) dir: PathBuf,
     pub(crate) sha256: String,
-    pub(crate) cache: CacheOutcome,
     pub(crate) registration: Registration,
     pub(crate) instance: PluginInstance,
     pub(crate) logs: Arc<PluginLogs>,
@@ -189,7 +188,7 @@ impl LoadedPlugin {
             grants: self.instance.grants().clone(),
             instantiations: self.instance.instantiations(),
             consecutive_failures: self.instance.consecutive_traps(),
-            from_cache: self.cache != CacheOutcome::Compiled,
+            from_cache: self.instance.component_outcome() != CacheOutcome::Compiled,
             declaration: match &self.remembered {
                 None => Declaration::Called,
                 Some(outdated) if outdated.load(std::sync::atomic::Ordering::Relaxed) => {
@@ -198,6 +197,14 @@ impl LoadedPlugin {
                 Some(_) => Declaration::Remembered,
             },
         }
+    }
+
+    /// Acquire the plugin's compiled component now if its load deferred it
+    /// (a warm start with a remembered declaration does, until the first
+    /// call), and say how it was acquired: from the cache, shared with
+    /// another package, or compiled.
+    pub async fn load_component(&self) -> Result<CacheOutcome, CallError> {
+        self.instance.load_component().await
     }
 
     /// Discard the plugin's live instance and start a fresh one from the

@@ -89,14 +89,9 @@ async fn a_0_2_component_loads_and_runs_when_the_host_also_offers_0_3() {
     .unwrap();
 
     let component = Component::new(&engine, policy_guard_component()).unwrap();
-    let api = crate::api_version::check_component(
-        "policy-guard",
-        &engine,
-        &component,
-        ApiVersion::V0_2,
-        false,
-    )
-    .unwrap();
+    let facts = crate::api_version::ComponentFacts::of(&engine, &component, ApiVersion::V0_2);
+    let api = crate::api_version::check_component("policy-guard", &facts, ApiVersion::V0_2, false)
+        .unwrap();
     assert_eq!(api, ApiVersion::V0_2);
     let pre = linker.instantiate_pre(&component).unwrap();
     let indices = Indices::new(api, &pre).unwrap();

@@ -1,7 +1,8 @@
 //! Remembered declarations: what a plugin's `register` answered, keyed by
 //! everything the host hands it (component digest, API version, config,
-//! grants, host version), so a warm start offers a plugin's tools and hooks
-//! without instantiating it. The plugin is instantiated on its first call,
+//! grants, host version), with what the load checked of its component
+//! ([`ComponentFacts`]), so a warm start offers a plugin's tools and hooks
+//! without loading its component or instantiating it. The plugin is instantiated on its first call,
 //! where `register` runs again and is compared with the record (see
 //! `PluginInstance`). A record is authenticated with the cache's key (keyed
 //! BLAKE3): a plugin that can write files cannot plant tools or hooks for
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ComponentCache, Disk, TAG_LEN};
 use crate::abi::{Declared, DeclaredTool};
+use crate::api_version::ComponentFacts;
 use crate::owned_path;
 
 /// Largest record read: 128 tools with their schemas fit many times over.
@@ -40,7 +42,7 @@ impl DeclarationKey {
     /// The bytes the record's name and tag cover.
     fn text(&self) -> String {
         format!(
-            "clawhost declaration v1\0{}\0{}\0{}\0{}\0{}",
+            "clawhost declaration v2\0{}\0{}\0{}\0{}\0{}",
             env!("CARGO_PKG_VERSION"),
             self.sha256,
             self.api,
@@ -61,6 +63,8 @@ struct Record {
     /// (hook name, tool patterns).
     tool_filters: Vec<(String, Vec<String>)>,
     harnesses: Vec<String>,
+    /// What the load checked of the component.
+    component: ComponentFacts,
 }
 
 fn hook(name: &str) -> Option<HookKind> {
@@ -68,8 +72,9 @@ fn hook(name: &str) -> Option<HookKind> {
 }
 
 impl Record {
-    fn of(d: &Declared) -> Self {
+    fn of(d: &Declared, facts: &ComponentFacts) -> Self {
         Self {
+            component: facts.clone(),
             id: d.id.clone(),
             tools: d
                 .tools
@@ -86,8 +91,8 @@ impl Record {
         }
     }
 
-    fn declared(self) -> Option<Declared> {
-        Some(Declared {
+    fn declared(self) -> Option<(Declared, ComponentFacts)> {
+        let declared = Declared {
             id: self.id,
             tools: self
                 .tools
@@ -109,7 +114,8 @@ impl Record {
                 .map(|(k, p)| Some((hook(&k)?, p)))
                 .collect::<Option<_>>()?,
             harnesses: self.harnesses,
-        })
+        };
+        Some((declared, self.component))
     }
 }
 
@@ -148,8 +154,12 @@ pub(super) fn forget(dir: &Path, sha256: &str) {
 }
 
 impl ComponentCache {
-    /// What the plugin declared under `key`, if a record verifies.
-    pub(crate) fn remembered_declaration(&self, key: &DeclarationKey) -> Option<Declared> {
+    /// What the plugin declared under `key` and what the load checked of
+    /// its component, if a record verifies.
+    pub(crate) fn remembered_declaration(
+        &self,
+        key: &DeclarationKey,
+    ) -> Option<(Declared, ComponentFacts)> {
         let disk = self.disk.as_ref()?;
         let text = key.text();
         let data = owned_path::read_bounded(&record_path(disk, key, &text), MAX_RECORD).ok()?;
@@ -173,16 +183,22 @@ impl ComponentCache {
         }
     }
 
-    /// Remember that the plugin declared `declared` under `key`; failures
-    /// are logged (the next start calls `register` again).
-    pub(crate) fn remember_declaration(&self, key: &DeclarationKey, declared: &Declared) {
+    /// Remember that the plugin declared `declared` under `key`, and the
+    /// `facts` its load checked of the component; failures are logged (the
+    /// next start calls `register` again).
+    pub(crate) fn remember_declaration(
+        &self,
+        key: &DeclarationKey,
+        declared: &Declared,
+        facts: &ComponentFacts,
+    ) {
         let Some(disk) = &self.disk else { return };
         let text = key.text();
         let path = record_path(disk, key, &text);
         let write = || -> anyhow::Result<()> {
             let dir = path.parent().expect("a record path has a parent");
             owned_path::private_dir(dir)?;
-            let body = serde_json::to_vec(&Record::of(declared))?;
+            let body = serde_json::to_vec(&Record::of(declared, facts))?;
             let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
             writeln!(tmp, "{}", tag(disk, &text, &body).to_hex())?;
             tmp.write_all(&body)?;

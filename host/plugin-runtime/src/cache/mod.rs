@@ -58,6 +58,9 @@ pub enum CacheOutcome {
     /// Shared with another package of this host whose component has the
     /// same sha256 (compiled or mapped once for both).
     Shared,
+    /// Not needed at load (a remembered declaration stood in for the
+    /// component): acquired at the plugin's first instantiation.
+    Deferred,
 }
 
 /// Why the cache (or its key) cannot be used.

@@ -299,12 +299,15 @@ fn the_cache_keeps_to_its_size_and_age_bounds_least_recently_used_first() {
         harnesses: vec!["h".into()],
         ..Default::default()
     };
-    cache.remember_declaration(&key(&a), &declared);
-    cache.remember_declaration(&key(&b), &declared);
-    assert_eq!(
-        cache.remembered_declaration(&key(&a)),
-        Some(declared.clone())
-    );
+    let facts = crate::api_version::ComponentFacts {
+        exports: vec!["openclaw:plugin/harness@0.2.1".into()],
+        imports: vec![("wasi:io/streams@0.2.6".into(), true)],
+        harness: true,
+    };
+    let remembered = Some((declared.clone(), facts.clone()));
+    cache.remember_declaration(&key(&a), &declared, &facts);
+    cache.remember_declaration(&key(&b), &declared, &facts);
+    assert_eq!(cache.remembered_declaration(&key(&a)), remembered);
     let one = std::fs::metadata(cache.path(cache.disk.as_ref().unwrap(), &a))
         .unwrap()
         .len();
@@ -314,7 +317,7 @@ fn the_cache_keeps_to_its_size_and_age_bounds_least_recently_used_first() {
     cache.load(&engine, &b, EMPTY).unwrap();
     assert!(!cache.is_cached(&a) && cache.is_cached(&b));
     assert_eq!(cache.remembered_declaration(&key(&a)), None);
-    assert_eq!(cache.remembered_declaration(&key(&b)), Some(declared));
+    assert_eq!(cache.remembered_declaration(&key(&b)), remembered);
     // An artifact unused past the age bound goes at the next sweep.
     // (Its last use is its tag file's modification time.)
     let path = artifact::tag_path(&cache.path(cache.disk.as_ref().unwrap(), &b));
