@@ -1,7 +1,9 @@
 //! From a package's component file to a compiled [`Component`]: its digest
 //! (remembered per file stamp), the operator's pin, the import precheck and
 //! the compiled cache. An unchanged, pinned, cached component is neither
-//! read nor hashed at start: its file is stat'ed and its artifact mapped.
+//! read nor hashed at start: its file is stat'ed and its artifact mapped,
+//! and with a remembered declaration even the mapping waits for the
+//! plugin's first use ([`LazyComponent`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -234,7 +236,7 @@ async fn lookup(
 /// What acquiring a component later needs, owned: a deferred load keeps it
 /// until the plugin's first instantiation.
 #[derive(Clone)]
-pub(crate) struct Owned {
+pub(crate) struct OwnedSource {
     /// The engine components are compiled for.
     pub engine: Arc<PluginEngine>,
     /// The compiled cache (and remembered digests).
@@ -247,7 +249,7 @@ pub(crate) struct Owned {
     pub shared: Arc<Shared>,
 }
 
-impl Owned {
+impl OwnedSource {
     /// The borrowed form [`acquire`] takes.
     pub(crate) fn source(&self) -> Source<'_> {
         Source {
@@ -273,7 +275,7 @@ pub(crate) struct LazyComponent {
 /// A component to acquire later: the one whose sha256 the load checked
 /// against the pin, and no other.
 struct Deferred {
-    source: Owned,
+    source: OwnedSource,
     id: String,
     package: PluginPackage,
     sha256: String,
@@ -291,7 +293,7 @@ impl LazyComponent {
     /// The component of `package` whose digest is `sha256` (pin checked),
     /// acquired at first use.
     pub(crate) fn deferred(
-        source: Owned,
+        source: OwnedSource,
         id: &str,
         package: PluginPackage,
         sha256: String,

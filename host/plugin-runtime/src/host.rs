@@ -486,8 +486,8 @@ impl PluginHost {
     }
 
     /// What acquiring a component needs, owned (a deferred one keeps it).
-    fn component_sources(&self) -> component_source::Owned {
-        component_source::Owned {
+    fn component_sources(&self) -> component_source::OwnedSource {
+        component_source::OwnedSource {
             engine: self.engine.clone(),
             cache: self.cache.clone(),
             compiles: self.compiles.clone(),

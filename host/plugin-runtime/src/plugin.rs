@@ -116,7 +116,8 @@ pub struct PluginStatus {
     /// Failed calls in a row.
     pub consecutive_failures: u32,
     /// Whether the component was not compiled for this load: it came from
-    /// the cache, or from another package with the same component.
+    /// the cache, or from another package with the same component, or the
+    /// load left it to the first use (see [`LoadedPlugin::load_component`]).
     pub from_cache: bool,
     /// Where its tools and hooks came from at load.
     pub declaration: Declaration,
