@@ -7,7 +7,6 @@ use wasmtime::Engine;
 use serde::{Deserialize, Serialize};
 
 use crate::abi::ApiVersion;
-use crate::plugin::Interfaces;
 use crate::LoadError;
 
 /// WIT package of the plugin API.
@@ -109,14 +108,6 @@ impl ComponentFacts {
                 })
                 .collect(),
             harness: crate::abi::exports_harness(manifest_version, component),
-        }
-    }
-
-    /// Its imports and exports by name, as a status shows them.
-    pub(crate) fn interfaces(&self) -> Interfaces {
-        Interfaces {
-            imports: self.imports.iter().map(|(n, _)| n.clone()).collect(),
-            exports: self.exports.clone(),
         }
     }
 }

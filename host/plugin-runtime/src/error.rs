@@ -154,7 +154,6 @@ pub enum CallError {
         /// The cap.
         limit_kb: usize,
     },
-    /// The plugin was disabled after repeated traps.
     /// Its component, deferred at load, could not be acquired at first use
     /// (its file changed, or the compile failed).
     #[error("plugin `{id}` could not be loaded: {reason}")]
@@ -164,6 +163,7 @@ pub enum CallError {
         /// Why.
         reason: String,
     },
+    /// The plugin was disabled after repeated traps.
     #[error("plugin `{id}` is disabled: {reason}")]
     Disabled {
         /// Plugin id.

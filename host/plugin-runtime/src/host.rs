@@ -329,6 +329,8 @@ impl PluginHost {
         let mut read_ahead =
             read_declaration.map(|(key, declared, facts)| (key, (declared, facts)));
         let mut remembered_record = None;
+        // The key looked up here, found or not: not looked up again below.
+        let mut looked_up = None;
         if let (Ok(Some(sha256)), Ok(grants)) = (&remembered_digest, &grants) {
             admission::check_pin(&id, sha256, &self.config)?;
             let key = key_of(sha256, grants);
@@ -337,6 +339,7 @@ impl PluginHost {
                 None => self.remembered_declaration(&key).await,
             }
             .map(|record| (sha256.clone(), record));
+            looked_up = Some(key);
         }
         let (component, sha256, facts, declared) = match remembered_record {
             Some((sha256, (declared, facts))) => {
@@ -373,7 +376,7 @@ impl PluginHost {
         let grants = grants?;
         let harness_granted = package.manifest.capabilities.harness && entry.grants.harness;
         let api = api_version::check_component(&id, &facts, manifest_api, harness_granted)?;
-        let interfaces = facts.interfaces();
+        let interfaces = crate::plugin::Interfaces::of(&facts);
         let limits = &self.config.limits;
         let logs = PluginLogs::new(
             &id,
@@ -415,6 +418,7 @@ impl PluginHost {
             Some(declared) => Some(declared),
             None => match read_ahead.filter(|(read_key, _)| *read_key == key) {
                 Some((_, (declared, _))) => Some(declared),
+                None if looked_up.as_ref() == Some(&key) => None,
                 None => self.remembered_declaration(&key).await.map(|(d, _)| d),
             },
         };

@@ -14,6 +14,7 @@ use clawhost_tools::{Tool, ToolOrigin};
 use serde_json::Value;
 
 use crate::abi::{json_text, Answer, ApiVersion, Request};
+use crate::api_version::ComponentFacts;
 use crate::cache::CacheOutcome;
 use crate::instance::PluginInstance;
 use crate::logs::{LogLine, PluginLogs};
@@ -73,6 +74,16 @@ pub struct Interfaces {
     pub imports: Vec<String>,
     /// What it offers the host.
     pub exports: Vec<String>,
+}
+
+impl Interfaces {
+    /// The names of what the load checked of a component, as a status shows them.
+    pub(crate) fn of(facts: &ComponentFacts) -> Self {
+        Self {
+            imports: facts.imports.iter().map(|(n, _)| n.clone()).collect(),
+            exports: facts.exports.clone(),
+        }
+    }
 }
 
 /// Whether a plugin serves calls.
