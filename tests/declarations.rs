@@ -33,8 +33,9 @@ fn hooks(host: &PluginHost) -> Vec<&'static str> {
         .collect()
 }
 
+/// The package records in the test's cache (one per component file).
 fn records(dir: &Path) -> Vec<std::path::PathBuf> {
-    std::fs::read_dir(dir.join("cache").join("declarations"))
+    std::fs::read_dir(dir.join("cache").join("packages"))
         .map(|d| d.map(|e| e.unwrap().path()).collect())
         .unwrap_or_default()
 }
@@ -78,7 +79,13 @@ async fn a_warm_start_offers_the_tools_without_instantiating_the_plugin() {
     other.plugins.entries.get_mut("misbehave").unwrap().config = json!({"spinOn": "none"});
     let third = host_with(&other, &["test-misbehave"]).await.unwrap();
     assert_eq!(third.statuses()[0].declaration, Declaration::Called);
-    assert_eq!(records(dir.path()).len(), 2);
+    // Both are remembered, in the component's one record: the configs can
+    // alternate and each start stays warm.
+    assert_eq!(records(dir.path()).len(), 1);
+    for cfg in [&cfg, &other] {
+        let host = host_with(cfg, &["test-misbehave"]).await.unwrap();
+        assert_eq!(host.statuses()[0].declaration, Declaration::Remembered);
+    }
 }
 
 #[tokio::test]
@@ -109,24 +116,36 @@ async fn a_tampered_record_is_not_believed() {
     let dir = tempfile::tempdir().unwrap();
     let cfg = own_cache(dir.path());
     host_with(&cfg, &["test-misbehave"]).await.unwrap();
-    let [record] = &records(dir.path())[..] else {
-        panic!("one record")
-    };
-    // A plugin that could write here would add a hook subscription for
-    // itself (the record's JSON names the hooks).
-    let text = std::fs::read_to_string(record).unwrap();
-    let forged = text.replace(
-        "[\"before_tool_call\",1000]",
-        "[\"before_tool_call\",1000],[\"llm_input\",0]",
-    );
-    assert_ne!(forged, text);
-    std::fs::write(record, forged).unwrap();
+    // A plugin that could write here would move its hook ahead of every
+    // other plugin's, in both places the declaration is kept (its package
+    // record and its record by key): each holds the hook's name, then its
+    // priority (postcard: zigzag varint, 1000 → d0 0f; -1000 → cf 0f).
+    let by_key = std::fs::read_dir(dir.path().join("cache").join("declarations"))
+        .unwrap()
+        .map(|e| e.unwrap().path());
+    let mut forged = 0;
+    for record in records(dir.path()).into_iter().chain(by_key) {
+        let mut bytes = std::fs::read(&record).unwrap();
+        if let Some(at) = bytes
+            .windows(18)
+            .position(|w| w == b"before_tool_call\xd0\x0f")
+        {
+            bytes[at + 16] = 0xcf;
+            std::fs::write(&record, bytes).unwrap();
+            forged += 1;
+        }
+    }
+    assert_eq!(forged, 2);
 
     let host = host_with(&cfg, &["test-misbehave"]).await.unwrap();
     let status = &host.statuses()[0];
     assert_eq!(status.declaration, Declaration::Called);
     assert_eq!(status.instantiations, 1);
-    assert_eq!(hooks(&host), ["before_tool_call"]);
+    let priorities = &host.plugins()[0].registration().hooks;
+    assert_eq!(
+        priorities.iter().map(|(_, p)| *p).collect::<Vec<_>>(),
+        [1000]
+    );
     // The record was rewritten from the real answer, and is believed again.
     let again = host_with(&cfg, &["test-misbehave"]).await.unwrap();
     assert_eq!(again.statuses()[0].declaration, Declaration::Remembered);
@@ -146,11 +165,9 @@ async fn a_changed_registration_that_fails_its_check_is_forgotten_and_refused_ne
         .unwrap()
         .unwrap();
     assert_eq!(stale.statuses()[0].declaration, Declaration::Outdated);
-    assert!(
-        records(dir.path()).is_empty(),
-        "the failing answer is not remembered, and the old record is forgotten"
-    );
 
+    // The failing answer is not remembered, and the old one is forgotten
+    // (it would load, offering the old tools).
     let err = host_with(&cfg, &["test-misbehave"]).await.err().unwrap();
     assert!(err.to_string().contains("odd"), "{err}");
 }
@@ -205,4 +222,29 @@ async fn a_warm_start_maps_the_component_at_first_use_and_only_the_one_it_checke
     );
     assert!(artifacts().is_empty(), "the new file was compiled");
     assert_eq!(third.statuses()[0].instantiations, 0);
+}
+
+#[tokio::test]
+async fn the_same_component_at_another_path_starts_from_the_remembered_declaration() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = own_cache(dir.path());
+    let load = |pkg: std::path::PathBuf| {
+        let cfg = cfg.clone();
+        async move {
+            let mut host = PluginHost::new(&cfg).unwrap();
+            host.load_package(&pkg).await.unwrap();
+            host.statuses()[0].declaration
+        }
+    };
+    let staged = dir.path().join(".staged");
+    copy_package(&plugins_dir().join("test-misbehave"), &staged);
+    assert_eq!(load(staged.clone()).await, Declaration::Called);
+    // Installed: moved into place, as `plugins install` does after
+    // checking the staged copy.
+    let installed = dir.path().join("misbehave");
+    std::fs::rename(&staged, &installed).unwrap();
+    assert_eq!(load(installed.clone()).await, Declaration::Remembered);
+    assert_eq!(load(installed).await, Declaration::Remembered);
+    // One package record per path the component was read at.
+    assert_eq!(records(dir.path()).len(), 2);
 }

@@ -34,8 +34,8 @@ async fn a_tampered_cache_artifact_is_recompiled_never_run() {
     assert!(second.plugin("text-tools").unwrap().status().from_cache);
 
     // Whoever can write the cache flips native code: the tag no longer verifies.
-    // (Remembered digests, in `digests/`, are authenticated the same way:
-    // see the cache's unit tests.)
+    // (Package records, in `packages/`, are authenticated the same way:
+    // see the cache's unit tests and declarations.rs.)
     for entry in std::fs::read_dir(root.path().join("cache")).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {

@@ -427,8 +427,8 @@ async fn compiled_components_are_reused_from_the_cache() {
     assert!(!first.statuses()[0].from_cache);
     let second = host_with(&cfg, &["text-tools"]).await.unwrap();
     assert!(second.statuses()[0].from_cache);
-    // One compiled artifact with its tag file, and one remembered digest of
-    // the component.
+    // One compiled artifact with its tag file, and one package record of
+    // the component (its digest and declaration).
     let cache = dir.path().join("cache");
     let mut files: Vec<String> = std::fs::read_dir(&cache)
         .unwrap()
@@ -438,7 +438,10 @@ async fn compiled_components_are_reused_from_the_cache() {
         .collect();
     files.sort();
     assert_eq!(files, ["cwasm", "tag"]);
-    assert_eq!(std::fs::read_dir(cache.join("digests")).unwrap().count(), 1);
+    assert_eq!(
+        std::fs::read_dir(cache.join("packages")).unwrap().count(),
+        1
+    );
 }
 
 #[tokio::test]

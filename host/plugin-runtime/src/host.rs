@@ -282,6 +282,7 @@ impl PluginHost {
     async fn prepare(&self, files: PackageFiles) -> Result<LoadedPlugin, LoadError> {
         let PackageFiles {
             package,
+            component_file,
             remembered: remembered_digest,
             grants,
             declaration: read_declaration,
@@ -336,7 +337,7 @@ impl PluginHost {
             let key = key_of(sha256, grants);
             remembered_record = match read_ahead.take().filter(|(read_key, _)| *read_key == key) {
                 Some((_, record)) => Some(record),
-                None => self.remembered_declaration(&key).await,
+                None => self.remembered_declaration(&component_file, &key).await,
             }
             .map(|record| (sha256.clone(), record));
             looked_up = Some(key);
@@ -419,7 +420,10 @@ impl PluginHost {
             None => match read_ahead.filter(|(read_key, _)| *read_key == key) {
                 Some((_, (declared, _))) => Some(declared),
                 None if looked_up.as_ref() == Some(&key) => None,
-                None => self.remembered_declaration(&key).await.map(|(d, _)| d),
+                None => self
+                    .remembered_declaration(&component_file, &key)
+                    .await
+                    .map(|(d, _)| d),
             },
         };
         let (declared, remembered) = match remembered_declaration {
@@ -451,7 +455,7 @@ impl PluginHost {
         if let Some(outdated) = remembered.clone() {
             // Not instantiated until first used; that instance checks the
             // record against its own answer.
-            let (cache, plugin) = (self.cache.clone(), id.clone());
+            let (cache, plugin, file) = (self.cache.clone(), id.clone(), component_file);
             let (version, harness) = (package.manifest.version.clone(), instance.is_harness());
             instance.register_on_first_instance(Box::new(move |fresh| {
                 if fresh != declared {
@@ -460,18 +464,24 @@ impl PluginHost {
                     // Only what passes the full check (schemas compiled) is
                     // remembered: a remembered one is trusted to compile.
                     match registration::check(&plugin, &version, fresh.clone(), harness, false) {
-                        Ok(_) => cache.remember_declaration(&key, &fresh, &facts),
+                        Ok(_) => {
+                            if let Some(file) = &file {
+                                cache.remember_declaration(file, &key, &fresh, &facts)
+                            }
+                        }
                         Err(reason) => {
                             tracing::warn!(plugin = %plugin, %reason, "the new answer does not pass the registration check: the record is forgotten, so the next load checks it again and refuses the plugin");
-                            cache.forget_declaration(&key);
+                            if let Some(file) = &file {
+                                cache.forget_declaration(file, &key);
+                            }
                         }
                     }
                 }
             }));
-        } else {
+        } else if let Some(file) = component_file {
             let (cache, key) = (self.cache.clone(), key);
             let _ = tokio::task::spawn_blocking(move || {
-                cache.remember_declaration(&key, &declared, &facts)
+                cache.remember_declaration(&file, &key, &declared, &facts)
             })
             .await;
         }
@@ -500,14 +510,16 @@ impl PluginHost {
         }
     }
 
-    /// The declaration (and component facts) remembered under `key`, read
-    /// on a blocking thread.
+    /// The declaration (and component facts) remembered under `key` in the
+    /// record of `file` (the component's canonical path), read on a
+    /// blocking thread.
     async fn remembered_declaration(
         &self,
+        file: &Option<PathBuf>,
         key: &DeclarationKey,
     ) -> Option<(Declared, ComponentFacts)> {
-        let (cache, key) = (self.cache.clone(), key.clone());
-        tokio::task::spawn_blocking(move || cache.remembered_declaration(&key))
+        let (cache, file, key) = (self.cache.clone(), file.clone()?, key.clone());
+        tokio::task::spawn_blocking(move || cache.remembered_declaration(&file, &key))
             .await
             .ok()
             .flatten()

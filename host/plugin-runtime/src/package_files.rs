@@ -1,7 +1,7 @@
 //! What a load reads from disk for one package, read in one blocking step:
-//! its manifest, its component's remembered digest (by the file's stamp),
-//! its grants (opening the granted directories) and its remembered
-//! declaration. A start reads all its packages in a few batches, one per
+//! its manifest, its component's package record (the remembered digest for
+//! the file's stamp, and the remembered declaration), and its grants
+//! (opening the granted directories). A start reads all its packages in a few batches, one per
 //! core, instead of hopping to a blocking thread several times per package:
 //! on a warm start the hops, not the small reads, were most of each
 //! plugin's cost.
@@ -26,6 +26,9 @@ use crate::{admission, api_version, LoadError};
 pub(crate) struct PackageFiles {
     /// The manifest, checked.
     pub package: Result<PluginPackage, LoadError>,
+    /// The component file's canonical path, when it could be stat'ed: what
+    /// its package record is kept under.
+    pub component_file: Option<PathBuf>,
     /// The digest remembered for the component file's current stamp
     /// (`Ok(None)`: none; `Err`: the file could not be stat'ed).
     pub remembered: Result<Option<String>, String>,
@@ -101,9 +104,14 @@ impl Reader {
         let id = &manifest.id;
         let max = self.config.limits.max_component_mb << 20;
         let real_dir = parents.canonical(dir);
-        let remembered = package
-            .stamp_component(max, real_dir.as_deref())
-            .map(|(path, stamp)| self.cache.remembered(&path, &stamp));
+        let stamped = package.stamp_component(max, real_dir.as_deref());
+        let (component_file, remembered) = match stamped {
+            Ok((path, stamp)) => {
+                let remembered = self.cache.remembered(&path, &stamp);
+                (Some(path), Ok(remembered))
+            }
+            Err(e) => (None, Err(e)),
+        };
         let unlisted;
         let entry = match self.config.entries.get(id) {
             Some(entry) => entry,
@@ -112,6 +120,10 @@ impl Reader {
                 &unlisted
             }
         };
+        let digest = remembered
+            .as_ref()
+            .map(|r| r.as_ref().map(|r| r.sha256.clone()))
+            .map_err(Clone::clone);
         let (grants, declaration) =
             if entry.enabled && admission::check_lists(id, &self.config).is_ok() {
                 let grants = EffectiveGrants::resolve(
@@ -121,18 +133,18 @@ impl Reader {
                     &self.base_dir,
                     &self.protected,
                 );
-                let declaration = match (&remembered, &grants) {
-                    (Ok(Some(sha256)), Ok(grants)) => {
+                let declaration = match (remembered, &grants) {
+                    (Ok(Some(remembered)), Ok(grants)) => {
                         api_version::check_manifest(id, &manifest.api_version)
                             .ok()
                             .and_then(|api| {
                                 let key = DeclarationKey {
-                                    sha256: sha256.clone(),
+                                    sha256: remembered.sha256.clone(),
                                     api: api.as_str(),
                                     config_json: entry.config.to_string(),
                                     grants: grants.fingerprint(),
                                 };
-                                let (declared, facts) = self.cache.remembered_declaration(&key)?;
+                                let (declared, facts) = self.cache.declaration(remembered, &key)?;
                                 Some((key, declared, facts))
                             })
                     }
@@ -144,7 +156,8 @@ impl Reader {
             };
         PackageFiles {
             package: Ok(package),
-            remembered,
+            component_file,
+            remembered: digest,
             grants,
             declaration,
         }
@@ -178,6 +191,7 @@ impl PackageFiles {
     fn unread(error: LoadError) -> Self {
         Self {
             package: Err(error),
+            component_file: None,
             remembered: Ok(None),
             grants: None,
             declaration: None,

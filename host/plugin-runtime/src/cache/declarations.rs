@@ -2,11 +2,16 @@
 //! everything the host hands it (component digest, API version, config,
 //! grants, host version), with what the load checked of its component
 //! ([`ComponentFacts`]), so a warm start offers a plugin's tools and hooks
-//! without loading its component or instantiating it. The plugin is instantiated on its first call,
-//! where `register` runs again and is compared with the record (see
-//! `PluginInstance`). A record is authenticated with the cache's key (keyed
-//! BLAKE3): a plugin that can write files cannot plant tools or hooks for
-//! another one, nor widen its own tool filters.
+//! without loading its component or instantiating it. The plugin is
+//! instantiated on its first call, where `register` runs again and is
+//! compared with the record (see `PluginInstance`).
+//!
+//! A declaration is kept twice: in its component file's package record
+//! ([`super::packages`]), which a warm start reads anyway, and here, in a
+//! file of its own named by its key, which finds it for the same component
+//! at another path (a package installed, moved or copied). Both are
+//! authenticated with the cache's key: a plugin that can write files cannot
+//! plant tools or hooks for another one, nor widen its own tool filters.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -22,8 +27,8 @@ use crate::owned_path;
 /// Largest record read: 128 tools with their schemas fit many times over.
 const MAX_RECORD: u64 = 8 << 20;
 
-/// The subdirectory of the cache holding declaration records.
-pub(super) const DIR: &str = "declarations";
+/// The subdirectory of the cache holding declarations by key.
+const DIR: &str = "declarations";
 
 /// Everything a plugin's registration may depend on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,11 +43,23 @@ pub(crate) struct DeclarationKey {
     pub grants: String,
 }
 
+/// A key's name in a package record: a keyed hash, because the key holds
+/// granted env values (a plain hash of them could be guessed at offline).
+pub(super) type KeyTag = [u8; 32];
+
 impl DeclarationKey {
-    /// The bytes the record's name and tag cover.
+    /// This key's [`KeyTag`] under the cache's key.
+    pub(super) fn tag(&self, disk: &Disk) -> KeyTag {
+        let mut name = blake3::Hasher::new_keyed(&disk.key);
+        name.update(b"clawhost declaration name v1\0");
+        name.update(self.text().as_bytes());
+        *name.finalize().as_bytes()
+    }
+
+    /// The bytes its tag covers.
     fn text(&self) -> String {
         format!(
-            "clawhost declaration v2\0{}\0{}\0{}\0{}\0{}",
+            "clawhost declaration v3\0{}\0{}\0{}\0{}\0{}",
             env!("CARGO_PKG_VERSION"),
             self.sha256,
             self.api,
@@ -53,8 +70,8 @@ impl DeclarationKey {
 }
 
 /// The on-disk shape of a [`Declared`].
-#[derive(Serialize, Deserialize)]
-struct Record {
+#[derive(Clone, Serialize, Deserialize)]
+pub(super) struct Record {
     id: Option<String>,
     /// (name, description, JSON Schema text).
     tools: Vec<(String, String, String)>,
@@ -72,7 +89,7 @@ fn hook(name: &str) -> Option<HookKind> {
 }
 
 impl Record {
-    fn of(d: &Declared, facts: &ComponentFacts) -> Self {
+    pub(super) fn of(d: &Declared, facts: &ComponentFacts) -> Self {
         Self {
             component: facts.clone(),
             id: d.id.clone(),
@@ -91,7 +108,7 @@ impl Record {
         }
     }
 
-    fn declared(self) -> Option<(Declared, ComponentFacts)> {
+    pub(super) fn declared(self) -> Option<(Declared, ComponentFacts)> {
         let declared = Declared {
             id: self.id,
             tools: self
@@ -119,28 +136,23 @@ impl Record {
     }
 }
 
-fn tag(disk: &Disk, key: &str, body: &[u8]) -> blake3::Hash {
+/// `declarations/<component sha256>-<key's tag>`: the component's records
+/// go when its artifact is evicted.
+fn record_path(disk: &Disk, key: &DeclarationKey) -> PathBuf {
+    let tag = blake3::Hash::from_bytes(key.tag(disk));
+    disk.dir
+        .join(DIR)
+        .join(format!("{}-{}", key.sha256, tag.to_hex()))
+}
+
+fn tag(disk: &Disk, key: &DeclarationKey, body: &[u8]) -> blake3::Hash {
     let mut mac = blake3::Hasher::new_keyed(&disk.key);
-    mac.update(key.as_bytes());
-    mac.update(b"\0");
+    mac.update(&key.tag(disk));
     mac.update(body);
     mac.finalize()
 }
 
-/// `declarations/<component sha256>-<keyed hash of the key>`: the
-/// component's records go when its artifact is evicted. The hash is keyed
-/// because the key holds granted env values: a plain hash of them could be
-/// guessed at offline.
-fn record_path(disk: &Disk, key: &DeclarationKey, text: &str) -> PathBuf {
-    let mut name = blake3::Hasher::new_keyed(&disk.key);
-    name.update(b"clawhost declaration name v1\0");
-    name.update(text.as_bytes());
-    disk.dir
-        .join(DIR)
-        .join(format!("{}-{}", key.sha256, name.finalize().to_hex()))
-}
-
-/// Remove every record of the component `sha256`.
+/// Remove every record of the component `sha256` from the cache dir `dir`.
 pub(super) fn forget(dir: &Path, sha256: &str) {
     let Ok(entries) = std::fs::read_dir(dir.join(DIR)) else {
         return;
@@ -154,53 +166,38 @@ pub(super) fn forget(dir: &Path, sha256: &str) {
 }
 
 impl ComponentCache {
-    /// What the plugin declared under `key` and what the load checked of
-    /// its component, if a record verifies.
-    pub(crate) fn remembered_declaration(
-        &self,
-        key: &DeclarationKey,
-    ) -> Option<(Declared, ComponentFacts)> {
+    /// The record kept under `key` itself, if it verifies.
+    pub(super) fn declaration_by_key(&self, key: &DeclarationKey) -> Option<Record> {
         let disk = self.disk.as_ref()?;
-        let text = key.text();
-        let data = owned_path::read_bounded(&record_path(disk, key, &text), MAX_RECORD).ok()?;
-        let (mac, body) = data.split_at_checked(2 * TAG_LEN + 1)?;
-        let mac: [u8; TAG_LEN] = hex::decode(&mac[..2 * TAG_LEN]).ok()?.try_into().ok()?;
+        let path = record_path(disk, key);
+        let data = owned_path::read_bounded(&path, MAX_RECORD).ok()?;
+        let (mac, body) = data.split_at_checked(TAG_LEN)?;
+        let mac: [u8; TAG_LEN] = mac.try_into().ok()?;
         // `blake3::Hash`'s equality is constant-time.
-        if tag(disk, &text, body) != blake3::Hash::from_bytes(mac) {
-            tracing::warn!(sha256 = %key.sha256, "a declaration record does not verify; calling register");
+        if tag(disk, key, body) != blake3::Hash::from_bytes(mac) {
+            tracing::warn!(record = %path.display(), "a declaration record does not verify; ignoring it");
             return None;
         }
-        serde_json::from_slice::<Record>(body).ok()?.declared()
+        postcard::from_bytes(body).ok()
     }
 
-    /// Forget what was remembered under `key`, so the next start calls
-    /// `register` and checks its answer in full.
-    pub(crate) fn forget_declaration(&self, key: &DeclarationKey) {
+    /// Keep `record` under `key` itself (`None`: remove it). Failures are
+    /// logged: the next start calls `register` again.
+    pub(super) fn keep_declaration_by_key(&self, key: &DeclarationKey, record: Option<&Record>) {
         let Some(disk) = &self.disk else { return };
-        let path = record_path(disk, key, &key.text());
-        if let Err(e) = std::fs::remove_file(&path) {
-            tracing::debug!(record = %path.display(), error = %e, "could not forget a declaration");
-        }
-    }
-
-    /// Remember that the plugin declared `declared` under `key`, and the
-    /// `facts` its load checked of the component; failures are logged (the
-    /// next start calls `register` again).
-    pub(crate) fn remember_declaration(
-        &self,
-        key: &DeclarationKey,
-        declared: &Declared,
-        facts: &ComponentFacts,
-    ) {
-        let Some(disk) = &self.disk else { return };
-        let text = key.text();
-        let path = record_path(disk, key, &text);
+        let path = record_path(disk, key);
+        let Some(record) = record else {
+            if let Err(e) = std::fs::remove_file(&path) {
+                tracing::debug!(record = %path.display(), error = %e, "could not forget a declaration");
+            }
+            return;
+        };
         let write = || -> anyhow::Result<()> {
             let dir = path.parent().expect("a record path has a parent");
             owned_path::private_dir(dir)?;
-            let body = serde_json::to_vec(&Record::of(declared, facts))?;
+            let body = postcard::to_allocvec(record)?;
             let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-            writeln!(tmp, "{}", tag(disk, &text, &body).to_hex())?;
+            tmp.write_all(tag(disk, key, &body).as_bytes())?;
             tmp.write_all(&body)?;
             tmp.persist(&path)?;
             Ok(())

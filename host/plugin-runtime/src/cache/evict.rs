@@ -6,6 +6,10 @@ use std::time::SystemTime;
 
 use super::{artifact, declarations, ComponentCache, Evicted};
 
+/// Where component digests were kept before package records held them:
+/// removed at a sweep.
+const LEGACY_DIR: &str = "digests";
+
 /// Whether `path` names a compiled artifact (not its tag or stamp files).
 fn is_artifact(path: &Path) -> bool {
     path.extension().is_some_and(|x| x == "cwasm")
@@ -36,6 +40,7 @@ impl ComponentCache {
         let Some(disk) = &self.disk else {
             return Evicted::default();
         };
+        let _ = std::fs::remove_dir_all(disk.dir.join(LEGACY_DIR));
         let Ok(entries) = std::fs::read_dir(&disk.dir) else {
             return Evicted::default();
         };

@@ -7,7 +7,7 @@
 //! key and the artifact bytes ([`artifact`]). An artifact is mapped from its
 //! file, not read: once its tag has verified, a record of its file stamp
 //! (authenticated too) lets the next start skip re-reading 35 MB, the way a
-//! component's digest is remembered ([`digests`]). A missing, foreign or
+//! component's digest is remembered ([`packages`]). A missing, foreign or
 //! tampered artifact is recompiled and rewritten, never loaded.
 
 use std::hash::{Hash, Hasher};
@@ -19,7 +19,7 @@ use wasmtime::Engine;
 
 use crate::owned_path::{self, OwnedPathError};
 
-/// Tag length (keyed BLAKE3, for artifacts and digest records).
+/// Tag length (keyed BLAKE3, for artifacts and package records).
 const TAG_LEN: usize = 32;
 /// Key length.
 const KEY_LEN: usize = 32;
@@ -304,8 +304,8 @@ fn load_or_create_key(path: &Path) -> Result<[u8; KEY_LEN], CacheError> {
 
 mod artifact;
 pub(crate) mod declarations;
-mod digests;
 mod evict;
+pub(crate) mod packages;
 
 #[cfg(test)]
 mod tests;

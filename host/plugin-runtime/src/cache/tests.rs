@@ -216,15 +216,9 @@ fn a_remembered_digest_serves_only_the_unchanged_file_and_only_if_it_verifies() 
         crate::sha256_hex(b"other")
     );
     // A forged record (another sha under the current stamp) does not verify.
-    let records = root.path().join("cache").join("digests");
-    let record = std::fs::read_dir(&records)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let text = std::fs::read_to_string(&record).unwrap();
-    let forged = text.replace(&crate::sha256_hex(b"other"), &"00".repeat(32));
+    let record = only_record(root.path());
+    let bytes = std::fs::read(&record).unwrap();
+    let forged = replace(&bytes, crate::sha256_hex(b"other").as_bytes(), &[b'0'; 64]);
     std::fs::write(&record, forged).unwrap();
     let (bytes, stamp) = read(&file);
     assert_eq!(
@@ -249,7 +243,126 @@ fn a_digest_recorded_through_any_path_is_remembered_by_the_canonical_one() {
     // Looked up as a warm start does: by the canonical path, without reading.
     let canonical = spelled.canonicalize().unwrap();
     assert_ne!(canonical.as_os_str(), spelled.as_os_str());
-    assert_eq!(cache.remembered(&canonical, &stamp.unwrap()), Some(sha));
+    let remembered = cache.remembered(&canonical, &stamp.unwrap());
+    assert_eq!(remembered.map(|r| r.sha256), Some(sha));
+}
+
+/// The one package record under `root`'s cache.
+fn only_record(root: &Path) -> PathBuf {
+    let records: Vec<_> = std::fs::read_dir(root.join("cache").join("packages"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(records.len(), 1, "{records:?}");
+    records.into_iter().next().unwrap()
+}
+
+/// `bytes` with its one occurrence of `from` replaced by `to`.
+fn replace(bytes: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    let at = bytes
+        .windows(from.len())
+        .position(|w| w == from)
+        .expect("found");
+    [&bytes[..at], to, &bytes[at + from.len()..]].concat()
+}
+
+fn key(sha256: &str, config_json: &str) -> declarations::DeclarationKey {
+    declarations::DeclarationKey {
+        sha256: sha256.into(),
+        api: "0.2",
+        config_json: config_json.into(),
+        grants: String::new(),
+    }
+}
+
+#[test]
+fn a_package_record_keeps_the_last_few_declarations_of_the_content_it_hashed() {
+    let root = tempfile::tempdir().unwrap();
+    let cache = cache_under(root.path());
+    let file = root.path().join("plugin.wasm");
+    std::fs::write(&file, b"first").unwrap();
+    let file = file.canonicalize().unwrap();
+    let hash = |cache: &ComponentCache| {
+        let (bytes, stamp) = crate::owned_path::read_stamped(&file, 1 << 20).unwrap();
+        (cache.digest(&file, stamp.as_ref(), &bytes), stamp.unwrap())
+    };
+    let (sha, _) = hash(&cache);
+    let declared = |config: &str| crate::abi::Declared {
+        harnesses: vec![format!("decl-{config}")],
+        ..Default::default()
+    };
+    let facts = crate::api_version::ComponentFacts {
+        exports: vec!["openclaw:plugin/harness@0.2.1".into()],
+        imports: vec![("wasi:io/streams@0.2.6".into(), true)],
+        harness: true,
+    };
+    let name = |d: Option<(crate::abi::Declared, _)>| d.map(|(d, _)| d.harnesses[0].clone());
+    // What a warm start finds: the package record alone, in one read.
+    let in_record = |config: &str| {
+        let (_, stamp) = hash(&cache);
+        let remembered = cache.remembered(&file, &stamp)?;
+        name(cache.declaration(remembered, &key(&sha, config)))
+    };
+    // What a load finds when that misses: the record, else under the key.
+    let recalled = |config: &str| name(cache.remembered_declaration(&file, &key(&sha, config)));
+    let decl = |config: &str| Some(format!("decl-{config}"));
+    for config in ["1", "2", "3", "4"] {
+        cache.remember_declaration(&file, &key(&sha, config), &declared(config), &facts);
+    }
+    assert_eq!(in_record("1"), decl("1"));
+    assert_eq!(in_record("4"), decl("4"));
+    // A key for other content is not kept in this file's record.
+    let other = "cd".repeat(32);
+    cache.remember_declaration(&file, &key(&other, "1"), &declared("x"), &facts);
+    assert_eq!(in_record("1"), decl("1"));
+    // Remembering again replaces; a fifth key pushes the oldest out of the
+    // record, but not out of the cache.
+    cache.remember_declaration(&file, &key(&sha, "2"), &declared("2-again"), &facts);
+    cache.remember_declaration(&file, &key(&sha, "5"), &declared("5"), &facts);
+    assert_eq!(in_record("2"), decl("2-again"));
+    assert_eq!(in_record("1"), None, "the oldest went");
+    assert_eq!(in_record("3"), decl("3"));
+    assert_eq!(recalled("1"), decl("1"), "kept under its key");
+    assert_eq!(in_record("1"), decl("1"), "and copied back");
+    assert_eq!(in_record("3"), None, "now the oldest");
+    cache.forget_declaration(&file, &key(&sha, "1"));
+    assert_eq!(recalled("1"), None, "forgotten everywhere");
+    // One read gives the digest and the declaration, with its facts.
+    let (_, stamp) = hash(&cache);
+    let remembered = cache.remembered(&file, &stamp).unwrap();
+    assert_eq!(remembered.sha256, sha);
+    let found = cache.declaration(remembered, &key(&sha, "5"));
+    assert_eq!(found, Some((declared("5"), facts.clone())));
+
+    // Touched, not changed: hashed again, the declarations kept.
+    std::thread::sleep(std::time::Duration::from_millis(10));
+    std::fs::write(&file, b"first").unwrap();
+    assert_eq!(hash(&cache).0, sha);
+    assert_eq!(in_record("5"), decl("5"));
+    // A forged package record (one declaration's byte flipped) is not
+    // believed; the record under the key still is.
+    let record = only_record(root.path());
+    let bytes = std::fs::read(&record).unwrap();
+    std::fs::write(&record, replace(&bytes, b"decl-2-again", b"decl-2-agaim")).unwrap();
+    assert_eq!(in_record("5"), None);
+    assert_eq!(
+        recalled("5"),
+        decl("5"),
+        "and is copied into a fresh record"
+    );
+    assert_eq!(in_record("5"), decl("5"));
+    // Nor is a forged record under the key.
+    let by_key = std::fs::read_dir(root.path().join("cache").join("declarations"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            let bytes = std::fs::read(p).unwrap();
+            bytes.windows(6).any(|w| w == b"decl-5")
+        })
+        .unwrap();
+    let bytes = std::fs::read(&by_key).unwrap();
+    std::fs::write(&by_key, replace(&bytes, b"decl-5", b"decl-6")).unwrap();
+    assert!(cache.declaration_by_key(&key(&sha, "5")).is_none());
 }
 
 #[test]
@@ -288,26 +401,17 @@ fn the_cache_keeps_to_its_size_and_age_bounds_least_recently_used_first() {
     let cache = open(u64::MAX);
     let (a, b) = ("aa".repeat(32), "bb".repeat(32));
     cache.load(&engine, &a, EMPTY).unwrap();
-    // A remembered declaration of each: a's goes with a's artifact.
-    let key = |sha256: &str| declarations::DeclarationKey {
-        sha256: sha256.into(),
-        api: "0.2",
-        config_json: "{}".into(),
-        grants: String::new(),
-    };
-    let declared = crate::abi::Declared {
-        harnesses: vec!["h".into()],
-        ..Default::default()
-    };
+    // A declaration of each, kept under its key: a's goes with a's artifact.
+    let declared = crate::abi::Declared::default();
     let facts = crate::api_version::ComponentFacts {
-        exports: vec!["openclaw:plugin/harness@0.2.1".into()],
-        imports: vec![("wasi:io/streams@0.2.6".into(), true)],
-        harness: true,
+        exports: vec![],
+        imports: vec![],
+        harness: false,
     };
-    let remembered = Some((declared.clone(), facts.clone()));
-    cache.remember_declaration(&key(&a), &declared, &facts);
-    cache.remember_declaration(&key(&b), &declared, &facts);
-    assert_eq!(cache.remembered_declaration(&key(&a)), remembered);
+    let nowhere = root.path().join("no-such-file");
+    cache.remember_declaration(&nowhere, &key(&a, "{}"), &declared, &facts);
+    cache.remember_declaration(&nowhere, &key(&b, "{}"), &declared, &facts);
+    assert!(cache.declaration_by_key(&key(&a, "{}")).is_some());
     let one = std::fs::metadata(cache.path(cache.disk.as_ref().unwrap(), &a))
         .unwrap()
         .len();
@@ -316,8 +420,8 @@ fn the_cache_keeps_to_its_size_and_age_bounds_least_recently_used_first() {
     std::thread::sleep(std::time::Duration::from_millis(20));
     cache.load(&engine, &b, EMPTY).unwrap();
     assert!(!cache.is_cached(&a) && cache.is_cached(&b));
-    assert_eq!(cache.remembered_declaration(&key(&a)), None);
-    assert_eq!(cache.remembered_declaration(&key(&b)), remembered);
+    assert!(cache.declaration_by_key(&key(&a, "{}")).is_none());
+    assert!(cache.declaration_by_key(&key(&b, "{}")).is_some());
     // An artifact unused past the age bound goes at the next sweep.
     // (Its last use is its tag file's modification time.)
     let path = artifact::tag_path(&cache.path(cache.disk.as_ref().unwrap(), &b));

@@ -1,0 +1,243 @@
+//! Package records: what the cache remembers of one component file, keyed
+//! by its canonical path, in one small file, so a warm start reads one
+//! record per plugin:
+//! - the file's sha256 at its [`FileStamp`], so an unchanged 18 MB
+//!   component is not hashed again at every start (any write moves its
+//!   status-change time: a changed file is hashed again);
+//! - the declarations its plugin answered under its last few keys
+//!   ([`declarations`], which also keeps each under its key alone).
+//!
+//! A record is authenticated with the cache's key (keyed BLAKE3): a forged
+//! one could otherwise pass a pin, or plant tools or hooks. One that does
+//! not verify is ignored (the file is hashed and `register` called again).
+//! Its body is postcard, read only after its tag verified.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::declarations::{self, DeclarationKey, KeyTag};
+use super::{ComponentCache, Disk, TAG_LEN};
+use crate::abi::Declared;
+use crate::admission::sha256_hex;
+use crate::api_version::ComponentFacts;
+use crate::owned_path::{self, FileStamp};
+
+/// Largest record read: a few declarations of 128 tools with their schemas
+/// fit many times over.
+const MAX_RECORD: u64 = 8 << 20;
+
+/// Declarations kept per component file, newest first: a few configs (or
+/// grant sets) of one package alternating still start warm.
+const MAX_DECLARATIONS: usize = 4;
+
+/// The subdirectory of the cache holding package records.
+const DIR: &str = "packages";
+
+/// What a record holds.
+#[derive(Serialize, Deserialize)]
+struct PackageRecord {
+    /// The component file's canonical path.
+    file: String,
+    /// Its stamp when `sha256` was taken.
+    stamp: String,
+    /// Its sha256 (hex).
+    sha256: String,
+    /// What it declared under each of its last keys, newest first.
+    declarations: Vec<(KeyTag, declarations::Record)>,
+}
+
+/// A verified record of a component file whose stamp has not moved.
+pub(crate) struct Remembered {
+    /// The file's sha256 (hex).
+    pub sha256: String,
+    declarations: Vec<(KeyTag, declarations::Record)>,
+}
+
+fn tag(disk: &Disk, body: &[u8]) -> blake3::Hash {
+    let mut mac = blake3::Hasher::new_keyed(&disk.key);
+    mac.update(b"clawhost package record v1\0");
+    mac.update(body);
+    mac.finalize()
+}
+
+fn record_path(disk: &Disk, file: &str) -> PathBuf {
+    disk.dir.join(DIR).join(sha256_hex(file.as_bytes()))
+}
+
+/// The record at `path`, if it is `file`'s and verifies.
+fn read_record(disk: &Disk, path: &Path, file: &str) -> Option<PackageRecord> {
+    let data = owned_path::read_bounded(path, MAX_RECORD).ok()?;
+    let (mac, body) = data.split_at_checked(TAG_LEN)?;
+    let mac: [u8; TAG_LEN] = mac.try_into().ok()?;
+    // `blake3::Hash`'s equality is constant-time.
+    if tag(disk, body) != blake3::Hash::from_bytes(mac) {
+        tracing::warn!(record = %path.display(), "a package record does not verify; ignoring it");
+        return None;
+    }
+    let record: PackageRecord = postcard::from_bytes(body).ok()?;
+    (record.file == file && record.sha256.len() == 64).then_some(record)
+}
+
+fn write_record(disk: &Disk, path: &Path, record: &PackageRecord) -> anyhow::Result<()> {
+    let dir = path.parent().expect("a record path has a parent");
+    owned_path::private_dir(dir)?;
+    let body = postcard::to_allocvec(record)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(tag(disk, &body).as_bytes())?;
+    tmp.write_all(&body)?;
+    tmp.persist(path)?;
+    Ok(())
+}
+
+impl ComponentCache {
+    /// What is remembered of `file` (its canonical path, as
+    /// `PluginPackage::stamp_component` gives it) at `stamp`, if a record
+    /// verifies; the file is not read.
+    pub(crate) fn remembered(&self, file: &Path, stamp: &FileStamp) -> Option<Remembered> {
+        let disk = self.disk.as_ref()?;
+        let file = file.to_string_lossy();
+        let record = read_record(disk, &record_path(disk, &file), &file)?;
+        (record.stamp == stamp.as_str()).then_some(Remembered {
+            sha256: record.sha256,
+            declarations: record.declarations,
+        })
+    }
+
+    /// What the plugin declared under `key` (and the component facts its
+    /// load checked), if `remembered` holds it.
+    pub(crate) fn declaration(
+        &self,
+        remembered: Remembered,
+        key: &DeclarationKey,
+    ) -> Option<(Declared, ComponentFacts)> {
+        let disk = self.disk.as_ref()?;
+        if remembered.sha256 != key.sha256 {
+            return None;
+        }
+        let tag = key.tag(disk);
+        let (_, record) = remembered
+            .declarations
+            .into_iter()
+            .find(|(t, _)| *t == tag)?;
+        record.declared()
+    }
+
+    /// The sha256 of `bytes`, read from `file` with `stamp` (`None`: it
+    /// changed while read). Taken from a verified record of the same file
+    /// and stamp when there is one; otherwise computed and recorded (the
+    /// declarations of a record of the same content are kept: a file
+    /// touched, not changed).
+    pub fn digest(&self, file: &Path, stamp: Option<&FileStamp>, bytes: &[u8]) -> String {
+        let (Some(disk), Some(stamp)) = (&self.disk, stamp) else {
+            return sha256_hex(bytes);
+        };
+        let file = owned_path::canonical(file).to_string_lossy().into_owned();
+        let path = record_path(disk, &file);
+        let old = read_record(disk, &path, &file);
+        if let Some(old) = old.as_ref().filter(|r| r.stamp == stamp.as_str()) {
+            return old.sha256.clone();
+        }
+        let sha256 = sha256_hex(bytes);
+        let declarations = old
+            .filter(|r| r.sha256 == sha256)
+            .map(|r| r.declarations)
+            .unwrap_or_default();
+        let record = PackageRecord {
+            file,
+            stamp: stamp.as_str().to_string(),
+            sha256,
+            declarations,
+        };
+        if let Err(e) = write_record(disk, &path, &record) {
+            tracing::debug!(record = %path.display(), error = %e, "could not remember a component digest");
+        }
+        record.sha256
+    }
+
+    /// What the plugin declared under `key`, from the record of `file` (its
+    /// canonical path) whatever its stamp (the key pins the content), else
+    /// from the record kept under the key itself (the same component at
+    /// another path), then copied into `file`'s record for the next start.
+    pub(crate) fn remembered_declaration(
+        &self,
+        file: &Path,
+        key: &DeclarationKey,
+    ) -> Option<(Declared, ComponentFacts)> {
+        let disk = self.disk.as_ref()?;
+        let name = file.to_string_lossy();
+        let record = read_record(disk, &record_path(disk, &name), &name);
+        let tag = key.tag(disk);
+        let found = record
+            .filter(|r| r.sha256 == key.sha256)
+            .and_then(|r| r.declarations.into_iter().find(|(t, _)| *t == tag));
+        let declaration = match found {
+            Some((_, declaration)) => declaration,
+            None => {
+                let declaration = self.declaration_by_key(key)?;
+                self.update_declarations(file, key, |declarations, tag| {
+                    declarations.insert(0, (tag, declaration.clone()));
+                    declarations.truncate(MAX_DECLARATIONS);
+                });
+                declaration
+            }
+        };
+        declaration.declared()
+    }
+
+    /// Remember that the plugin declared `declared` under `key`, and the
+    /// `facts` its load checked of the component: under the key, and in
+    /// the record of `file` (its canonical path) when that record holds
+    /// `key`'s digest (else the file changed since it was hashed). Failures
+    /// are logged: the next start calls `register` again.
+    pub(crate) fn remember_declaration(
+        &self,
+        file: &Path,
+        key: &DeclarationKey,
+        declared: &Declared,
+        facts: &ComponentFacts,
+    ) {
+        let record = declarations::Record::of(declared, facts);
+        self.keep_declaration_by_key(key, Some(&record));
+        self.update_declarations(file, key, |declarations, tag| {
+            declarations.insert(0, (tag, record));
+            declarations.truncate(MAX_DECLARATIONS);
+        });
+    }
+
+    /// Forget what was remembered under `key`, in the record of `file` (its
+    /// canonical path) and under the key itself, so the next start calls
+    /// `register` and checks its answer in full.
+    pub(crate) fn forget_declaration(&self, file: &Path, key: &DeclarationKey) {
+        self.keep_declaration_by_key(key, None);
+        self.update_declarations(file, key, |_, _| {});
+    }
+
+    /// Rewrite the record of `file` without `key`'s declaration, after
+    /// `change` (given the key's tag) edited the rest.
+    fn update_declarations(
+        &self,
+        file: &Path,
+        key: &DeclarationKey,
+        change: impl FnOnce(&mut Vec<(KeyTag, declarations::Record)>, KeyTag),
+    ) {
+        let Some(disk) = &self.disk else { return };
+        let file = file.to_string_lossy();
+        let path = record_path(disk, &file);
+        let Some(mut record) = read_record(disk, &path, &file) else {
+            tracing::debug!(record = %path.display(), "no record of the component file: its declaration is not remembered");
+            return;
+        };
+        if record.sha256 != key.sha256 {
+            tracing::debug!(record = %path.display(), "the component file changed since it was hashed: its declaration is not remembered");
+            return;
+        }
+        let tag = key.tag(disk);
+        record.declarations.retain(|(t, _)| *t != tag);
+        change(&mut record.declarations, tag);
+        if let Err(e) = write_record(disk, &path, &record) {
+            tracing::debug!(record = %path.display(), error = %e, "could not update a package record");
+        }
+    }
+}
