@@ -510,3 +510,18 @@ async fn a_plugin_tool_named_like_a_built_in_keeps_loading_and_keeps_its_name() 
     );
     assert!(!root.path().join("ws/a.txt").exists());
 }
+
+#[test]
+fn every_built_in_tool_schema_compiles() {
+    // A start registers the built-in tools without compiling their schemas
+    // (each compiles at its tool's first call): a broken one is caught here.
+    let root = tempfile::tempdir().unwrap();
+    let tools = clawhost_runner::host_tools(&config(json!({}), root.path()));
+    assert!(tools.len() >= 8, "{}", tools.len());
+    for tool in tools {
+        let spec = tool.spec();
+        if let Err(e) = clawhost_tools::compile_schema(spec) {
+            panic!("{}: {e}", spec.name);
+        }
+    }
+}

@@ -21,7 +21,7 @@ use crate::instance::{CallLimits, PluginInstance};
 use crate::logs::PluginLogs;
 use crate::manifest::discover;
 use crate::owned_path::{canonical, overlap, plain_path_under};
-use crate::package_files::{PackageFiles, Reader};
+use crate::package_files::{PackageDir, PackageFiles, Reader};
 use crate::plugin::{LoadedPlugin, PluginStatus};
 use crate::sandbox::{EffectiveGrants, ProtectedPaths};
 use crate::{admission, api_version, registration, LoadError};
@@ -170,6 +170,7 @@ impl PluginHost {
             // Packages are prepared concurrently (hashing and loading the
             // compiled code run on blocking threads), then admitted in order.
             let files = self.reader().read_all(&dirs).await;
+            let dirs: Vec<PathBuf> = dirs.into_iter().map(|d| d.dir).collect();
             let prepared =
                 futures::future::join_all(files.into_iter().map(|files| self.prepare(files))).await;
             let claims = claimed_ids(&dirs, &prepared);
@@ -377,7 +378,7 @@ impl PluginHost {
         let grants = grants?;
         let harness_granted = package.manifest.capabilities.harness && entry.grants.harness;
         let api = api_version::check_component(&id, &facts, manifest_api, harness_granted)?;
-        let interfaces = crate::plugin::Interfaces::of(&facts);
+        let facts = Arc::new(facts);
         let limits = &self.config.limits;
         let logs = PluginLogs::new(
             &id,
@@ -457,6 +458,7 @@ impl PluginHost {
             // record against its own answer.
             let (cache, plugin, file) = (self.cache.clone(), id.clone(), component_file);
             let (version, harness) = (package.manifest.version.clone(), instance.is_harness());
+            let facts = facts.clone();
             instance.register_on_first_instance(Box::new(move |fresh| {
                 if fresh != declared {
                     outdated.store(true, Ordering::Relaxed);
@@ -479,7 +481,7 @@ impl PluginHost {
                 }
             }));
         } else if let Some(file) = component_file {
-            let (cache, key) = (self.cache.clone(), key);
+            let (cache, key, facts) = (self.cache.clone(), key, facts.clone());
             let _ = tokio::task::spawn_blocking(move || {
                 cache.remember_declaration(&file, &key, &declared, &facts)
             })
@@ -494,7 +496,7 @@ impl PluginHost {
             logs,
             settings: entry,
             slots: self.config.slots.clone(),
-            interfaces,
+            facts,
             remembered,
         })
     }
@@ -568,7 +570,7 @@ impl PluginHost {
 /// The packages under each of `paths`, in order. A package reached from
 /// two paths (a `--plugin` dir that also lies under `plugins.paths`) is
 /// listed under the first only.
-fn discover_all(paths: &[PathBuf]) -> Vec<(PathBuf, std::io::Result<Vec<PathBuf>>)> {
+fn discover_all(paths: &[PathBuf]) -> Vec<(PathBuf, std::io::Result<Vec<PackageDir>>)> {
     let mut seen = std::collections::HashSet::new();
     paths
         .iter()
@@ -576,7 +578,13 @@ fn discover_all(paths: &[PathBuf]) -> Vec<(PathBuf, std::io::Result<Vec<PathBuf>
             let root = canonical(path);
             let dirs = discover(path).map(|dirs| {
                 dirs.into_iter()
-                    .filter(|d| seen.insert(canonical_package_dir(path, &root, d)))
+                    .filter_map(|dir| {
+                        let real = canonical_package_dir(path, &root, &dir);
+                        seen.insert(real.clone()).then_some(PackageDir {
+                            dir,
+                            real: Some(real),
+                        })
+                    })
                     .collect()
             });
             (path.clone(), dirs)

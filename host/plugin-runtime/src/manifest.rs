@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use clawhost_config::Access;
 use serde::Deserialize;
 
-use crate::owned_path::{plain_path_under, read_bounded, read_stamped, stamp, FileStamp};
+use crate::owned_path::{
+    plain_path_under, plain_stamp_under, read_bounded, read_stamped, stamp, FileStamp,
+};
 use crate::LoadError;
 
 /// The file name of a plugin manifest inside a plugin package directory.
@@ -165,9 +167,15 @@ impl PluginPackage {
         max: u64,
         real_dir: Option<&Path>,
     ) -> Result<(PathBuf, FileStamp), String> {
+        let shown = |e: std::io::Error| format!("{}: {e}", self.component_path().display());
+        // A plain path's `lstat`s give the stamp; otherwise resolve and open.
+        if let Some(stamped) = real_dir
+            .and_then(|dir| plain_stamp_under(dir, Path::new(&self.manifest.component), max))
+        {
+            return stamped.map_err(shown);
+        }
         let real = self.real_component_path_in(real_dir)?;
-        let stamp =
-            stamp(&real, max).map_err(|e| format!("{}: {e}", self.component_path().display()))?;
+        let stamp = stamp(&real, max).map_err(shown)?;
         Ok((real, stamp))
     }
 

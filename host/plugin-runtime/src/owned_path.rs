@@ -239,17 +239,52 @@ pub fn read_stamped(path: &Path, max: u64) -> io::Result<(Vec<u8>, Option<FileSt
 /// per part instead of resolving the whole path again). `None` when it may
 /// resolve elsewhere; the caller then resolves it in full.
 pub(crate) fn plain_path_under(base: &Path, relative: &Path) -> Option<PathBuf> {
+    if relative.as_os_str().is_empty() {
+        return Some(base.to_path_buf());
+    }
+    plain_path_with_metadata(base, relative).map(|(real, _)| real)
+}
+
+/// [`plain_path_under`] for a non-empty `relative`, with its last part's
+/// `lstat` (which showed it is not a symlink).
+fn plain_path_with_metadata(base: &Path, relative: &Path) -> Option<(PathBuf, std::fs::Metadata)> {
     let mut real = base.to_path_buf();
+    let mut last = None;
     for part in relative.components() {
         let std::path::Component::Normal(name) = part else {
             return None;
         };
         real.push(name);
-        if real.symlink_metadata().ok()?.file_type().is_symlink() {
+        let meta = real.symlink_metadata().ok()?;
+        if meta.file_type().is_symlink() {
             return None;
         }
+        last = Some(meta);
     }
-    Some(real)
+    Some((real, last?))
+}
+
+/// The path and stamp of the regular file at `base` (canonical) joined with
+/// `relative`, when that path is already canonical ([`plain_path_under`]),
+/// from the `lstat`s that showed it: nothing is opened. `None` when it may
+/// resolve elsewhere (the caller resolves it and takes [`stamp`]); an error
+/// when it is not a regular file or holds more than `max` bytes.
+pub(crate) fn plain_stamp_under(
+    base: &Path,
+    relative: &Path,
+    max: u64,
+) -> Option<io::Result<(PathBuf, FileStamp)>> {
+    let (real, meta) = plain_path_with_metadata(base, relative)?;
+    if !meta.is_file() {
+        return Some(Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        )));
+    }
+    if meta.len() > max {
+        return Some(Err(over_limit(max)));
+    }
+    Some(Ok((real, FileStamp::of(&meta))))
 }
 
 /// `path` canonicalized, or as given when it does not exist (yet).

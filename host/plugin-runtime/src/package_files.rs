@@ -39,6 +39,15 @@ pub(crate) struct PackageFiles {
     pub declaration: Option<(DeclarationKey, Declared, ComponentFacts)>,
 }
 
+/// A package directory to read, as found.
+#[derive(Clone)]
+pub(crate) struct PackageDir {
+    /// As found under a plugin path.
+    pub dir: PathBuf,
+    /// Its canonical path, when the finder resolved it.
+    pub real: Option<PathBuf>,
+}
+
 /// Reads packages' files; cheap to clone into a blocking task.
 #[derive(Clone)]
 pub(crate) struct Reader {
@@ -55,18 +64,21 @@ pub(crate) struct Reader {
 impl Reader {
     /// Read the files of every package in `dirs`, in order, split over one
     /// blocking task per core.
-    pub(crate) async fn read_all(&self, dirs: &[PathBuf]) -> Vec<PackageFiles> {
+    pub(crate) async fn read_all(&self, dirs: &[PackageDir]) -> Vec<PackageFiles> {
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         let chunk = dirs.len().div_ceil(cores).max(1);
         let batches = dirs.chunks(chunk).map(|chunk| {
             let (reader, chunk) = (self.clone(), chunk.to_vec());
             async move {
-                let dirs = chunk.clone();
+                let dirs: Vec<PathBuf> = chunk.iter().map(|d| d.dir.clone()).collect();
                 match tokio::task::spawn_blocking(move || {
                     let mut parents = CanonicalParents::default();
                     chunk
                         .iter()
-                        .map(|d| reader.read(d, &mut parents))
+                        .map(|d| {
+                            let real = d.real.clone().or_else(|| parents.canonical(&d.dir));
+                            reader.read(&d.dir, real)
+                        })
                         .collect::<Vec<_>>()
                 })
                 .await
@@ -88,14 +100,16 @@ impl Reader {
 
     /// Read one package's files on a blocking thread.
     pub(crate) async fn read_one(&self, dir: &Path) -> PackageFiles {
-        self.read_all(&[dir.to_path_buf()])
-            .await
-            .pop()
-            .expect("one package read")
+        let dir = PackageDir {
+            dir: dir.to_path_buf(),
+            real: None,
+        };
+        self.read_all(&[dir]).await.pop().expect("one package read")
     }
 
-    /// Read one package's files (blocking).
-    fn read(&self, dir: &Path, parents: &mut CanonicalParents) -> PackageFiles {
+    /// Read one package's files (blocking); `real_dir` is its canonical
+    /// path when known.
+    fn read(&self, dir: &Path, real_dir: Option<PathBuf>) -> PackageFiles {
         let package = match PluginPackage::read(dir) {
             Ok(package) => package,
             Err(e) => return PackageFiles::unread(e),
@@ -103,7 +117,6 @@ impl Reader {
         let manifest = &package.manifest;
         let id = &manifest.id;
         let max = self.config.limits.max_component_mb << 20;
-        let real_dir = parents.canonical(dir);
         let stamped = package.stamp_component(max, real_dir.as_deref());
         let (component_file, remembered) = match stamped {
             Ok((path, stamp)) => {

@@ -35,8 +35,8 @@ pub struct LoadedPlugin {
     pub(crate) settings: clawhost_config::PluginEntry,
     /// `plugins.slots`, which may give an exclusive seam to another plugin.
     pub(crate) slots: clawhost_config::PluginSlots,
-    /// The component's imports and exports, by name.
-    pub(crate) interfaces: Interfaces,
+    /// What the load checked of its component (its imports and exports, by name).
+    pub(crate) facts: Arc<ComponentFacts>,
     /// Set when a remembered declaration stood in for `register`: whether
     /// the first instance then answered differently.
     pub(crate) remembered: Option<Arc<std::sync::atomic::AtomicBool>>,
@@ -78,7 +78,7 @@ pub struct Interfaces {
 
 impl Interfaces {
     /// The names of what the load checked of a component, as a status shows them.
-    pub(crate) fn of(facts: &ComponentFacts) -> Self {
+    fn of(facts: &ComponentFacts) -> Self {
         Self {
             imports: facts.imports.iter().map(|(n, _)| n.clone()).collect(),
             exports: facts.exports.clone(),
@@ -148,8 +148,8 @@ impl LoadedPlugin {
     }
 
     /// The interfaces its component imports and exports.
-    pub fn interfaces(&self) -> &Interfaces {
-        &self.interfaces
+    pub fn interfaces(&self) -> Interfaces {
+        Interfaces::of(&self.facts)
     }
 
     /// Its manifest.

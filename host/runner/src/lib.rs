@@ -127,7 +127,9 @@ impl EmbeddedRunner {
                 tracing::warn!(tool = %name, "a plugin provides a tool of this name; the built-in `{name}` is not offered");
                 continue;
             }
-            registry.register(tool).context("registering host tools")?;
+            registry
+                .register_builtin(tool)
+                .context("registering host tools")?;
         }
         let hooks = Arc::new(HookRunner::new(plugins.hook_registrations()));
         let dispatcher = Arc::new(

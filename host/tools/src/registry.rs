@@ -285,6 +285,20 @@ impl ToolRegistry {
     /// Add several tools (one plugin's) all or none: if any is refused, none
     /// is added.
     pub fn register_all(&mut self, tools: Vec<Arc<dyn Tool>>) -> Result<(), RegistryError> {
+        self.add(tools, false)
+    }
+
+    /// Add one of the host's built-in tools. Its schema is the host's own:
+    /// only the top of it is checked now, and it compiles at the tool's
+    /// first call, so a start does not compile every built-in schema (a
+    /// test compiles each one).
+    pub fn register_builtin(&mut self, tool: Arc<dyn Tool>) -> Result<(), RegistryError> {
+        self.add(vec![tool], true)
+    }
+
+    /// Add `tools` all or none; `defer`: a schema the tool does not bring
+    /// compiled compiles at first use.
+    fn add(&mut self, tools: Vec<Arc<dyn Tool>>, defer: bool) -> Result<(), RegistryError> {
         let mut ready: Vec<(String, Entry)> = Vec::with_capacity(tools.len());
         for tool in tools {
             let spec = tool.spec();
@@ -304,6 +318,10 @@ impl ToolRegistry {
                 Some(schema) => {
                     check_spec(spec)?;
                     schema
+                }
+                None if defer => {
+                    check_spec(spec)?;
+                    CompiledSchema::deferred(spec)
                 }
                 None => compile_schema(spec)?,
             };

@@ -59,7 +59,7 @@ impl ApiVersion {
         }
         Self::ALL
             .into_iter()
-            .find(|v| v.as_str() == format!("{major}.{minor}"))
+            .find(|v| v.as_str().split_once('.') == Some((major, minor)))
     }
 
     /// Interfaces (without package or version) a component of this version
