@@ -5,7 +5,9 @@ use std::sync::Arc;
 use clawhost_agent_core::{Message, RunContext, TurnEvent};
 use clawhost_llm::ScriptedModel;
 use clawhost_plugin_runtime::{LoadError, PluginHost};
-use clawhost_tests::{config, dispatch, host_with, json_of, plugins_dir, runner_with};
+use clawhost_tests::{
+    config, copy_package, dispatch, host_with, json_of, plugins_dir, runner_with,
+};
 use serde_json::json;
 
 #[tokio::test]
@@ -415,6 +417,33 @@ async fn a_package_on_two_plugin_paths_is_loaded_once_and_not_refused() {
         .collect();
     assert_eq!(text_tools.len(), 1, "{reports:?}");
     assert!(text_tools[0].result.is_ok(), "{reports:?}");
+}
+
+#[tokio::test]
+async fn only_subdirectories_holding_a_manifest_are_packages_and_each_loads_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    copy_package(
+        &plugins_dir().join("text-tools"),
+        &plugins.join("text-tools"),
+    );
+    // Not packages, and not errors: a directory without a manifest, a
+    // file, a symlink to a file, a hidden package.
+    std::fs::create_dir_all(plugins.join("node_modules")).unwrap();
+    std::fs::write(plugins.join("README.md"), "notes").unwrap();
+    std::os::unix::fs::symlink(plugins.join("README.md"), plugins.join("notes")).unwrap();
+    copy_package(&plugins_dir().join("hello-tool"), &plugins.join(".staging"));
+    // A symlink to the package is the same package.
+    std::os::unix::fs::symlink(plugins.join("text-tools"), plugins.join("zz-link")).unwrap();
+    let mut cfg = config(json!({"plugins": {"allow": ["text-tools"]}}), dir.path());
+    cfg.plugins.paths = vec![plugins.clone()];
+    let mut host = PluginHost::new(&cfg).unwrap();
+    let reports = host.load_configured().await;
+    let found: Vec<_> = reports
+        .iter()
+        .map(|r| (r.dir.file_name().unwrap().to_owned(), r.result.is_ok()))
+        .collect();
+    assert_eq!(found, [("text-tools".into(), true)], "{reports:?}");
 }
 
 #[tokio::test]

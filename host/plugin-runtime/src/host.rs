@@ -19,8 +19,8 @@ use crate::component_source::{self, Acquired, LazyComponent};
 use crate::engine::PluginEngine;
 use crate::instance::{CallLimits, PluginInstance};
 use crate::logs::PluginLogs;
-use crate::manifest::discover;
-use crate::owned_path::{canonical, overlap, plain_path_under};
+use crate::manifest::{candidates, Candidates};
+use crate::owned_path::{canonical, overlap};
 use crate::package_files::{PackageDir, PackageFiles, Reader};
 use crate::plugin::{LoadedPlugin, PluginStatus};
 use crate::sandbox::{EffectiveGrants, ProtectedPaths};
@@ -152,6 +152,9 @@ impl PluginHost {
             tracing::info!("plugins.enabled is false: no plugin is loaded");
             return reports;
         }
+        // A package reached from two paths (a `--plugin` dir that also lies
+        // under `plugins.paths`) is loaded from the first only.
+        let mut seen = std::collections::HashSet::new();
         for (path, dirs) in discover_all(&self.package_paths) {
             let dirs = match dirs {
                 Ok(dirs) => dirs,
@@ -169,8 +172,16 @@ impl PluginHost {
             };
             // Packages are prepared concurrently (hashing and loading the
             // compiled code run on blocking threads), then admitted in order.
-            let files = self.reader().read_all(&dirs).await;
-            let dirs: Vec<PathBuf> = dirs.into_iter().map(|d| d.dir).collect();
+            let read = self.reader().read_all(&dirs).await;
+            let (dirs, files): (Vec<PathBuf>, Vec<PackageFiles>) = dirs
+                .into_iter()
+                .zip(read)
+                .filter_map(|(found, files)| {
+                    let files = files?;
+                    let real = files.real_dir.clone().unwrap_or_else(|| found.dir.clone());
+                    seen.insert(real).then_some((found.dir, files))
+                })
+                .unzip();
             let prepared =
                 futures::future::join_all(files.into_iter().map(|files| self.prepare(files))).await;
             let claims = claimed_ids(&dirs, &prepared);
@@ -283,6 +294,7 @@ impl PluginHost {
     async fn prepare(&self, files: PackageFiles) -> Result<LoadedPlugin, LoadError> {
         let PackageFiles {
             package,
+            real_dir: _,
             component_file,
             remembered: remembered_digest,
             grants,
@@ -567,42 +579,28 @@ impl PluginHost {
     }
 }
 
-/// The packages under each of `paths`, in order. A package reached from
-/// two paths (a `--plugin` dir that also lies under `plugins.paths`) is
-/// listed under the first only.
+/// The packages (and candidates, [`Candidates`]) under each of `paths`, in
+/// order.
 fn discover_all(paths: &[PathBuf]) -> Vec<(PathBuf, std::io::Result<Vec<PackageDir>>)> {
-    let mut seen = std::collections::HashSet::new();
     paths
         .iter()
         .map(|path| {
-            let root = canonical(path);
-            let dirs = discover(path).map(|dirs| {
-                dirs.into_iter()
-                    .filter_map(|dir| {
-                        let real = canonical_package_dir(path, &root, &dir);
-                        seen.insert(real.clone()).then_some(PackageDir {
-                            dir,
-                            real: Some(real),
-                        })
+            let dirs = candidates(path).map(|found| match found {
+                Candidates::Package(dir) => vec![PackageDir {
+                    dir,
+                    candidate: false,
+                }],
+                Candidates::Subdirectories(dirs) => dirs
+                    .into_iter()
+                    .map(|dir| PackageDir {
+                        dir,
+                        candidate: true,
                     })
-                    .collect()
+                    .collect(),
             });
             (path.clone(), dirs)
         })
         .collect()
-}
-
-/// The canonical path of `dir`, found under `path` (canonically `root`): a
-/// subdirectory that is not a symlink is `root` joined with its name (one
-/// `lstat` instead of resolving the whole path again).
-fn canonical_package_dir(path: &Path, root: &Path, dir: &Path) -> PathBuf {
-    if dir == path {
-        return root.to_path_buf();
-    }
-    dir.file_name()
-        .filter(|_| dir.parent() == Some(path))
-        .and_then(|name| plain_path_under(root, Path::new(name)))
-        .unwrap_or_else(|| canonical(dir))
 }
 
 /// The package dirs that claim each plugin id, among the prepared ones.

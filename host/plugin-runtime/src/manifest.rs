@@ -85,13 +85,34 @@ impl PluginPackage {
     /// Read and check `dir/openclaw.plugin.json`.
     pub fn read(dir: &Path) -> Result<Self, LoadError> {
         let path = dir.join(MANIFEST_FILE);
-        let text = read_bounded(&path, MAX_MANIFEST)
-            .map_err(|e| e.to_string())
-            .and_then(|b| String::from_utf8(b).map_err(|e| e.to_string()))
-            .map_err(|reason| LoadError::Manifest {
-                path: path.clone(),
-                reason,
-            })?;
+        let bytes = read_bounded(&path, MAX_MANIFEST).map_err(|e| LoadError::Manifest {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
+        Self::parse(dir, path, bytes)
+    }
+
+    /// [`Self::read`], or `None` when `dir` holds no manifest (or is not a
+    /// directory): it is not a package.
+    pub(crate) fn read_if_present(dir: &Path) -> Result<Option<Self>, LoadError> {
+        use std::io::ErrorKind::{NotADirectory, NotFound};
+        let path = dir.join(MANIFEST_FILE);
+        match read_bounded(&path, MAX_MANIFEST) {
+            Ok(bytes) => Self::parse(dir, path, bytes).map(Some),
+            Err(e) if matches!(e.kind(), NotFound | NotADirectory) => Ok(None),
+            Err(e) => Err(LoadError::Manifest {
+                path,
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    /// Check the manifest `bytes` read from `path` in `dir`.
+    fn parse(dir: &Path, path: PathBuf, bytes: Vec<u8>) -> Result<Self, LoadError> {
+        let text = String::from_utf8(bytes).map_err(|e| LoadError::Manifest {
+            path: path.clone(),
+            reason: e.to_string(),
+        })?;
         let manifest: PluginManifest =
             serde_json::from_str(&text).map_err(|e| LoadError::Manifest {
                 path: path.clone(),
@@ -215,17 +236,39 @@ impl PluginPackage {
 /// subdirectories (`.name`, such as a package `plugins install` is still
 /// staging) are not packages.
 pub fn discover(path: &Path) -> std::io::Result<Vec<PathBuf>> {
+    Ok(match candidates(path)? {
+        Candidates::Package(dir) => vec![dir],
+        Candidates::Subdirectories(dirs) => dirs
+            .into_iter()
+            .filter(|p| p.join(MANIFEST_FILE).is_file())
+            .collect(),
+    })
+}
+
+/// Where [`discover`] looks for packages under a path.
+pub(crate) enum Candidates {
+    /// The path itself holds a manifest.
+    Package(PathBuf),
+    /// Its immediate subdirectories (and symlinks), not hidden, sorted, by
+    /// their directory entries alone: which of them hold a manifest is
+    /// found when it is read.
+    Subdirectories(Vec<PathBuf>),
+}
+
+/// The [`Candidates`] under `path` (one `stat`, then one listing).
+pub(crate) fn candidates(path: &Path) -> std::io::Result<Candidates> {
     if path.join(MANIFEST_FILE).is_file() {
-        return Ok(vec![path.to_path_buf()]);
+        return Ok(Candidates::Package(path.to_path_buf()));
     }
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(path)?
         .filter_map(|e| e.ok())
         .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        // The entry's type, from the listing: a file is not a package.
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir() || t.is_symlink()))
         .map(|e| e.path())
-        .filter(|p| p.join(MANIFEST_FILE).is_file())
         .collect();
     dirs.sort();
-    Ok(dirs)
+    Ok(Candidates::Subdirectories(dirs))
 }
 
 #[cfg(test)]

@@ -26,6 +26,8 @@ use crate::{admission, api_version, LoadError};
 pub(crate) struct PackageFiles {
     /// The manifest, checked.
     pub package: Result<PluginPackage, LoadError>,
+    /// The package directory's canonical path, when it resolves.
+    pub real_dir: Option<PathBuf>,
     /// The component file's canonical path, when it could be stat'ed: what
     /// its package record is kept under.
     pub component_file: Option<PathBuf>,
@@ -44,8 +46,9 @@ pub(crate) struct PackageFiles {
 pub(crate) struct PackageDir {
     /// As found under a plugin path.
     pub dir: PathBuf,
-    /// Its canonical path, when the finder resolved it.
-    pub real: Option<PathBuf>,
+    /// Whether it is only a candidate: a subdirectory of a plugin path,
+    /// which is not a package unless it holds a manifest.
+    pub candidate: bool,
 }
 
 /// Reads packages' files; cheap to clone into a blocking task.
@@ -63,8 +66,9 @@ pub(crate) struct Reader {
 
 impl Reader {
     /// Read the files of every package in `dirs`, in order, split over one
-    /// blocking task per core.
-    pub(crate) async fn read_all(&self, dirs: &[PackageDir]) -> Vec<PackageFiles> {
+    /// blocking task per core; `None` for a candidate that holds no
+    /// manifest (not a package).
+    pub(crate) async fn read_all(&self, dirs: &[PackageDir]) -> Vec<Option<PackageFiles>> {
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         let chunk = dirs.len().div_ceil(cores).max(1);
         let batches = dirs.chunks(chunk).map(|chunk| {
@@ -75,10 +79,7 @@ impl Reader {
                     let mut parents = CanonicalParents::default();
                     chunk
                         .iter()
-                        .map(|d| {
-                            let real = d.real.clone().or_else(|| parents.canonical(&d.dir));
-                            reader.read(&d.dir, real)
-                        })
+                        .map(|d| reader.read(d, &mut parents))
                         .collect::<Vec<_>>()
                 })
                 .await
@@ -86,7 +87,7 @@ impl Reader {
                     Ok(files) => files,
                     Err(e) => dirs
                         .into_iter()
-                        .map(|dir| PackageFiles::failed(dir, e.to_string()))
+                        .map(|dir| Some(PackageFiles::failed(dir, e.to_string())))
                         .collect(),
                 }
             }
@@ -102,17 +103,25 @@ impl Reader {
     pub(crate) async fn read_one(&self, dir: &Path) -> PackageFiles {
         let dir = PackageDir {
             dir: dir.to_path_buf(),
-            real: None,
+            candidate: false,
         };
-        self.read_all(&[dir]).await.pop().expect("one package read")
+        let read = self.read_all(&[dir]).await.pop().flatten();
+        read.expect("a package that is not a candidate is read")
     }
 
-    /// Read one package's files (blocking); `real_dir` is its canonical
-    /// path when known.
-    fn read(&self, dir: &Path, real_dir: Option<PathBuf>) -> PackageFiles {
-        let package = match PluginPackage::read(dir) {
+    /// Read one package's files (blocking).
+    fn read(&self, found: &PackageDir, parents: &mut CanonicalParents) -> Option<PackageFiles> {
+        let dir = &found.dir;
+        let package = match found.candidate {
+            true => PluginPackage::read_if_present(dir).transpose()?,
+            false => PluginPackage::read(dir),
+        };
+        // Resolved once, after its parent: for the component's path and
+        // for telling a package reached from two plugin paths.
+        let real_dir = parents.canonical(dir).or_else(|| dir.canonicalize().ok());
+        let package = match package {
             Ok(package) => package,
-            Err(e) => return PackageFiles::unread(e),
+            Err(e) => return Some(PackageFiles::unread(e, real_dir)),
         };
         let manifest = &package.manifest;
         let id = &manifest.id;
@@ -167,13 +176,14 @@ impl Reader {
             } else {
                 (None, None)
             };
-        PackageFiles {
+        Some(PackageFiles {
             package: Ok(package),
+            real_dir,
             component_file,
             remembered: digest,
             grants,
             declaration,
-        }
+        })
     }
 }
 
@@ -201,9 +211,10 @@ impl CanonicalParents {
 
 impl PackageFiles {
     /// A package whose manifest could not be read.
-    fn unread(error: LoadError) -> Self {
+    fn unread(error: LoadError, real_dir: Option<PathBuf>) -> Self {
         Self {
             package: Err(error),
+            real_dir,
             component_file: None,
             remembered: Ok(None),
             grants: None,
@@ -217,6 +228,6 @@ impl PackageFiles {
             path: dir,
             reason: format!("reading the package failed: {reason}"),
         };
-        Self::unread(error)
+        Self::unread(error, None)
     }
 }
