@@ -1,8 +1,9 @@
 //! The one wasmtime engine: component model, epoch interruption, on-demand
-//! instance allocation, a shared linker, and the epoch ticker thread.
+//! instance allocation, a shared linker (built at the first link), and the
+//! epoch ticker thread.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use wasmtime::component::Linker;
@@ -17,7 +18,9 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 /// The engine and linker shared by every plugin.
 pub struct PluginEngine {
     engine: Engine,
-    linker: Linker<PluginState>,
+    /// Built when a plugin first links: a warm start whose plugins are
+    /// all remembered links none of them.
+    linker: OnceLock<Linker<PluginState>>,
     stop: Arc<AtomicBool>,
 }
 
@@ -39,9 +42,6 @@ impl PluginEngine {
         config.wasm_component_model(true);
         config.epoch_interruption(true);
         let engine = Engine::new(&config)?;
-        let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-        crate::abi::add_to_linker(&mut linker)?;
 
         let stop = Arc::new(AtomicBool::new(false));
         let ticker_engine = engine.clone();
@@ -56,7 +56,7 @@ impl PluginEngine {
             })?;
         Ok(Self {
             engine,
-            linker,
+            linker: OnceLock::new(),
             stop,
         })
     }
@@ -66,8 +66,15 @@ impl PluginEngine {
         &self.engine
     }
 
-    /// The linker with WASI and the host interface.
-    pub fn linker(&self) -> &Linker<PluginState> {
-        &self.linker
+    /// The linker with WASI and the host interface, built at its first use.
+    pub fn linker(&self) -> wasmtime::Result<&Linker<PluginState>> {
+        if let Some(linker) = self.linker.get() {
+            return Ok(linker);
+        }
+        let mut linker = Linker::new(&self.engine);
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        crate::abi::add_to_linker(&mut linker)?;
+        // Two first links at once both build one; either serves.
+        Ok(self.linker.get_or_init(|| linker))
     }
 }

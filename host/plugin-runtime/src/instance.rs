@@ -130,7 +130,7 @@ impl PluginInstance {
             .get()
             .await
             .map_err(|e| wasmtime::format_err!("{e}"))?;
-        let pre = self.engine.linker().instantiate_pre(component)?;
+        let pre = self.engine.linker()?.instantiate_pre(component)?;
         let indices = Indices::new(self.api, &pre)?;
         // Calls into one plugin are serialized, so no other thread links it
         // meanwhile; if one did, its equal result stands.
