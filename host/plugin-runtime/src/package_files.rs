@@ -1,10 +1,11 @@
 //! What a load reads from disk for one package, read in one blocking step:
-//! its manifest, its component's package record (the remembered digest for
-//! the file's stamp, and the remembered declaration), and its grants
-//! (opening the granted directories). A start reads all its packages in a few batches, one per
-//! core, instead of hopping to a blocking thread several times per package:
-//! on a warm start the hops, not the small reads, were most of each
-//! plugin's cost.
+//! its canonical path, its manifest (a discovered subdirectory without one
+//! is not a package), its component's package record (the digest
+//! remembered for the file's stamp, and the remembered declaration) and its
+//! grants (opening the granted directories). A start reads all its packages
+//! in a few batches, one per core, instead of hopping to a blocking thread
+//! several times per package: on a warm start the hops, not the small
+//! reads, were most of each plugin's cost.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
