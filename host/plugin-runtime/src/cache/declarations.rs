@@ -13,16 +13,14 @@
 //! authenticated with the cache's key: a plugin that can write files cannot
 //! plant tools or hooks for another one, nor widen its own tool filters.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clawhost_hooks::HookKind;
 use serde::{Deserialize, Serialize};
 
-use super::{ComponentCache, Disk, TAG_LEN};
+use super::{sealed, ComponentCache, Disk};
 use crate::abi::{Declared, DeclaredTool};
 use crate::api_version::ComponentFacts;
-use crate::owned_path;
 
 /// Largest record read: 128 tools with their schemas fit many times over.
 const MAX_RECORD: u64 = 8 << 20;
@@ -145,12 +143,8 @@ fn record_path(disk: &Disk, key: &DeclarationKey) -> PathBuf {
         .join(format!("{}-{}", key.sha256, tag.to_hex()))
 }
 
-fn tag(disk: &Disk, key: &DeclarationKey, body: &[u8]) -> blake3::Hash {
-    let mut mac = blake3::Hasher::new_keyed(&disk.key);
-    mac.update(&key.tag(disk));
-    mac.update(body);
-    mac.finalize()
-}
+/// What a record under a key is sealed for (with the key's tag).
+const CONTEXT: &[u8] = b"clawhost declaration record v3\0";
 
 /// Remove every record of the component `sha256` from the cache dir `dir`.
 pub(super) fn forget(dir: &Path, sha256: &str) {
@@ -169,16 +163,8 @@ impl ComponentCache {
     /// The record kept under `key` itself, if it verifies.
     pub(super) fn declaration_by_key(&self, key: &DeclarationKey) -> Option<Record> {
         let disk = self.disk.as_ref()?;
-        let path = record_path(disk, key);
-        let data = owned_path::read_bounded(&path, MAX_RECORD).ok()?;
-        let (mac, body) = data.split_at_checked(TAG_LEN)?;
-        let mac: [u8; TAG_LEN] = mac.try_into().ok()?;
-        // `blake3::Hash`'s equality is constant-time.
-        if tag(disk, key, body) != blake3::Hash::from_bytes(mac) {
-            tracing::warn!(record = %path.display(), "a declaration record does not verify; ignoring it");
-            return None;
-        }
-        postcard::from_bytes(body).ok()
+        let tag = key.tag(disk);
+        sealed::read(disk, &record_path(disk, key), MAX_RECORD, &[CONTEXT, &tag])
     }
 
     /// Keep `record` under `key` itself (`None`: remove it). Failures are
@@ -192,17 +178,8 @@ impl ComponentCache {
             }
             return;
         };
-        let write = || -> anyhow::Result<()> {
-            let dir = path.parent().expect("a record path has a parent");
-            owned_path::private_dir(dir)?;
-            let body = postcard::to_allocvec(record)?;
-            let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-            tmp.write_all(tag(disk, key, &body).as_bytes())?;
-            tmp.write_all(&body)?;
-            tmp.persist(&path)?;
-            Ok(())
-        };
-        if let Err(e) = write() {
+        let tag = key.tag(disk);
+        if let Err(e) = sealed::write(disk, &path, &[CONTEXT, &tag], record) {
             tracing::debug!(record = %path.display(), error = %e, "could not remember a declaration");
         }
     }

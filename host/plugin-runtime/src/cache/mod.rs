@@ -306,6 +306,7 @@ mod artifact;
 pub(crate) mod declarations;
 mod evict;
 pub(crate) mod packages;
+mod sealed;
 
 #[cfg(test)]
 mod tests;

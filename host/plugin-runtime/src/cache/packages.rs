@@ -12,13 +12,12 @@
 //! not verify is ignored (the file is hashed and `register` called again).
 //! Its body is postcard, read only after its tag verified.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::declarations::{self, DeclarationKey, KeyTag};
-use super::{ComponentCache, Disk, TAG_LEN};
+use super::{sealed, ComponentCache, Disk};
 use crate::abi::Declared;
 use crate::admission::sha256_hex;
 use crate::api_version::ComponentFacts;
@@ -55,12 +54,8 @@ pub(crate) struct Remembered {
     declarations: Vec<(KeyTag, declarations::Record)>,
 }
 
-fn tag(disk: &Disk, body: &[u8]) -> blake3::Hash {
-    let mut mac = blake3::Hasher::new_keyed(&disk.key);
-    mac.update(b"clawhost package record v1\0");
-    mac.update(body);
-    mac.finalize()
-}
+/// What a package record is sealed for.
+const CONTEXT: &[u8] = b"clawhost package record v1\0";
 
 fn record_path(disk: &Disk, file: &str) -> PathBuf {
     disk.dir.join(DIR).join(sha256_hex(file.as_bytes()))
@@ -68,27 +63,12 @@ fn record_path(disk: &Disk, file: &str) -> PathBuf {
 
 /// The record at `path`, if it is `file`'s and verifies.
 fn read_record(disk: &Disk, path: &Path, file: &str) -> Option<PackageRecord> {
-    let data = owned_path::read_bounded(path, MAX_RECORD).ok()?;
-    let (mac, body) = data.split_at_checked(TAG_LEN)?;
-    let mac: [u8; TAG_LEN] = mac.try_into().ok()?;
-    // `blake3::Hash`'s equality is constant-time.
-    if tag(disk, body) != blake3::Hash::from_bytes(mac) {
-        tracing::warn!(record = %path.display(), "a package record does not verify; ignoring it");
-        return None;
-    }
-    let record: PackageRecord = postcard::from_bytes(body).ok()?;
+    let record: PackageRecord = sealed::read(disk, path, MAX_RECORD, &[CONTEXT])?;
     (record.file == file && record.sha256.len() == 64).then_some(record)
 }
 
 fn write_record(disk: &Disk, path: &Path, record: &PackageRecord) -> anyhow::Result<()> {
-    let dir = path.parent().expect("a record path has a parent");
-    owned_path::private_dir(dir)?;
-    let body = postcard::to_allocvec(record)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(tag(disk, &body).as_bytes())?;
-    tmp.write_all(&body)?;
-    tmp.persist(path)?;
-    Ok(())
+    sealed::write(disk, path, &[CONTEXT], record)
 }
 
 impl ComponentCache {

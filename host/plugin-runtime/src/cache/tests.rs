@@ -436,3 +436,21 @@ fn the_cache_keeps_to_its_size_and_age_bounds_least_recently_used_first() {
     assert_eq!(evicted.files, 1);
     assert!(!cache.is_cached(&b) && !path.exists());
 }
+
+#[test]
+fn a_sealed_record_verifies_only_whole_and_under_its_own_context() {
+    let root = tempfile::tempdir().unwrap();
+    let cache = cache_under(root.path());
+    let disk = cache.disk.as_ref().unwrap();
+    let path = root.path().join("cache").join("record");
+    let value = "what the record holds".to_string();
+    sealed::write(disk, &path, &[b"purpose a\0", b"key"], &value).unwrap();
+    let read = |context: &[&[u8]]| sealed::read::<String>(disk, &path, 1 << 20, context);
+    assert_eq!(read(&[b"purpose a\0", b"key"]), Some(value));
+    // Sealed for another purpose, or under another key.
+    assert_eq!(read(&[b"purpose b\0", b"key"]), None);
+    assert_eq!(read(&[b"purpose a\0", b"other"]), None);
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, replace(&bytes, b"holds", b"holdz")).unwrap();
+    assert_eq!(read(&[b"purpose a\0", b"key"]), None);
+}
