@@ -350,7 +350,10 @@ impl PluginHost {
             let key = key_of(sha256, grants);
             remembered_record = match read_ahead.take().filter(|(read_key, _)| *read_key == key) {
                 Some((_, record)) => Some(record),
-                None => self.remembered_declaration(&component_file, &key).await,
+                None => {
+                    self.remembered_declaration(component_file.as_deref(), &key)
+                        .await
+                }
             }
             .map(|record| (sha256.clone(), record));
             looked_up = Some(key);
@@ -434,7 +437,7 @@ impl PluginHost {
                 Some((_, (declared, _))) => Some(declared),
                 None if looked_up.as_ref() == Some(&key) => None,
                 None => self
-                    .remembered_declaration(&component_file, &key)
+                    .remembered_declaration(component_file.as_deref(), &key)
                     .await
                     .map(|(d, _)| d),
             },
@@ -529,10 +532,10 @@ impl PluginHost {
     /// blocking thread.
     async fn remembered_declaration(
         &self,
-        file: &Option<PathBuf>,
+        file: Option<&Path>,
         key: &DeclarationKey,
     ) -> Option<(Declared, ComponentFacts)> {
-        let (cache, file, key) = (self.cache.clone(), file.clone()?, key.clone());
+        let (cache, file, key) = (self.cache.clone(), file?.to_path_buf(), key.clone());
         tokio::task::spawn_blocking(move || cache.remembered_declaration(&file, &key))
             .await
             .ok()

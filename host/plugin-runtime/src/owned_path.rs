@@ -103,12 +103,14 @@ fn open_regular_with_metadata(path: &Path) -> io::Result<(File, std::fs::Metadat
         .open(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
+        return Err(not_regular());
     }
     Ok((file, meta))
+}
+
+/// The error of a path that is not a regular file.
+fn not_regular() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, "not a regular file")
 }
 
 /// [`open_regular`], and the file must be owned by this user and private to it.
@@ -195,10 +197,19 @@ impl FileStamp {
 /// read), which must hold at most `max` bytes.
 pub fn stamp(path: &Path, max: u64) -> io::Result<FileStamp> {
     let (_, meta) = open_regular_with_metadata(path)?;
+    bounded_stamp(&meta, max)
+}
+
+/// The stamp in `meta`, which must be a regular file's of at most `max`
+/// bytes.
+fn bounded_stamp(meta: &std::fs::Metadata, max: u64) -> io::Result<FileStamp> {
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
     if meta.len() > max {
         return Err(over_limit(max));
     }
-    Ok(FileStamp::of(&meta))
+    Ok(FileStamp::of(meta))
 }
 
 /// The stamp of an open file.
@@ -275,16 +286,7 @@ pub(crate) fn plain_stamp_under(
     max: u64,
 ) -> Option<io::Result<(PathBuf, FileStamp)>> {
     let (real, meta) = plain_path_with_metadata(base, relative)?;
-    if !meta.is_file() {
-        return Some(Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "not a regular file",
-        )));
-    }
-    if meta.len() > max {
-        return Some(Err(over_limit(max)));
-    }
-    Some(Ok((real, FileStamp::of(&meta))))
+    Some(bounded_stamp(&meta, max).map(|stamp| (real, stamp)))
 }
 
 /// `path` canonicalized, or as given when it does not exist (yet).

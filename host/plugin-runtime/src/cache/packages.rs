@@ -54,6 +54,27 @@ pub(crate) struct Remembered {
     declarations: Vec<(KeyTag, declarations::Record)>,
 }
 
+impl Remembered {
+    /// What was declared under `key` (whose tag is `tag`), if this is a
+    /// record of `key`'s content and holds it.
+    fn take(self, key: &DeclarationKey, tag: &KeyTag) -> Option<declarations::Record> {
+        if self.sha256 != key.sha256 {
+            return None;
+        }
+        let (_, record) = self.declarations.into_iter().find(|(t, _)| t == tag)?;
+        Some(record)
+    }
+}
+
+impl From<PackageRecord> for Remembered {
+    fn from(record: PackageRecord) -> Self {
+        Self {
+            sha256: record.sha256,
+            declarations: record.declarations,
+        }
+    }
+}
+
 /// What a package record is sealed for.
 const CONTEXT: &[u8] = b"clawhost package record v1\0";
 
@@ -79,10 +100,7 @@ impl ComponentCache {
         let disk = self.disk.as_ref()?;
         let file = file.to_string_lossy();
         let record = read_record(disk, &record_path(disk, &file), &file)?;
-        (record.stamp == stamp.as_str()).then_some(Remembered {
-            sha256: record.sha256,
-            declarations: record.declarations,
-        })
+        (record.stamp == stamp.as_str()).then(|| record.into())
     }
 
     /// What the plugin declared under `key` (and the component facts its
@@ -93,15 +111,7 @@ impl ComponentCache {
         key: &DeclarationKey,
     ) -> Option<(Declared, ComponentFacts)> {
         let disk = self.disk.as_ref()?;
-        if remembered.sha256 != key.sha256 {
-            return None;
-        }
-        let tag = key.tag(disk);
-        let (_, record) = remembered
-            .declarations
-            .into_iter()
-            .find(|(t, _)| *t == tag)?;
-        record.declared()
+        remembered.take(key, &key.tag(disk))?.declared()
     }
 
     /// The sha256 of `bytes`, read from `file` with `stamp` (`None`: it
@@ -148,18 +158,12 @@ impl ComponentCache {
         let disk = self.disk.as_ref()?;
         let name = file.to_string_lossy();
         let record = read_record(disk, &record_path(disk, &name), &name);
-        let tag = key.tag(disk);
-        let found = record
-            .filter(|r| r.sha256 == key.sha256)
-            .and_then(|r| r.declarations.into_iter().find(|(t, _)| *t == tag));
+        let found = record.and_then(|r| Remembered::from(r).take(key, &key.tag(disk)));
         let declaration = match found {
-            Some((_, declaration)) => declaration,
+            Some(declaration) => declaration,
             None => {
                 let declaration = self.declaration_by_key(key)?;
-                self.update_declarations(file, key, |declarations, tag| {
-                    declarations.insert(0, (tag, declaration.clone()));
-                    declarations.truncate(MAX_DECLARATIONS);
-                });
+                self.set_declaration(file, key, Some(declaration.clone()));
                 declaration
             }
         };
@@ -168,9 +172,8 @@ impl ComponentCache {
 
     /// Remember that the plugin declared `declared` under `key`, and the
     /// `facts` its load checked of the component: under the key, and in
-    /// the record of `file` (its canonical path) when that record holds
-    /// `key`'s digest (else the file changed since it was hashed). Failures
-    /// are logged: the next start calls `register` again.
+    /// the record of `file` (its canonical path, [`Self::set_declaration`]).
+    /// Failures are logged: the next start calls `register` again.
     pub(crate) fn remember_declaration(
         &self,
         file: &Path,
@@ -180,10 +183,7 @@ impl ComponentCache {
     ) {
         let record = declarations::Record::of(declared, facts);
         self.keep_declaration_by_key(key, Some(&record));
-        self.update_declarations(file, key, |declarations, tag| {
-            declarations.insert(0, (tag, record));
-            declarations.truncate(MAX_DECLARATIONS);
-        });
+        self.set_declaration(file, key, Some(record));
     }
 
     /// Forget what was remembered under `key`, in the record of `file` (its
@@ -191,16 +191,18 @@ impl ComponentCache {
     /// `register` and checks its answer in full.
     pub(crate) fn forget_declaration(&self, file: &Path, key: &DeclarationKey) {
         self.keep_declaration_by_key(key, None);
-        self.update_declarations(file, key, |_, _| {});
+        self.set_declaration(file, key, None);
     }
 
-    /// Rewrite the record of `file` without `key`'s declaration, after
-    /// `change` (given the key's tag) edited the rest.
-    fn update_declarations(
+    /// Rewrite the record of `file` (its canonical path) with `record` as
+    /// `key`'s declaration, the newest (`None`: without one), when that
+    /// record holds `key`'s digest (else the file changed since it was
+    /// hashed, and the record is left as it is).
+    fn set_declaration(
         &self,
         file: &Path,
         key: &DeclarationKey,
-        change: impl FnOnce(&mut Vec<(KeyTag, declarations::Record)>, KeyTag),
+        declaration: Option<declarations::Record>,
     ) {
         let Some(disk) = &self.disk else { return };
         let file = file.to_string_lossy();
@@ -215,7 +217,10 @@ impl ComponentCache {
         }
         let tag = key.tag(disk);
         record.declarations.retain(|(t, _)| *t != tag);
-        change(&mut record.declarations, tag);
+        if let Some(declaration) = declaration {
+            record.declarations.insert(0, (tag, declaration));
+            record.declarations.truncate(MAX_DECLARATIONS);
+        }
         if let Err(e) = write_record(disk, &path, &record) {
             tracing::debug!(record = %path.display(), error = %e, "could not update a package record");
         }
