@@ -128,4 +128,12 @@ impl Message {
             reasoning: Vec::new(),
         }
     }
+
+    /// The tool calls an assistant message asks for; none for other messages.
+    pub fn requested_calls(&self) -> &[ToolCallRequest] {
+        match self {
+            Message::Assistant { tool_calls, .. } => tool_calls,
+            _ => &[],
+        }
+    }
 }

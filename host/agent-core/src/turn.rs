@@ -160,19 +160,18 @@ impl TurnLoop {
                 usage: reply.usage,
                 reasoning: reply.reasoning.clone(),
             });
-            messages.push(SharedMessage::from(Message::Assistant {
-                text: reply.text.clone(),
-                tool_calls: reply.tool_calls.clone(),
-                reasoning: reply.reasoning.clone(),
-            }));
             if reply.tool_calls.is_empty() {
                 let cut_off = reply.stop_reason == StopReason::MaxTokens;
+                continued.push_str(&reply.text);
+                messages.push(SharedMessage::from(Message::Assistant {
+                    text: reply.text,
+                    tool_calls: Vec::new(),
+                    reasoning: reply.reasoning,
+                }));
                 if cut_off && self.continue_cut_off && iteration < self.max_iterations {
-                    continued.push_str(&reply.text);
                     messages.push(SharedMessage::from(Message::user(CONTINUE_PROMPT)));
                     continue;
                 }
-                continued.push_str(&reply.text);
                 let answer = std::mem::take(&mut continued);
                 ctx.events.emit(TurnEvent::FinalAnswer {
                     text: answer.clone(),
@@ -194,7 +193,15 @@ impl TurnLoop {
                     stop_reason: reply.stop_reason,
                 });
             }
-            for call in &reply.tool_calls {
+            // The calls are read from the message that records them (one
+            // copy of them, in the event above, not two).
+            let asked = SharedMessage::from(Message::Assistant {
+                text: reply.text,
+                tool_calls: reply.tool_calls,
+                reasoning: reply.reasoning,
+            });
+            messages.push(asked.clone());
+            for call in asked.requested_calls() {
                 let output = budget.execute(call, ctx).await;
                 ctx.events.emit(TurnEvent::ToolResult {
                     call_id: call.id.clone(),

@@ -246,10 +246,10 @@ impl LoadedPlugin {
         ctx: &CallContext,
     ) -> Result<Result<Value, String>, CallError> {
         let call = Request::CallTool {
-            tool: tool.into(),
-            call_id: call_id.into(),
-            params: params.to_string(),
-            context: ctx.clone(),
+            tool,
+            call_id,
+            params,
+            context: ctx,
         };
         match self.instance.call(call).await? {
             Answer::Tool(Ok(text)) => Ok(serde_json::from_str(&text).map_err(|e| {

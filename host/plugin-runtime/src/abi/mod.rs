@@ -15,6 +15,7 @@ use wasmtime::Store;
 
 use crate::state::PluginState;
 
+mod outgoing;
 pub(crate) mod v0_1;
 pub(crate) mod v0_2;
 
@@ -115,11 +116,11 @@ pub(crate) enum Request<'a> {
     Register,
     /// Run one of its tools.
     CallTool {
-        tool: String,
-        call_id: String,
+        tool: &'a str,
+        call_id: &'a str,
         /// JSON text of the parameters.
-        params: String,
-        context: CallContext,
+        params: &'a str,
+        context: &'a CallContext,
     },
     /// A hook event, with the hook's own deadline when the operator set one.
     Hook(&'a HookEvent, Option<Duration>),
@@ -250,11 +251,8 @@ pub(crate) fn json_text(value: &serde_json::Value) -> String {
 /// result's shared JSON text (made once for all hooks), or the error.
 pub(crate) fn outcome_text(
     outcome: &Result<clawhost_hooks::SharedJson, String>,
-) -> Result<String, String> {
-    outcome
-        .as_ref()
-        .map(|v| v.text().to_string())
-        .map_err(Clone::clone)
+) -> Result<&str, &str> {
+    outcome.as_ref().map(|v| v.text()).map_err(String::as_str)
 }
 
 /// Parse JSON a plugin returned.

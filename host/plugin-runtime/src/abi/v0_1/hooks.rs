@@ -8,11 +8,12 @@ use clawhost_hooks::{
 use super::wit;
 use crate::abi::{json, outcome_text, total_len};
 
-pub(crate) fn context(ctx: &CallContext) -> wit::CallContext {
+/// The run's context as the guest sees it, pointing into the host's.
+pub(crate) fn context(ctx: &CallContext) -> wit::CallContext<'_> {
     wit::CallContext {
-        agent_id: ctx.agent_id.clone(),
-        session_id: ctx.session_id.clone(),
-        model_ref: ctx.model_ref.clone(),
+        agent_id: &ctx.agent_id,
+        session_id: ctx.session_id.as_deref(),
+        model_ref: &ctx.model_ref,
     }
 }
 
@@ -33,80 +34,81 @@ pub(crate) fn hook_kind(kind: wit::HookKind) -> HookKind {
     }
 }
 
-/// The event in 0.1 terms; `None` for hooks 0.1 does not have (a 0.1
-/// plugin cannot subscribe to them).
-pub(crate) fn event(event: &HookEvent) -> Option<wit::HookEvent> {
+/// The event in 0.1 terms, pointing into the host's, given an `llm_output`
+/// event's reply text (its texts joined); `None` for hooks 0.1 does not have
+/// (a 0.1 plugin cannot subscribe to them).
+pub(crate) fn event<'a>(event: &'a HookEvent, reply_text: &'a str) -> Option<wit::HookEvent<'a>> {
     Some(match event {
         HookEvent::BeforeToolCall(e) => wit::HookEvent::BeforeToolCall(wit::BeforeToolCallEvent {
-            tool: e.tool.clone(),
-            call_id: e.call_id.clone(),
-            params: e.params.text().to_string(),
-            tool_plugin: e.tool_plugin.clone(),
+            tool: &e.tool,
+            call_id: &e.call_id,
+            params: e.params.text(),
+            tool_plugin: e.tool_plugin.as_deref(),
             context: context(&e.context),
         }),
         HookEvent::AfterToolCall(e) | HookEvent::ToolResult(e) => {
             wit::HookEvent::AfterToolCall(wit::AfterToolCallEvent {
-                tool: e.tool.clone(),
-                call_id: e.call_id.clone(),
-                params: e.params.text().to_string(),
+                tool: &e.tool,
+                call_id: &e.call_id,
+                params: e.params.text(),
                 outcome: outcome_text(&e.outcome),
                 duration_ms: e.duration_ms,
                 context: context(&e.context),
             })
         }
         HookEvent::SessionStart(e) => wit::HookEvent::SessionStart(wit::SessionStartEvent {
-            session_id: e.session_id.clone(),
-            agent_id: e.agent_id.clone(),
+            session_id: &e.session_id,
+            agent_id: &e.agent_id,
             resumed: e.resumed,
         }),
         HookEvent::SessionEnd(e) => wit::HookEvent::SessionEnd(wit::SessionEndEvent {
-            session_id: e.session_id.clone(),
-            agent_id: e.agent_id.clone(),
-            reason: e.reason.as_str().into(),
+            session_id: &e.session_id,
+            agent_id: &e.agent_id,
+            reason: e.reason.as_str(),
         }),
         HookEvent::BeforePromptBuild(e) => {
             wit::HookEvent::BeforePromptBuild(wit::BeforePromptBuildEvent {
-                session_id: e.session_id.clone(),
-                agent_id: e.agent_id.clone(),
-                system: e.system.clone(),
-                prompt: e.prompt.clone(),
+                session_id: e.session_id.as_deref(),
+                agent_id: &e.agent_id,
+                system: e.system.as_deref(),
+                prompt: &e.prompt,
             })
         }
         HookEvent::LlmInput(e) => wit::HookEvent::LlmInput(wit::LlmInputEvent {
-            model_ref: e.model_ref.clone(),
-            system: e.system.clone(),
+            model_ref: &e.model_ref,
+            system: e.system.as_deref(),
             message_count: e.message_count(),
             tool_count: e.tool_count(),
         }),
         HookEvent::LlmOutput(e) => wit::HookEvent::LlmOutput(wit::LlmOutputEvent {
-            model_ref: e.model_ref.clone(),
-            text: e.text(),
+            model_ref: &e.model_ref,
+            text: reply_text,
             tool_call_count: e.tool_calls,
             input_tokens: e.usage.input_tokens,
             output_tokens: e.usage.output_tokens,
         }),
         HookEvent::BeforeCompaction(e) => {
             wit::HookEvent::BeforeCompaction(wit::BeforeCompactionEvent {
-                session_id: e.session_id.clone(),
+                session_id: e.session_id.as_deref(),
                 message_count: e.message_count,
                 token_count: e.token_count,
                 compacted_count: e.compacted_count,
-                transcript: e.transcript.clone(),
+                transcript: &e.transcript,
             })
         }
         HookEvent::AfterCompaction(e) => {
             wit::HookEvent::AfterCompaction(wit::AfterCompactionEvent {
-                session_id: e.session_id.clone(),
+                session_id: e.session_id.as_deref(),
                 message_count: e.message_count,
                 token_count: e.token_count,
                 compacted_count: e.compacted_count,
             })
         }
         HookEvent::AgentEnd(e) => wit::HookEvent::AgentEnd(wit::AgentEndEvent {
-            session_id: e.session_id.clone(),
-            agent_id: e.agent_id.clone(),
+            session_id: e.session_id.as_deref(),
+            agent_id: &e.agent_id,
             success: e.success,
-            text: e.text.clone(),
+            text: &e.text,
             iterations: e.iterations,
         }),
         HookEvent::BeforeReset(_)

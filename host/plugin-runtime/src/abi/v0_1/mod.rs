@@ -8,10 +8,11 @@ mod turn;
 use std::sync::Arc;
 
 use clawhost_agent_core::{HarnessError, TurnServices};
-use clawhost_hooks::HookError;
+use clawhost_hooks::{HookError, HookEvent};
 use wasmtime::component::{HasSelf, Instance, InstancePre, Linker};
 use wasmtime::Store;
 
+use super::outgoing::{self, Outgoing};
 use super::{Answer, Declared, DeclaredTool, Reply, Request};
 use crate::logs::{LogLevel, LogSource};
 use crate::state::PluginState;
@@ -25,6 +26,7 @@ mod bindings {
             "openclaw:plugin/tools": async,
         },
         exports: { default: async },
+        ownership: Borrowing { duplicate_if_necessary: true },
     });
 }
 
@@ -135,9 +137,9 @@ impl Guest {
                     tool,
                     call_id,
                     params,
-                    context: hooks::context(&context),
+                    context: hooks::context(context),
                 };
-                let result = self.plugin.call_call_tool(&mut *store, &call).await?;
+                let result = self.plugin.call_call_tool(&mut *store, call).await?;
                 let size = match &result {
                     Ok(s) | Err(s) => s.len(),
                 };
@@ -145,26 +147,36 @@ impl Guest {
             }
             Request::Hook(event, _) => {
                 let kind = event.kind();
-                let Some(event) = hooks::event(event) else {
+                // The one text 0.1 is handed that the host does not hold.
+                let reply_text = match event {
+                    HookEvent::LlmOutput(e) => e.text(),
+                    _ => String::new(),
+                };
+                let Some(event) = hooks::event(event, &reply_text) else {
                     let error = format!("plugin API 0.1 has no `{}` hook", kind.name());
                     return Ok(Reply::new(Answer::Hook(Err(HookError::Failed(error))), 0));
                 };
-                let outcome = self.plugin.call_handle_hook(&mut *store, &event).await?;
+                let outcome = self.plugin.call_handle_hook(&mut *store, event).await?;
                 let size = hooks::largest_text(&outcome);
                 Reply::new(Answer::Hook(hooks::outcome(outcome, kind)), size)
             }
             Request::Supports(route) => {
                 let support = self
                     .harness()?
-                    .call_supports(&mut *store, &turn::route(&route))
+                    .call_supports(&mut *store, turn::route(&route))
                     .await?;
                 Reply::new(Answer::Support(turn::support(support)), 0)
             }
             Request::RunAttempt(prepared, services) => {
                 store.data_mut().services = Some(services.clone());
+                let history = Outgoing::new(prepared.history.iter().map(|m| &**m));
+                let requests = turn::requests(&history);
+                let messages = turn::messages(&history, &requests);
+                let schemas = outgoing::schema_texts(&prepared.tools);
+                let tools = turn::tool_specs(&prepared.tools, &schemas);
                 let answer = self
                     .harness()?
-                    .call_run_attempt(&mut *store, &turn::prepared(&prepared))
+                    .call_run_attempt(&mut *store, turn::prepared(&prepared, &messages, &tools))
                     .await;
                 store.data_mut().services = None;
                 let answer = answer?;
@@ -225,8 +237,8 @@ impl bindings::openclaw::plugin::model::Host for PluginState {
     async fn complete(
         &mut self,
         system: Option<String>,
-        messages: Vec<wit_turn::Message>,
-        tools: Vec<wit_turn::ToolSpec>,
+        messages: Vec<wit_turn::MessageResult>,
+        tools: Vec<wit_turn::ToolSpecResult>,
     ) -> Result<wit_turn::ModelReply, String> {
         let services = self.services.clone().ok_or_else(|| NO_TURN.to_string())?;
         let messages = messages.into_iter().map(turn::from_message).collect();
@@ -240,14 +252,14 @@ impl bindings::openclaw::plugin::model::Host for PluginState {
 }
 
 impl bindings::openclaw::plugin::tools::Host for PluginState {
-    async fn available(&mut self) -> Vec<wit_turn::ToolSpec> {
+    async fn available(&mut self) -> Vec<wit_turn::ToolSpecResult> {
         self.services
             .as_ref()
             .map(|s| s.tools().iter().map(turn::tool_spec).collect())
             .unwrap_or_default()
     }
 
-    async fn call(&mut self, request: wit_turn::ToolRequest) -> wit_turn::ToolOutput {
+    async fn call(&mut self, request: wit_turn::ToolRequestResult) -> wit_turn::ToolOutput {
         match self.services.clone() {
             Some(services) => {
                 turn::tool_output(&services.call_tool(turn::from_tool_request(request)).await)

@@ -6,17 +6,18 @@ use clawhost_agent_core::{
 };
 
 use super::wit_turn as turn;
-use crate::abi::json_or_string;
+use crate::abi::outgoing::Outgoing;
+use crate::abi::{json_or_string, json_text};
 
-pub(crate) fn tool_request(r: &ToolCallRequest) -> turn::ToolRequest {
-    turn::ToolRequest {
+pub(crate) fn tool_request(r: &ToolCallRequest) -> turn::ToolRequestResult {
+    turn::ToolRequestResult {
         id: r.id.clone(),
         name: r.name.clone(),
-        arguments: r.arguments.to_string(),
+        arguments: json_text(&r.arguments),
     }
 }
 
-pub(crate) fn from_tool_request(r: turn::ToolRequest) -> ToolCallRequest {
+pub(crate) fn from_tool_request(r: turn::ToolRequestResult) -> ToolCallRequest {
     ToolCallRequest {
         id: r.id,
         name: r.name,
@@ -24,34 +25,63 @@ pub(crate) fn from_tool_request(r: turn::ToolRequest) -> ToolCallRequest {
     }
 }
 
-pub(crate) fn message(m: &Message) -> turn::Message {
-    match m {
-        Message::User { text, .. } => turn::Message::User(text.clone()),
-        Message::Assistant {
-            text, tool_calls, ..
-        } => turn::Message::Assistant(turn::AssistantMessage {
-            text: text.clone(),
-            tool_calls: tool_calls.iter().map(tool_request).collect(),
-        }),
-        Message::ToolResult(r) => turn::Message::ToolResult(turn::ToolResultMessage {
-            call_id: r.call_id.clone(),
-            tool: r.tool.clone(),
-            content: r.content.clone(),
-            is_error: r.is_error,
-        }),
-    }
+/// Each staged message's tool requests, pointing into the messages and the
+/// arguments' texts.
+pub(crate) fn requests<'a>(staged: &'a Outgoing<'_>) -> Vec<Vec<turn::ToolRequestParam<'a>>> {
+    staged
+        .each()
+        .map(|(m, texts)| {
+            m.requested_calls()
+                .iter()
+                .zip(texts)
+                .map(|(c, text)| turn::ToolRequestParam {
+                    id: &c.id,
+                    name: &c.name,
+                    arguments: text,
+                })
+                .collect()
+        })
+        .collect()
 }
 
-pub(crate) fn from_message(m: turn::Message) -> Message {
+/// The staged messages, given their [`requests`]; no text is copied.
+pub(crate) fn messages<'a>(
+    staged: &'a Outgoing<'_>,
+    requests: &'a [Vec<turn::ToolRequestParam<'a>>],
+) -> Vec<turn::MessageParam<'a>> {
+    staged
+        .each()
+        .zip(requests)
+        .map(|((m, _), calls)| match m {
+            Message::User { text, .. } => turn::MessageParam::User(text),
+            Message::Assistant { text, .. } => {
+                turn::MessageParam::Assistant(turn::AssistantMessageParam {
+                    text,
+                    tool_calls: calls,
+                })
+            }
+            Message::ToolResult(r) => {
+                turn::MessageParam::ToolResult(turn::ToolResultMessageParam {
+                    call_id: &r.call_id,
+                    tool: &r.tool,
+                    content: &r.content,
+                    is_error: r.is_error,
+                })
+            }
+        })
+        .collect()
+}
+
+pub(crate) fn from_message(m: turn::MessageResult) -> Message {
     match m {
-        turn::Message::User(text) => Message::user(text),
-        turn::Message::Assistant(a) => Message::Assistant {
+        turn::MessageResult::User(text) => Message::user(text),
+        turn::MessageResult::Assistant(a) => Message::Assistant {
             text: a.text,
             tool_calls: a.tool_calls.into_iter().map(from_tool_request).collect(),
             // Reasoning stays with the host: see `TurnMirror`.
             reasoning: Vec::new(),
         },
-        turn::Message::ToolResult(r) => Message::ToolResult(ToolResultMessage {
+        turn::MessageResult::ToolResult(r) => Message::ToolResult(ToolResultMessage {
             call_id: r.call_id,
             tool: r.tool,
             content: r.content,
@@ -61,15 +91,33 @@ pub(crate) fn from_message(m: turn::Message) -> Message {
     }
 }
 
-pub(crate) fn tool_spec(t: &ToolSpec) -> turn::ToolSpec {
-    turn::ToolSpec {
+/// A tool the guest asked for, as it owns it.
+pub(crate) fn tool_spec(t: &ToolSpec) -> turn::ToolSpecResult {
+    turn::ToolSpecResult {
         name: t.name.clone(),
         description: t.description.clone(),
-        parameters: t.parameters.to_string(),
+        parameters: json_text(&t.parameters),
     }
 }
 
-pub(crate) fn from_tool_spec(t: turn::ToolSpec) -> ToolSpec {
+/// Tools on their way to a guest, given their schemas' texts
+/// ([`crate::abi::outgoing::schema_texts`]).
+pub(crate) fn tool_specs<'a>(
+    tools: &'a [ToolSpec],
+    schemas: &'a [String],
+) -> Vec<turn::ToolSpecParam<'a>> {
+    tools
+        .iter()
+        .zip(schemas)
+        .map(|(t, schema)| turn::ToolSpecParam {
+            name: &t.name,
+            description: &t.description,
+            parameters: schema,
+        })
+        .collect()
+}
+
+pub(crate) fn from_tool_spec(t: turn::ToolSpecResult) -> ToolSpec {
     ToolSpec {
         name: t.name,
         description: t.description,
@@ -101,12 +149,12 @@ pub(crate) fn tool_output(o: &ToolOutput) -> turn::ToolOutput {
     }
 }
 
-pub(crate) fn route(r: &Route) -> turn::Route {
+pub(crate) fn route(r: &Route) -> turn::Route<'_> {
     turn::Route {
-        provider: r.provider.clone(),
-        model: r.model.clone(),
-        api: r.api.name().into(),
-        base_url: r.base_url.clone(),
+        provider: &r.provider,
+        model: &r.model,
+        api: r.api.name(),
+        base_url: &r.base_url,
     }
 }
 
@@ -117,15 +165,27 @@ pub(crate) fn support(s: turn::Support) -> Support {
     }
 }
 
-pub(crate) fn prepared(t: &PreparedTurn) -> turn::PreparedTurn {
+/// A prepared turn, given its history and tools already converted.
+pub(crate) fn prepared<'a>(
+    t: &'a PreparedTurn,
+    history: &'a [turn::MessageParam<'a>],
+    tools: &'a [turn::ToolSpecParam<'a>],
+) -> turn::PreparedTurn<'a> {
     turn::PreparedTurn {
-        agent_id: t.agent_id.clone(),
-        session_id: t.session_id.clone(),
-        model_ref: t.model_ref.clone(),
-        system: t.system.clone(),
-        history: t.history.iter().map(|m| message(m)).collect(),
-        user_text: t.user_text.clone(),
-        tools: t.tools.iter().map(tool_spec).collect(),
+        agent_id: &t.agent_id,
+        session_id: t.session_id.as_deref(),
+        model_ref: &t.model_ref,
+        system: t.system.as_deref(),
+        history,
+        user_text: &t.user_text,
+        tools,
         max_iterations: t.max_iterations,
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    crate::abi::outgoing::test_outgoing_messages!(turn);
 }

@@ -11,13 +11,15 @@ use clawhost_hooks::CallContext;
 use super::bindings::exports::openclaw::plugin::harness as hx;
 use super::bindings::openclaw::plugin::agent_turn as at;
 use super::wit;
+use crate::abi::outgoing::Outgoing;
 use crate::abi::{json_or_string, json_text};
 
-pub(super) fn context(ctx: &CallContext) -> wit::CallContext {
+/// The run's context as the guest sees it, pointing into the host's.
+pub(super) fn context(ctx: &CallContext) -> wit::CallContext<'_> {
     wit::CallContext {
-        agent_id: ctx.agent_id.clone(),
-        session_id: ctx.session_id.clone(),
-        model_ref: ctx.model_ref.clone(),
+        agent_id: &ctx.agent_id,
+        session_id: ctx.session_id.as_deref(),
+        model_ref: &ctx.model_ref,
     }
 }
 
@@ -29,15 +31,15 @@ pub(super) fn tool_error(e: wit::ToolError) -> String {
     }
 }
 
-fn tool_request(r: &ToolCallRequest) -> wit::ToolRequest {
-    wit::ToolRequest {
+fn tool_request(r: &ToolCallRequest) -> wit::ToolRequestResult {
+    wit::ToolRequestResult {
         id: r.id.clone(),
         name: r.name.clone(),
         arguments: json_text(&r.arguments),
     }
 }
 
-pub(super) fn from_tool_request(r: wit::ToolRequest) -> ToolCallRequest {
+pub(super) fn from_tool_request(r: wit::ToolRequestResult) -> ToolCallRequest {
     ToolCallRequest {
         id: r.id,
         name: r.name,
@@ -45,34 +47,61 @@ pub(super) fn from_tool_request(r: wit::ToolRequest) -> ToolCallRequest {
     }
 }
 
-pub(super) fn message(m: &Message) -> wit::Message {
-    match m {
-        Message::User { text, .. } => wit::Message::User(text.clone()),
-        Message::Assistant {
-            text, tool_calls, ..
-        } => wit::Message::Assistant(wit::AssistantMessage {
-            text: text.clone(),
-            tool_calls: tool_calls.iter().map(tool_request).collect(),
-        }),
-        Message::ToolResult(r) => wit::Message::ToolResult(wit::ToolResultMessage {
-            call_id: r.call_id.clone(),
-            tool: r.tool.clone(),
-            content: r.content.clone(),
-            is_error: r.is_error,
-        }),
-    }
+/// Each staged message's tool requests, pointing into the messages and the
+/// arguments' texts.
+pub(super) fn requests<'a>(staged: &'a Outgoing<'_>) -> Vec<Vec<wit::ToolRequestParam<'a>>> {
+    staged
+        .each()
+        .map(|(m, texts)| {
+            m.requested_calls()
+                .iter()
+                .zip(texts)
+                .map(|(c, text)| wit::ToolRequestParam {
+                    id: &c.id,
+                    name: &c.name,
+                    arguments: text,
+                })
+                .collect()
+        })
+        .collect()
 }
 
-pub(super) fn from_message(m: wit::Message) -> Message {
+/// The staged messages, given their [`requests`]; no text is copied.
+pub(super) fn messages<'a>(
+    staged: &'a Outgoing<'_>,
+    requests: &'a [Vec<wit::ToolRequestParam<'a>>],
+) -> Vec<wit::MessageParam<'a>> {
+    staged
+        .each()
+        .zip(requests)
+        .map(|((m, _), calls)| match m {
+            Message::User { text, .. } => wit::MessageParam::User(text),
+            Message::Assistant { text, .. } => {
+                wit::MessageParam::Assistant(wit::AssistantMessageParam {
+                    text,
+                    tool_calls: calls,
+                })
+            }
+            Message::ToolResult(r) => wit::MessageParam::ToolResult(wit::ToolResultMessageParam {
+                call_id: &r.call_id,
+                tool: &r.tool,
+                content: &r.content,
+                is_error: r.is_error,
+            }),
+        })
+        .collect()
+}
+
+pub(super) fn from_message(m: wit::MessageResult) -> Message {
     match m {
-        wit::Message::User(text) => Message::user(text),
-        wit::Message::Assistant(a) => Message::Assistant {
+        wit::MessageResult::User(text) => Message::user(text),
+        wit::MessageResult::Assistant(a) => Message::Assistant {
             text: a.text,
             tool_calls: a.tool_calls.into_iter().map(from_tool_request).collect(),
             // Reasoning stays with the host: see `TurnMirror`.
             reasoning: Vec::new(),
         },
-        wit::Message::ToolResult(r) => Message::ToolResult(ToolResultMessage {
+        wit::MessageResult::ToolResult(r) => Message::ToolResult(ToolResultMessage {
             call_id: r.call_id,
             tool: r.tool,
             content: r.content,
@@ -82,15 +111,33 @@ pub(super) fn from_message(m: wit::Message) -> Message {
     }
 }
 
-pub(super) fn tool_spec(t: &ToolSpec) -> wit::ToolSpec {
-    wit::ToolSpec {
+/// Tools on their way to a guest, given their schemas' texts
+/// ([`crate::abi::outgoing::schema_texts`]).
+pub(super) fn tool_specs<'a>(
+    tools: &'a [ToolSpec],
+    schemas: &'a [String],
+) -> Vec<wit::ToolSpecParam<'a>> {
+    tools
+        .iter()
+        .zip(schemas)
+        .map(|(t, schema)| wit::ToolSpecParam {
+            name: &t.name,
+            description: &t.description,
+            parameters: schema,
+        })
+        .collect()
+}
+
+/// A tool the guest asked for, as it owns it.
+pub(super) fn tool_spec(t: &ToolSpec) -> wit::ToolSpecResult {
+    wit::ToolSpecResult {
         name: t.name.clone(),
         description: t.description.clone(),
         parameters: json_text(&t.parameters),
     }
 }
 
-pub(super) fn from_tool_spec(t: wit::ToolSpec) -> ToolSpec {
+pub(super) fn from_tool_spec(t: wit::ToolSpecResult) -> ToolSpec {
     ToolSpec {
         name: t.name,
         description: t.description,
@@ -160,7 +207,7 @@ pub(super) fn tool_output(o: &ToolOutput) -> at::ToolOutput {
 }
 
 /// The route in 0.2 terms; `None` when its wire API is newer than 0.2.
-pub(super) fn route(r: &Route) -> Option<hx::Route> {
+pub(super) fn route(r: &Route) -> Option<hx::Route<'_>> {
     let api = match r.api {
         ApiKind::OpenaiCompletions => wit::WireApi::OpenaiCompletions,
         ApiKind::OpenaiResponses => wit::WireApi::OpenaiResponses,
@@ -168,10 +215,10 @@ pub(super) fn route(r: &Route) -> Option<hx::Route> {
         ApiKind::Scripted => wit::WireApi::Scripted,
     };
     Some(hx::Route {
-        provider: r.provider.clone(),
-        model: r.model.clone(),
+        provider: &r.provider,
+        model: &r.model,
         api,
-        base_url: r.base_url.clone(),
+        base_url: &r.base_url,
     })
 }
 
@@ -185,15 +232,20 @@ pub(super) fn support(s: hx::Support) -> Support {
     }
 }
 
-pub(super) fn prepared(t: &PreparedTurn) -> hx::PreparedTurn {
+/// A prepared turn, given its history and tools already converted.
+pub(super) fn prepared<'a>(
+    t: &'a PreparedTurn,
+    history: &'a [wit::MessageParam<'a>],
+    tools: &'a [wit::ToolSpecParam<'a>],
+) -> hx::PreparedTurn<'a> {
     hx::PreparedTurn {
-        agent_id: t.agent_id.clone(),
-        session_id: t.session_id.clone(),
-        model_ref: t.model_ref.clone(),
-        system: t.system.clone(),
-        history: t.history.iter().map(|m| message(m)).collect(),
-        user_text: t.user_text.clone(),
-        tools: t.tools.iter().map(tool_spec).collect(),
+        agent_id: &t.agent_id,
+        session_id: t.session_id.as_deref(),
+        model_ref: &t.model_ref,
+        system: t.system.as_deref(),
+        history,
+        user_text: &t.user_text,
+        tools,
         max_iterations: t.max_iterations,
     }
 }
@@ -218,4 +270,11 @@ pub(super) fn attempt_error(e: hx::AttemptError) -> HarnessError {
         hx::AttemptError::Model(m) => HarnessError::Model(from_model_error(m)),
         hx::AttemptError::Failed(m) => HarnessError::Failed(m),
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    crate::abi::outgoing::test_outgoing_messages!(wit);
 }

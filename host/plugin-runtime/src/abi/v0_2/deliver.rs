@@ -3,7 +3,8 @@
 use clawhost_hooks::{HookEvent, HookOutcome};
 use wasmtime::Store;
 
-use super::{hooks, missing, Guest};
+use super::{convert, hooks, missing, Guest};
+use crate::abi::outgoing::Outgoing;
 use crate::abi::{Answer, Reply};
 use crate::state::PluginState;
 
@@ -31,7 +32,7 @@ impl Guest {
                     .as_ref()
                     .ok_or_else(|| missing("tool-gate"))?;
                 let o = f
-                    .call_before_tool_call(&mut *store, &hooks::before_tool_call(e))
+                    .call_before_tool_call(&mut *store, hooks::before_tool_call(e))
                     .await?;
                 let size = hooks::gate_outcome_len(&o);
                 Reply::new(Answer::Hook(hooks::gate_outcome(o)), size)
@@ -41,7 +42,7 @@ impl Guest {
                     .tool_gate
                     .as_ref()
                     .ok_or_else(|| missing("tool-gate"))?;
-                f.call_approval_resolved(&mut *store, &hooks::approval_resolution(e))
+                f.call_approval_resolved(&mut *store, hooks::approval_resolution(e))
                     .await?;
                 observed()
             }
@@ -51,7 +52,7 @@ impl Guest {
                     .as_ref()
                     .ok_or_else(|| missing("persist-hooks"))?;
                 let o = f
-                    .call_tool_result_persist(&mut *store, &hooks::tool_result_persist(e))
+                    .call_tool_result_persist(&mut *store, hooks::tool_result_persist(e))
                     .await?;
                 let size = hooks::persist_outcome_len(&o);
                 Reply::new(Answer::Hook(Ok(hooks::persist_outcome(o))), size)
@@ -61,8 +62,11 @@ impl Guest {
                     .persist_hooks
                     .as_ref()
                     .ok_or_else(|| missing("persist-hooks"))?;
+                let staged = Outgoing::new([&e.message]);
+                let requests = convert::requests(&staged);
+                let message = convert::messages(&staged, &requests).remove(0);
                 let o = f
-                    .call_before_message_write(&mut *store, &hooks::message_write(e))
+                    .call_before_message_write(&mut *store, hooks::message_write(e, message))
                     .await?;
                 let size = hooks::message_write_len(&o);
                 Reply::new(Answer::Hook(hooks::message_write_outcome(o)), size)
@@ -73,7 +77,7 @@ impl Guest {
                     .as_ref()
                     .ok_or_else(|| missing("tool-hooks"))?;
                 let o = f
-                    .call_before_tool_call(&mut *store, &hooks::before_tool_call(e))
+                    .call_before_tool_call(&mut *store, hooks::before_tool_call(e))
                     .await?;
                 let size = hooks::before_tool_call_len(&o);
                 Reply::new(Answer::Hook(hooks::before_tool_call_outcome(o)), size)
@@ -83,7 +87,7 @@ impl Guest {
                     .tool_hooks
                     .as_ref()
                     .ok_or_else(|| missing("tool-hooks"))?;
-                f.call_after_tool_call(&mut *store, &hooks::after_tool_call(e))
+                f.call_after_tool_call(&mut *store, hooks::after_tool_call(e))
                     .await?;
                 observed()
             }
@@ -93,7 +97,7 @@ impl Guest {
                     .as_ref()
                     .ok_or_else(|| missing("tool-hooks"))?;
                 let o = f
-                    .call_tool_result(&mut *store, &hooks::after_tool_call(e))
+                    .call_tool_result(&mut *store, hooks::after_tool_call(e))
                     .await?;
                 let size = hooks::tool_result_len(&o);
                 Reply::new(Answer::Hook(hooks::tool_result_outcome(o)), size)
@@ -104,7 +108,7 @@ impl Guest {
                     .as_ref()
                     .ok_or_else(|| missing("prompt-hooks"))?;
                 let o = f
-                    .call_before_prompt_build(&mut *store, &hooks::before_prompt_build(e))
+                    .call_before_prompt_build(&mut *store, hooks::before_prompt_build(e))
                     .await?;
                 let size = hooks::before_prompt_build_len(&o);
                 Reply::new(
@@ -117,7 +121,11 @@ impl Guest {
                     .run_hooks
                     .as_ref()
                     .ok_or_else(|| missing("run-hooks"))?;
-                f.call_llm_input(&mut *store, &hooks::run_llm_input(e))
+                let history = Outgoing::new(e.history.iter().map(|m| &**m));
+                let requests = convert::requests(&history);
+                let messages = convert::messages(&history, &requests);
+                let tools: Vec<&str> = e.tools.iter().map(String::as_str).collect();
+                f.call_llm_input(&mut *store, hooks::run_llm_input(e, &messages, &tools))
                     .await?;
                 observed()
             }
@@ -126,7 +134,8 @@ impl Guest {
                     .run_hooks
                     .as_ref()
                     .ok_or_else(|| missing("run-hooks"))?;
-                f.call_llm_output(&mut *store, &hooks::run_llm_output(e))
+                let texts: Vec<&str> = e.texts.iter().map(String::as_str).collect();
+                f.call_llm_output(&mut *store, hooks::run_llm_output(e, &texts))
                     .await?;
                 observed()
             }
@@ -136,7 +145,7 @@ impl Guest {
                     .as_ref()
                     .ok_or_else(|| missing("run-hooks"))?;
                 let o = f
-                    .call_before_model_resolve(&mut *store, &hooks::model_resolve(e))
+                    .call_before_model_resolve(&mut *store, hooks::model_resolve(e))
                     .await?;
                 let size = hooks::model_resolve_len(&o);
                 Reply::new(Answer::Hook(Ok(hooks::model_resolve_outcome(o))), size)
@@ -147,7 +156,7 @@ impl Guest {
                     .as_ref()
                     .ok_or_else(|| missing("run-hooks"))?;
                 let o = f
-                    .call_before_agent_start(&mut *store, &hooks::agent_start(e))
+                    .call_before_agent_start(&mut *store, hooks::agent_start(e))
                     .await?;
                 let size = hooks::agent_start_len(&o);
                 Reply::new(Answer::Hook(Ok(hooks::agent_start_outcome(o))), size)
@@ -157,7 +166,7 @@ impl Guest {
                     .run_hooks
                     .as_ref()
                     .ok_or_else(|| missing("run-hooks"))?;
-                f.call_model_call_started(&mut *store, &hooks::model_call(e))
+                f.call_model_call_started(&mut *store, hooks::model_call(e))
                     .await?;
                 observed()
             }
@@ -166,7 +175,7 @@ impl Guest {
                     .run_hooks
                     .as_ref()
                     .ok_or_else(|| missing("run-hooks"))?;
-                f.call_model_call_ended(&mut *store, &hooks::model_call_ended(e))
+                f.call_model_call_ended(&mut *store, hooks::model_call_ended(e))
                     .await?;
                 observed()
             }
@@ -176,7 +185,7 @@ impl Guest {
                     .as_ref()
                     .ok_or_else(|| missing("compaction-provider"))?;
                 let o = f
-                    .call_summarize(&mut *store, &hooks::before_compaction(e))
+                    .call_summarize(&mut *store, hooks::before_compaction(e))
                     .await?;
                 let size = o.as_ref().map_or(0, String::len);
                 Reply::new(Answer::Hook(Ok(HookOutcome::CompactionSummary(o))), size)
@@ -186,7 +195,7 @@ impl Guest {
                     .model_hooks
                     .as_ref()
                     .ok_or_else(|| missing("model-hooks"))?;
-                f.call_llm_input(&mut *store, &hooks::llm_input(e)).await?;
+                f.call_llm_input(&mut *store, hooks::llm_input(e)).await?;
                 observed()
             }
             E::LlmOutput(e) => {
@@ -194,7 +203,8 @@ impl Guest {
                     .model_hooks
                     .as_ref()
                     .ok_or_else(|| missing("model-hooks"))?;
-                f.call_llm_output(&mut *store, &hooks::llm_output(e))
+                let text = e.text();
+                f.call_llm_output(&mut *store, hooks::llm_output(e, &text))
                     .await?;
                 observed()
             }
@@ -203,7 +213,7 @@ impl Guest {
                     .session_hooks
                     .as_ref()
                     .ok_or_else(|| missing("session-hooks"))?;
-                f.call_session_start(&mut *store, &hooks::session_start(e))
+                f.call_session_start(&mut *store, hooks::session_start(e))
                     .await?;
                 observed()
             }
@@ -212,7 +222,7 @@ impl Guest {
                     .session_hooks
                     .as_ref()
                     .ok_or_else(|| missing("session-hooks"))?;
-                f.call_session_end(&mut *store, &hooks::session_end(e))
+                f.call_session_end(&mut *store, hooks::session_end(e))
                     .await?;
                 observed()
             }
@@ -221,7 +231,7 @@ impl Guest {
                     .session_hooks
                     .as_ref()
                     .ok_or_else(|| missing("session-hooks"))?;
-                f.call_before_reset(&mut *store, &hooks::before_reset(e))
+                f.call_before_reset(&mut *store, hooks::before_reset(e))
                     .await?;
                 observed()
             }
@@ -230,7 +240,7 @@ impl Guest {
                     .session_hooks
                     .as_ref()
                     .ok_or_else(|| missing("session-hooks"))?;
-                f.call_agent_end(&mut *store, &hooks::agent_end(e)).await?;
+                f.call_agent_end(&mut *store, hooks::agent_end(e)).await?;
                 observed()
             }
             E::BeforeCompaction(e) => {
@@ -241,7 +251,7 @@ impl Guest {
                 // Observe-only now: a summary a 0.2.0 plugin returns here is
                 // not used (summaries come from `compaction-provider`).
                 let o = f
-                    .call_before_compaction(&mut *store, &hooks::before_compaction(e))
+                    .call_before_compaction(&mut *store, hooks::before_compaction(e))
                     .await?;
                 Reply::new(
                     Answer::Hook(Ok(HookOutcome::Observed)),
@@ -253,7 +263,7 @@ impl Guest {
                     .transcript_hooks
                     .as_ref()
                     .ok_or_else(|| missing("transcript-hooks"))?;
-                f.call_after_compaction(&mut *store, &hooks::after_compaction(e))
+                f.call_after_compaction(&mut *store, hooks::after_compaction(e))
                     .await?;
                 observed()
             }

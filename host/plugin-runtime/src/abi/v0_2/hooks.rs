@@ -14,7 +14,7 @@ use super::bindings::exports::openclaw::plugin::{
     model_hooks as mh, persist_hooks as pe, prompt_hooks as ph, run_hooks as rh,
     session_hooks as sh, tool_gate as tg, tool_hooks as th, transcript_hooks as xh,
 };
-use super::convert::{context, from_message, message};
+use super::convert::{context, from_message};
 use super::wit;
 use crate::abi::{json, outcome_text, total_len};
 
@@ -55,12 +55,12 @@ pub(super) fn transcript_hook(h: xh::TranscriptHook) -> HookKind {
     }
 }
 
-pub(super) fn before_tool_call(e: &BeforeToolCallEvent) -> th::BeforeToolCallEvent {
+pub(super) fn before_tool_call(e: &BeforeToolCallEvent) -> th::BeforeToolCallEvent<'_> {
     th::BeforeToolCallEvent {
-        tool: e.tool.clone(),
-        call_id: e.call_id.clone(),
-        params: e.params.text().to_string(),
-        tool_plugin: e.tool_plugin.clone(),
+        tool: &e.tool,
+        call_id: &e.call_id,
+        params: e.params.text(),
+        tool_plugin: e.tool_plugin.as_deref(),
         context: context(&e.context),
     }
 }
@@ -84,11 +84,11 @@ pub(super) fn before_tool_call_outcome(
     }))
 }
 
-pub(super) fn after_tool_call(e: &AfterToolCallEvent) -> th::AfterToolCallEvent {
+pub(super) fn after_tool_call(e: &AfterToolCallEvent) -> th::AfterToolCallEvent<'_> {
     th::AfterToolCallEvent {
-        tool: e.tool.clone(),
-        call_id: e.call_id.clone(),
-        params: e.params.text().to_string(),
+        tool: &e.tool,
+        call_id: &e.call_id,
+        params: e.params.text(),
         outcome: outcome_text(&e.outcome),
         duration_ms: e.duration_ms,
         context: context(&e.context),
@@ -114,12 +114,12 @@ pub(super) fn tool_result_outcome(o: th::ToolResultOutcome) -> Result<HookOutcom
     }))
 }
 
-pub(super) fn before_prompt_build(e: &BeforePromptBuildEvent) -> ph::BeforePromptBuildEvent {
+pub(super) fn before_prompt_build(e: &BeforePromptBuildEvent) -> ph::BeforePromptBuildEvent<'_> {
     ph::BeforePromptBuildEvent {
-        session_id: e.session_id.clone(),
-        agent_id: e.agent_id.clone(),
-        system: e.system.clone(),
-        prompt: e.prompt.clone(),
+        session_id: e.session_id.as_deref(),
+        agent_id: &e.agent_id,
+        system: e.system.as_deref(),
+        prompt: &e.prompt,
     }
 }
 
@@ -150,38 +150,39 @@ pub(super) fn before_prompt_build_outcome(o: ph::BeforePromptBuildOutcome) -> Ho
 }
 
 /// `llm-input` in its 0.2.0 (`model-hooks`) summary form.
-pub(super) fn llm_input(e: &LlmInputEvent) -> mh::LlmInputEvent {
+pub(super) fn llm_input(e: &LlmInputEvent) -> mh::LlmInputEvent<'_> {
     mh::LlmInputEvent {
-        model_ref: e.model_ref.clone(),
-        system: e.system.clone(),
+        model_ref: &e.model_ref,
+        system: e.system.as_deref(),
         message_count: e.message_count(),
         tool_count: e.tool_count(),
     }
 }
 
-/// `llm-output` in its 0.2.0 (`model-hooks`) summary form.
-pub(super) fn llm_output(e: &LlmOutputEvent) -> mh::LlmOutputEvent {
+/// `llm-output` in its 0.2.0 (`model-hooks`) summary form, given the
+/// reply's text (its texts joined: [`LlmOutputEvent::text`]).
+pub(super) fn llm_output<'a>(e: &'a LlmOutputEvent, text: &'a str) -> mh::LlmOutputEvent<'a> {
     mh::LlmOutputEvent {
-        model_ref: e.model_ref.clone(),
-        text: e.text(),
+        model_ref: &e.model_ref,
+        text,
         tool_call_count: e.tool_calls,
         input_tokens: e.usage.input_tokens,
         output_tokens: e.usage.output_tokens,
     }
 }
 
-pub(super) fn session_start(e: &SessionStartEvent) -> sh::SessionStartEvent {
+pub(super) fn session_start(e: &SessionStartEvent) -> sh::SessionStartEvent<'_> {
     sh::SessionStartEvent {
-        session_id: e.session_id.clone(),
-        agent_id: e.agent_id.clone(),
+        session_id: &e.session_id,
+        agent_id: &e.agent_id,
         resumed: e.resumed,
     }
 }
 
-pub(super) fn session_end(e: &SessionEndEvent) -> sh::SessionEndEvent {
+pub(super) fn session_end(e: &SessionEndEvent) -> sh::SessionEndEvent<'_> {
     sh::SessionEndEvent {
-        session_id: e.session_id.clone(),
-        agent_id: e.agent_id.clone(),
+        session_id: &e.session_id,
+        agent_id: &e.agent_id,
         reason: match e.reason {
             SessionEndReason::New => wit::SessionEndReason::New,
             SessionEndReason::Reset => wit::SessionEndReason::Reset,
@@ -190,31 +191,31 @@ pub(super) fn session_end(e: &SessionEndEvent) -> sh::SessionEndEvent {
     }
 }
 
-pub(super) fn agent_end(e: &AgentEndEvent) -> sh::AgentEndEvent {
+pub(super) fn agent_end(e: &AgentEndEvent) -> sh::AgentEndEvent<'_> {
     sh::AgentEndEvent {
-        session_id: e.session_id.clone(),
-        agent_id: e.agent_id.clone(),
+        session_id: e.session_id.as_deref(),
+        agent_id: &e.agent_id,
         success: e.success,
-        text: e.text.clone(),
+        text: &e.text,
         iterations: e.iterations,
     }
 }
 
-pub(super) fn before_reset(e: &BeforeResetEvent) -> sh::BeforeResetEvent {
+pub(super) fn before_reset(e: &BeforeResetEvent) -> sh::BeforeResetEvent<'_> {
     sh::BeforeResetEvent {
-        session_id: e.session_id.clone(),
-        agent_id: e.agent_id.clone(),
+        session_id: &e.session_id,
+        agent_id: &e.agent_id,
         message_count: e.message_count,
     }
 }
 
-pub(super) fn before_compaction(e: &BeforeCompactionEvent) -> xh::BeforeCompactionEvent {
+pub(super) fn before_compaction(e: &BeforeCompactionEvent) -> xh::BeforeCompactionEvent<'_> {
     xh::BeforeCompactionEvent {
-        session_id: e.session_id.clone(),
+        session_id: e.session_id.as_deref(),
         message_count: e.message_count,
         token_count: e.token_count,
         compacted_count: e.compacted_count,
-        transcript: e.transcript.clone(),
+        transcript: &e.transcript,
     }
 }
 
@@ -225,9 +226,9 @@ pub(super) fn before_compaction_len(o: &xh::BeforeCompactionOutcome) -> usize {
     }
 }
 
-pub(super) fn after_compaction(e: &AfterCompactionEvent) -> xh::AfterCompactionEvent {
+pub(super) fn after_compaction(e: &AfterCompactionEvent) -> xh::AfterCompactionEvent<'_> {
     xh::AfterCompactionEvent {
-        session_id: e.session_id.clone(),
+        session_id: e.session_id.as_deref(),
         message_count: e.message_count,
         token_count: e.token_count,
         compacted_count: e.compacted_count,
@@ -289,10 +290,10 @@ pub(super) fn gate_outcome(o: tg::GateOutcome) -> Result<HookOutcome, HookError>
     }))
 }
 
-pub(super) fn approval_resolution(e: &ApprovalResolvedEvent) -> tg::ApprovalResolution {
+pub(super) fn approval_resolution(e: &ApprovalResolvedEvent) -> tg::ApprovalResolution<'_> {
     tg::ApprovalResolution {
-        tool: e.tool.clone(),
-        call_id: e.call_id.clone(),
+        tool: &e.tool,
+        call_id: &e.call_id,
         decision: match e.decision {
             ApprovalDecision::AllowOnce => tg::ApprovalDecision::AllowOnce,
             ApprovalDecision::AllowAlways => tg::ApprovalDecision::AllowAlways,
@@ -304,11 +305,11 @@ pub(super) fn approval_resolution(e: &ApprovalResolvedEvent) -> tg::ApprovalReso
     }
 }
 
-pub(super) fn tool_result_persist(e: &ToolResultPersistEvent) -> pe::ToolResultPersistEvent {
+pub(super) fn tool_result_persist(e: &ToolResultPersistEvent) -> pe::ToolResultPersistEvent<'_> {
     pe::ToolResultPersistEvent {
-        tool: e.tool.clone(),
-        call_id: e.call_id.clone(),
-        content: e.content.clone(),
+        tool: &e.tool,
+        call_id: &e.call_id,
+        content: &e.content,
         is_error: e.is_error,
         context: context(&e.context),
     }
@@ -328,25 +329,30 @@ pub(super) fn persist_outcome(o: pe::ToolResultPersistOutcome) -> HookOutcome {
     })
 }
 
-pub(super) fn message_write(e: &MessageWriteEvent) -> pe::MessageWriteEvent {
+/// A message about to be written, given the message converted
+/// ([`super::convert::messages`]).
+pub(super) fn message_write<'a>(
+    e: &'a MessageWriteEvent,
+    message: wit::MessageParam<'a>,
+) -> pe::MessageWriteEvent<'a> {
     pe::MessageWriteEvent {
-        session_id: e.session_id.clone(),
-        agent_id: e.agent_id.clone(),
-        message: message(&e.message),
+        session_id: &e.session_id,
+        agent_id: &e.agent_id,
+        message,
     }
 }
 
-fn message_len(m: &wit::Message) -> usize {
+fn message_len(m: &wit::MessageResult) -> usize {
     match m {
-        wit::Message::User(t) => t.len(),
-        wit::Message::Assistant(a) => {
+        wit::MessageResult::User(t) => t.len(),
+        wit::MessageResult::Assistant(a) => {
             a.text.len()
                 + a.tool_calls
                     .iter()
                     .map(|c| c.id.len() + c.name.len() + c.arguments.len())
                     .sum::<usize>()
         }
-        wit::Message::ToolResult(r) => r.call_id.len() + r.tool.len() + r.content.len(),
+        wit::MessageResult::ToolResult(r) => r.call_id.len() + r.tool.len() + r.content.len(),
     }
 }
 
@@ -377,13 +383,13 @@ pub(super) fn run_hook(h: rh::RunHook) -> HookKind {
     }
 }
 
-pub(super) fn model_resolve(e: &ModelResolveEvent) -> rh::ModelResolveEvent {
+pub(super) fn model_resolve(e: &ModelResolveEvent) -> rh::ModelResolveEvent<'_> {
     rh::ModelResolveEvent {
-        session_id: e.session_id.clone(),
-        agent_id: e.agent_id.clone(),
-        prompt: e.prompt.clone(),
-        provider: e.provider.clone(),
-        model: e.model.clone(),
+        session_id: e.session_id.as_deref(),
+        agent_id: &e.agent_id,
+        prompt: &e.prompt,
+        provider: &e.provider,
+        model: &e.model,
     }
 }
 
@@ -404,13 +410,13 @@ pub(super) fn model_resolve_outcome(o: rh::ModelResolveOutcome) -> HookOutcome {
     })
 }
 
-pub(super) fn agent_start(e: &AgentStartEvent) -> rh::AgentStartEvent {
+pub(super) fn agent_start(e: &AgentStartEvent) -> rh::AgentStartEvent<'_> {
     rh::AgentStartEvent {
-        run_id: e.run_id.clone(),
-        session_id: e.session_id.clone(),
-        agent_id: e.agent_id.clone(),
-        model_ref: e.model_ref.clone(),
-        prompt: e.prompt.clone(),
+        run_id: &e.run_id,
+        session_id: e.session_id.as_deref(),
+        agent_id: &e.agent_id,
+        model_ref: &e.model_ref,
+        prompt: &e.prompt,
     }
 }
 
@@ -428,30 +434,38 @@ pub(super) fn agent_start_outcome(o: rh::AgentStartOutcome) -> HookOutcome {
     })
 }
 
-/// `llm-input` in full (0.2.1 `run-hooks`).
-pub(super) fn run_llm_input(e: &LlmInputEvent) -> rh::LlmInputEvent {
+/// `llm-input` in full (0.2.1 `run-hooks`), given the history converted
+/// ([`super::convert::messages`]) and the tools' names.
+pub(super) fn run_llm_input<'a>(
+    e: &'a LlmInputEvent,
+    history: &'a [wit::MessageParam<'a>],
+    tools: &'a [&'a str],
+) -> rh::LlmInputEvent<'a> {
     rh::LlmInputEvent {
-        run_id: e.run_id.clone(),
+        run_id: &e.run_id,
         attempt: e.attempt,
-        session_id: e.session_id.clone(),
-        agent_id: e.agent_id.clone(),
-        model_ref: e.model_ref.clone(),
-        system: e.system.clone(),
-        prompt: e.prompt.clone(),
-        history: e.history.iter().map(|m| message(m)).collect(),
-        tools: e.tools.clone(),
+        session_id: e.session_id.as_deref(),
+        agent_id: &e.agent_id,
+        model_ref: &e.model_ref,
+        system: e.system.as_deref(),
+        prompt: &e.prompt,
+        history,
+        tools,
     }
 }
 
-/// `llm-output` in full (0.2.1 `run-hooks`).
-pub(super) fn run_llm_output(e: &LlmOutputEvent) -> rh::LlmOutputEvent {
+/// `llm-output` in full (0.2.1 `run-hooks`), given its texts.
+pub(super) fn run_llm_output<'a>(
+    e: &'a LlmOutputEvent,
+    texts: &'a [&'a str],
+) -> rh::LlmOutputEvent<'a> {
     rh::LlmOutputEvent {
-        run_id: e.run_id.clone(),
+        run_id: &e.run_id,
         attempt: e.attempt,
-        session_id: e.session_id.clone(),
-        agent_id: e.agent_id.clone(),
-        model_ref: e.model_ref.clone(),
-        texts: e.texts.clone(),
+        session_id: e.session_id.as_deref(),
+        agent_id: &e.agent_id,
+        model_ref: &e.model_ref,
+        texts,
         usage: wit::Usage {
             input_tokens: e.usage.input_tokens,
             output_tokens: e.usage.output_tokens,
@@ -459,17 +473,17 @@ pub(super) fn run_llm_output(e: &LlmOutputEvent) -> rh::LlmOutputEvent {
     }
 }
 
-pub(super) fn model_call(e: &ModelCall) -> rh::ModelCall {
+pub(super) fn model_call(e: &ModelCall) -> rh::ModelCall<'_> {
     rh::ModelCall {
-        run_id: e.run_id.clone(),
-        call_id: e.call_id.clone(),
-        provider: e.provider.clone(),
-        model: e.model.clone(),
-        api: e.api.clone(),
+        run_id: &e.run_id,
+        call_id: &e.call_id,
+        provider: &e.provider,
+        model: &e.model,
+        api: &e.api,
     }
 }
 
-pub(super) fn model_call_ended(e: &ModelCallEndedEvent) -> rh::ModelCallEndedEvent {
+pub(super) fn model_call_ended(e: &ModelCallEndedEvent) -> rh::ModelCallEndedEvent<'_> {
     use clawhost_agent_core::ModelErrorKind as K;
     rh::ModelCallEndedEvent {
         call: model_call(&e.call),

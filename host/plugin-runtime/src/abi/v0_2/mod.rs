@@ -11,6 +11,7 @@ use clawhost_hooks::HookKind;
 use wasmtime::component::{HasSelf, Instance, InstancePre, Linker, Resource};
 use wasmtime::Store;
 
+use super::outgoing::{self, Outgoing};
 use super::{Answer, Declared, DeclaredTool, Reply, Request};
 use crate::state::PluginState;
 pub use turn::{ReplyStream, TurnHandle};
@@ -23,6 +24,7 @@ mod bindings {
             "openclaw:plugin/agent-turn": async | trappable,
         },
         exports: { default: async },
+        ownership: Borrowing { duplicate_if_necessary: true },
         with: {
             "openclaw:plugin/agent-turn.turn": super::TurnHandle,
             "openclaw:plugin/agent-turn.reply-stream": super::ReplyStream,
@@ -174,9 +176,9 @@ impl Guest {
                     tool,
                     call_id,
                     params,
-                    context: convert::context(&context),
+                    context: convert::context(context),
                 };
-                let result = provider.call_call(&mut *store, &call).await?;
+                let result = provider.call_call(&mut *store, call).await?;
                 let result = result.map_err(convert::tool_error);
                 let size = match &result {
                     Ok(s) | Err(s) => s.len(),
@@ -187,7 +189,7 @@ impl Guest {
             Request::Supports(route) => {
                 let harness = self.harness.as_ref().ok_or_else(|| missing("harness"))?;
                 let support = match convert::route(&route) {
-                    Some(r) => convert::support(harness.call_supports(&mut *store, &r).await?),
+                    Some(r) => convert::support(harness.call_supports(&mut *store, r).await?),
                     // A wire API newer than 0.2 is one a 0.2 harness cannot speak.
                     None => clawhost_agent_core::Support::Unsupported(format!(
                         "wire API `{}` is newer than plugin API 0.2",
@@ -200,9 +202,13 @@ impl Guest {
                 let harness = self.harness.as_ref().ok_or_else(|| missing("harness"))?;
                 let own = store.data_mut().table.push(TurnHandle::new(services))?;
                 let borrowed = Resource::<TurnHandle>::new_borrow(own.rep());
-                let answer = harness
-                    .call_run_attempt(&mut *store, borrowed, &convert::prepared(&prepared))
-                    .await;
+                let history = Outgoing::new(prepared.history.iter().map(|m| &**m));
+                let requests = convert::requests(&history);
+                let messages = convert::messages(&history, &requests);
+                let schemas = outgoing::schema_texts(&prepared.tools);
+                let tools = convert::tool_specs(&prepared.tools, &schemas);
+                let turn = convert::prepared(&prepared, &messages, &tools);
+                let answer = harness.call_run_attempt(&mut *store, borrowed, turn).await;
                 // The turn ends with the call: the guest cannot keep it.
                 store.data_mut().table.delete(own)?;
                 let answer = answer?;

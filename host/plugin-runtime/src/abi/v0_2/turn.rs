@@ -48,7 +48,10 @@ impl PluginState {
 }
 
 impl at::HostTurn for PluginState {
-    async fn tools(&mut self, turn: Resource<TurnHandle>) -> wasmtime::Result<Vec<wit::ToolSpec>> {
+    async fn tools(
+        &mut self,
+        turn: Resource<TurnHandle>,
+    ) -> wasmtime::Result<Vec<wit::ToolSpecResult>> {
         Ok(self
             .services(&turn)?
             .tools()
@@ -96,7 +99,7 @@ impl at::HostTurn for PluginState {
     async fn call_tool(
         &mut self,
         turn: Resource<TurnHandle>,
-        request: wit::ToolRequest,
+        request: wit::ToolRequestResult,
     ) -> wasmtime::Result<at::ToolOutput> {
         let services = self.services(&turn)?;
         let output = services
