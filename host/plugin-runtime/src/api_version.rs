@@ -85,10 +85,14 @@ pub fn check_manifest(id: &str, api_version: &str) -> Result<ApiVersion, LoadErr
 /// without loading the component.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct ComponentFacts {
-    /// Exported names, e.g. `openclaw:plugin/tool-hooks@0.2.1`.
-    pub exports: Vec<String>,
-    /// Imported names, each with whether it is an instance.
-    pub imports: Vec<(String, bool)>,
+    /// Every exported name (e.g. `openclaw:plugin/tool-hooks@0.2.1`), then
+    /// every imported one, end to end: one string, not one per name (a warm
+    /// start decodes these for every plugin).
+    names: String,
+    /// Where each export's name ends in `names`.
+    export_ends: Vec<u32>,
+    /// Where each import's name ends, with whether it is an instance.
+    import_ends: Vec<(u32, bool)>,
     /// Whether it exports the harness interface of the API version its
     /// manifest declares.
     pub harness: bool,
@@ -98,17 +102,74 @@ impl ComponentFacts {
     /// The facts of `component`, whose manifest declares `manifest_version`.
     pub(crate) fn of(engine: &Engine, component: &Component, manifest_version: ApiVersion) -> Self {
         let ty = component.component_type();
+        Self::from_names(
+            ty.exports(engine).map(|(n, _)| n),
+            ty.imports(engine)
+                .map(|(n, item)| (n, matches!(item.ty, ComponentItem::ComponentInstance(_)))),
+            crate::abi::exports_harness(manifest_version, component),
+        )
+    }
+
+    /// Facts from names: exports, then imports with whether each is an instance.
+    pub(crate) fn from_names<'a>(
+        exports: impl IntoIterator<Item = &'a str>,
+        imports: impl IntoIterator<Item = (&'a str, bool)>,
+        harness: bool,
+    ) -> Self {
+        let mut names = String::new();
+        let mut end = |name: &str| {
+            names.push_str(name);
+            u32::try_from(names.len()).expect("a component's names fit in 4 GiB")
+        };
+        let export_ends = exports.into_iter().map(&mut end).collect();
+        let import_ends = imports
+            .into_iter()
+            .map(|(name, instance)| (end(name), instance))
+            .collect();
         Self {
-            exports: ty.exports(engine).map(|(n, _)| n.to_string()).collect(),
-            imports: ty
-                .imports(engine)
-                .map(|(n, item)| {
-                    let instance = matches!(item.ty, ComponentItem::ComponentInstance(_));
-                    (n.to_string(), instance)
-                })
-                .collect(),
-            harness: crate::abi::exports_harness(manifest_version, component),
+            names,
+            export_ends,
+            import_ends,
+            harness,
         }
+    }
+
+    /// Whether every name lies within `names` on character boundaries, in
+    /// order (what a decoded record must hold before it is used).
+    pub(crate) fn is_well_formed(&self) -> bool {
+        let ends = self
+            .export_ends
+            .iter()
+            .chain(self.import_ends.iter().map(|(end, _)| end));
+        let mut start = 0;
+        ends.into_iter().all(|&end| {
+            let ok = self.names.get(start..end as usize).is_some();
+            start = end as usize;
+            ok
+        })
+    }
+
+    /// Exported names, in order.
+    pub(crate) fn exports(&self) -> impl Iterator<Item = &str> {
+        self.slices(0, self.export_ends.iter().copied())
+    }
+
+    /// Imported names, in order, each with whether it is an instance.
+    pub(crate) fn imports(&self) -> impl Iterator<Item = (&str, bool)> {
+        let start = self.export_ends.last().copied().unwrap_or(0);
+        self.slices(start, self.import_ends.iter().map(|(end, _)| *end))
+            .zip(self.import_ends.iter().map(|(_, instance)| *instance))
+    }
+
+    /// The names between consecutive ends, from `start`. A name out of
+    /// bounds reads as empty (a decoded record is checked with
+    /// [`Self::is_well_formed`] first).
+    fn slices(&self, start: u32, ends: impl Iterator<Item = u32>) -> impl Iterator<Item = &str> {
+        ends.scan(start, |start, end| {
+            let name = self.names.get(*start as usize..end as usize).unwrap_or("");
+            *start = end;
+            Some(name)
+        })
     }
 }
 
@@ -123,7 +184,7 @@ pub(crate) fn check_component(
     harness_granted: bool,
 ) -> Result<ApiVersion, LoadError> {
     let mut versions: Vec<(&str, &str)> = Vec::new();
-    for name in &facts.exports {
+    for name in facts.exports() {
         if let Some((_, version)) = ours(name) {
             versions.push((name, version));
         }
@@ -151,7 +212,7 @@ pub(crate) fn check_component(
         });
     }
     let (host, harness_only) = api.imports();
-    for (name, instance) in &facts.imports {
+    for (name, instance) in facts.imports() {
         // Again here: a component from the compiled cache skipped the precheck.
         check_provided(id, name)?;
         if name.starts_with("wasi:") {
@@ -230,6 +291,40 @@ mod tests {
             "{err}"
         );
         assert!(err.to_string().contains("clawhost-js build"), "{err}");
+    }
+
+    #[test]
+    fn facts_give_back_each_name_and_refuse_ends_that_do_not_fit() {
+        let facts = ComponentFacts::from_names(
+            ["openclaw:plugin/tool-hooks@0.2.1", "é"],
+            [("wasi:io/streams@0.2.6", true), ("", false), ("x", false)],
+            false,
+        );
+        assert!(facts.is_well_formed());
+        let exports: Vec<&str> = facts.exports().collect();
+        assert_eq!(exports, ["openclaw:plugin/tool-hooks@0.2.1", "é"]);
+        let imports: Vec<(&str, bool)> = facts.imports().collect();
+        assert_eq!(
+            imports,
+            [("wasi:io/streams@0.2.6", true), ("", false), ("x", false)]
+        );
+        // What a record could hold that no load wrote: an end past the
+        // names, one inside a character, one before the name's start.
+        let past = ComponentFacts {
+            import_ends: vec![(999, true)],
+            ..facts.clone()
+        };
+        let inside = ComponentFacts {
+            export_ends: vec![32, 33],
+            ..facts.clone()
+        };
+        let backwards = ComponentFacts {
+            export_ends: vec![32, 10],
+            ..facts
+        };
+        for bad in [past, inside, backwards] {
+            assert!(!bad.is_well_formed(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -80,8 +80,8 @@ impl Interfaces {
     /// The names of what the load checked of a component, as a status shows them.
     fn of(facts: &ComponentFacts) -> Self {
         Self {
-            imports: facts.imports.iter().map(|(n, _)| n.clone()).collect(),
-            exports: facts.exports.clone(),
+            imports: facts.imports().map(|(n, _)| n.to_string()).collect(),
+            exports: facts.exports().map(str::to_string).collect(),
         }
     }
 }

@@ -107,6 +107,9 @@ impl Record {
     }
 
     pub(super) fn declared(self) -> Option<(Declared, ComponentFacts)> {
+        if !self.component.is_well_formed() {
+            return None;
+        }
         let declared = Declared {
             id: self.id,
             tools: self
@@ -144,7 +147,7 @@ fn record_path(disk: &Disk, key: &DeclarationKey) -> PathBuf {
 }
 
 /// What a record under a key is sealed for (with the key's tag).
-const CONTEXT: &[u8] = b"clawhost declaration record v3\0";
+const CONTEXT: &[u8] = b"clawhost declaration record v4\0";
 
 /// Remove every record of the component `sha256` from the cache dir `dir`.
 pub(super) fn forget(dir: &Path, sha256: &str) {

@@ -76,7 +76,7 @@ impl From<PackageRecord> for Remembered {
 }
 
 /// What a package record is sealed for.
-const CONTEXT: &[u8] = b"clawhost package record v1\0";
+const CONTEXT: &[u8] = b"clawhost package record v2\0";
 
 fn record_path(disk: &Disk, file: &str) -> PathBuf {
     disk.dir.join(DIR).join(sha256_hex(file.as_bytes()))

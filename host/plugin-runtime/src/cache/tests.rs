@@ -291,11 +291,11 @@ fn a_package_record_keeps_the_last_few_declarations_of_the_content_it_hashed() {
         harnesses: vec![format!("decl-{config}")],
         ..Default::default()
     };
-    let facts = crate::api_version::ComponentFacts {
-        exports: vec!["openclaw:plugin/harness@0.2.1".into()],
-        imports: vec![("wasi:io/streams@0.2.6".into(), true)],
-        harness: true,
-    };
+    let facts = crate::api_version::ComponentFacts::from_names(
+        ["openclaw:plugin/harness@0.2.1"],
+        [("wasi:io/streams@0.2.6", true)],
+        true,
+    );
     let name = |d: Option<(crate::abi::Declared, _)>| d.map(|(d, _)| d.harnesses[0].clone());
     // What a warm start finds: the package record alone, in one read.
     let in_record = |config: &str| {
@@ -403,11 +403,7 @@ fn the_cache_keeps_to_its_size_and_age_bounds_least_recently_used_first() {
     cache.load(&engine, &a, EMPTY).unwrap();
     // A declaration of each, kept under its key: a's goes with a's artifact.
     let declared = crate::abi::Declared::default();
-    let facts = crate::api_version::ComponentFacts {
-        exports: vec![],
-        imports: vec![],
-        harness: false,
-    };
+    let facts = crate::api_version::ComponentFacts::from_names([], [], false);
     let nowhere = root.path().join("no-such-file");
     cache.remember_declaration(&nowhere, &key(&a, "{}"), &declared, &facts);
     cache.remember_declaration(&nowhere, &key(&b, "{}"), &declared, &facts);
