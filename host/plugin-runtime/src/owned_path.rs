@@ -149,19 +149,19 @@ fn over_limit(max: u64) -> io::Error {
     )
 }
 
-/// Read a regular file ([`open_regular`]) of at most `max` bytes; a larger
-/// file is an error, never a truncated read.
+/// Read a regular file ([`open_regular`]) of at most `max` bytes: the bytes
+/// it held when opened (as many as its size then, fewer if it shrank; no
+/// read past them to find its end). A larger file is an error, never a
+/// truncated read.
 pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     use io::Read;
     let (file, meta) = open_regular_with_metadata(path)?;
-    if meta.len() > max {
+    let len = meta.len();
+    if len > max {
         return Err(over_limit(max));
     }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    (&file).take(max + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > max {
-        return Err(over_limit(max));
-    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    (&file).take(len).read_to_end(&mut bytes)?;
     Ok(bytes)
 }
 
@@ -322,5 +322,35 @@ mod tests {
         std::os::unix::fs::symlink(&file, root.path().join("link")).unwrap();
         assert!(read_stamped(&root.path().join("link"), 10).is_err());
         assert!(read_stamped(root.path(), 10).is_err());
+    }
+
+    #[test]
+    fn a_bounded_read_is_whole_and_refuses_a_larger_file_or_a_non_file() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("f");
+        std::fs::write(&file, b"0123456789").unwrap();
+        assert_eq!(read_bounded(&file, 10).unwrap(), b"0123456789");
+        assert_eq!(
+            read_bounded(&file, 9).unwrap_err().kind(),
+            io::ErrorKind::InvalidData
+        );
+        std::fs::write(&file, b"").unwrap();
+        assert_eq!(read_bounded(&file, 0).unwrap(), b"");
+        std::os::unix::fs::symlink(&file, root.path().join("link")).unwrap();
+        assert!(read_bounded(&root.path().join("link"), 10).is_err());
+        assert!(read_bounded(root.path(), 10).is_err());
+        let fifo = root.path().join("fifo");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+            0,
+        )
+        .unwrap();
+        assert!(
+            read_bounded(&fifo, 10).is_err(),
+            "a FIFO is never waited on"
+        );
     }
 }
