@@ -1,9 +1,12 @@
 //! The plugin API versions this host serves. Each released version has its
-//! own frozen bindings and conversions into the host's types (`v0_1`,
-//! `v0_2`); the rest of the runtime sees only the version-neutral
+//! own bindings of its frozen WIT and conversions into the host's types
+//! (`v0_1`, `v0_2`); the rest of the runtime sees only the version-neutral
 //! [`Request`] and [`Answer`] below. A new version adds a module and a case
-//! here; older modules are never edited, so plugins built against them keep
-//! loading.
+//! here; an older version's WIT is never edited, so plugins built against it
+//! keep loading. Every version's bindings borrow what the host hands a guest
+//! (`ownership: Borrowing`): an event or a call points into the host's text
+//! instead of copying it, and only what the host holds in another form (JSON
+//! values) is made into text first ([`outgoing`]).
 
 use std::sync::Arc;
 use std::time::Duration;
