@@ -233,9 +233,13 @@ impl Config {
             key: key.replace(".[", "["),
             reason,
         };
-        unique_keys::check(text).map_err(|(key, reason)| err(key, reason))?;
-        let mut value: serde_json::Value =
-            json5::from_str(text).map_err(|e| err(String::new(), e.to_string()))?;
+        let mut value = match unique_keys::strict_json(text) {
+            Some(value) => value,
+            None => {
+                unique_keys::check(text).map_err(|(key, reason)| err(key, reason))?;
+                json5::from_str(text).map_err(|e| err(String::new(), e.to_string()))?
+            }
+        };
         // serde would take an array as the struct's fields in order.
         if value.is_array() {
             return Err(err(

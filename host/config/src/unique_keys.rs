@@ -19,6 +19,22 @@ pub(crate) fn check(text: &str) -> Result<(), (String, String)> {
     }
 }
 
+/// The value of `text` when it is strict JSON with no repeated key, read
+/// with serde_json (the JSON5 parser is several times slower, and a config
+/// grows with its plugin entries); `None` for anything else (JSON5 syntax,
+/// a repeated key, a syntax error), which [`check`] and the JSON5 parser
+/// then read and report as before.
+pub(crate) fn strict_json(text: &str) -> Option<serde_json::Value> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    (Walk {
+        path: &mut Vec::new(),
+    })
+    .deserialize(&mut de)
+    .ok()?;
+    de.end().ok()?;
+    serde_json::from_str(text).ok()
+}
+
 /// Walks one JSON value; `path` holds the keys down to the value being read
 /// (left in place on error, so it names where the error is).
 struct Walk<'p> {
@@ -102,5 +118,30 @@ mod tests {
         // JSON5: comments, unquoted keys, trailing commas.
         let (key, _) = super::check("{a: 1, // one\n a: 2,}").unwrap_err();
         assert_eq!(key, "a");
+    }
+
+    #[test]
+    fn strict_json_reads_as_json5_does_and_leaves_the_rest_to_it() {
+        let text = r#"{"a": [1, -2, 3.5, 1e3, true, null],
+            "b": {"s": "t\u00e9\n\"q\" ${X}", "e": {}, "l": []}}"#;
+        let fast = super::strict_json(text).expect("strict JSON");
+        let json5: serde_json::Value = json5::from_str(text).unwrap();
+        assert_eq!(fast["b"], json5["b"]);
+        for i in 0..6 {
+            assert_eq!(fast["a"][i].as_f64(), json5["a"][i].as_f64(), "{i}");
+        }
+        // Valid JSON the JSON5 parser refuses ("error parsing integer").
+        let big = super::strict_json("[18446744073709551615]").unwrap();
+        assert_eq!(big[0].as_u64(), Some(u64::MAX));
+        for other in [
+            "{a: 1}",
+            r#"{"a": 1,}"#,
+            r#"{"a": 1} // c"#,
+            r#"{"a": 1, "a": 2}"#,
+            r#"{"a": 1} x"#,
+            "",
+        ] {
+            assert_eq!(super::strict_json(other), None, "{other}");
+        }
     }
 }
