@@ -1,12 +1,11 @@
 //! 0.1 harness types to and from the agent core's types.
 
 use clawhost_agent_core::{
-    Message, ModelResponse, PreparedTurn, Route, StopReason, Support, ToolCallRequest, ToolOutput,
+    Message, ModelResponse, Route, StopReason, Support, ToolCallRequest, ToolOutput,
     ToolResultMessage, ToolSpec,
 };
 
 use super::wit_turn as turn;
-use crate::abi::outgoing::Outgoing;
 use crate::abi::{json_or_string, json_text};
 
 pub(crate) fn tool_request(r: &ToolCallRequest) -> turn::ToolRequestResult {
@@ -25,52 +24,7 @@ pub(crate) fn from_tool_request(r: turn::ToolRequestResult) -> ToolCallRequest {
     }
 }
 
-/// Each staged message's tool requests, pointing into the messages and the
-/// arguments' texts.
-pub(crate) fn requests<'a>(staged: &'a Outgoing<'_>) -> Vec<Vec<turn::ToolRequestParam<'a>>> {
-    staged
-        .each()
-        .map(|(m, texts)| {
-            m.requested_calls()
-                .iter()
-                .zip(texts)
-                .map(|(c, text)| turn::ToolRequestParam {
-                    id: &c.id,
-                    name: &c.name,
-                    arguments: text,
-                })
-                .collect()
-        })
-        .collect()
-}
-
-/// The staged messages, given their [`requests`]; no text is copied.
-pub(crate) fn messages<'a>(
-    staged: &'a Outgoing<'_>,
-    requests: &'a [Vec<turn::ToolRequestParam<'a>>],
-) -> Vec<turn::MessageParam<'a>> {
-    staged
-        .each()
-        .zip(requests)
-        .map(|((m, _), calls)| match m {
-            Message::User { text, .. } => turn::MessageParam::User(text),
-            Message::Assistant { text, .. } => {
-                turn::MessageParam::Assistant(turn::AssistantMessageParam {
-                    text,
-                    tool_calls: calls,
-                })
-            }
-            Message::ToolResult(r) => {
-                turn::MessageParam::ToolResult(turn::ToolResultMessageParam {
-                    call_id: &r.call_id,
-                    tool: &r.tool,
-                    content: &r.content,
-                    is_error: r.is_error,
-                })
-            }
-        })
-        .collect()
-}
+crate::abi::outgoing::borrowed_conversions!(turn, turn, pub(crate));
 
 pub(crate) fn from_message(m: turn::MessageResult) -> Message {
     match m {
@@ -98,23 +52,6 @@ pub(crate) fn tool_spec(t: &ToolSpec) -> turn::ToolSpecResult {
         description: t.description.clone(),
         parameters: json_text(&t.parameters),
     }
-}
-
-/// Tools on their way to a guest, given their schemas' texts
-/// ([`crate::abi::outgoing::schema_texts`]).
-pub(crate) fn tool_specs<'a>(
-    tools: &'a [ToolSpec],
-    schemas: &'a [String],
-) -> Vec<turn::ToolSpecParam<'a>> {
-    tools
-        .iter()
-        .zip(schemas)
-        .map(|(t, schema)| turn::ToolSpecParam {
-            name: &t.name,
-            description: &t.description,
-            parameters: schema,
-        })
-        .collect()
 }
 
 pub(crate) fn from_tool_spec(t: turn::ToolSpecResult) -> ToolSpec {
@@ -163,29 +100,4 @@ pub(crate) fn support(s: turn::Support) -> Support {
         turn::Support::Supported((priority, reason)) => Support::Supported { priority, reason },
         turn::Support::Unsupported(reason) => Support::Unsupported(reason),
     }
-}
-
-/// A prepared turn, given its history and tools already converted.
-pub(crate) fn prepared<'a>(
-    t: &'a PreparedTurn,
-    history: &'a [turn::MessageParam<'a>],
-    tools: &'a [turn::ToolSpecParam<'a>],
-) -> turn::PreparedTurn<'a> {
-    turn::PreparedTurn {
-        agent_id: &t.agent_id,
-        session_id: t.session_id.as_deref(),
-        model_ref: &t.model_ref,
-        system: t.system.as_deref(),
-        history,
-        user_text: &t.user_text,
-        tools,
-        max_iterations: t.max_iterations,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    crate::abi::outgoing::test_outgoing_messages!(turn);
 }

@@ -2,8 +2,8 @@
 //! from the agent core's types.
 
 use clawhost_agent_core::{
-    HarnessError, Message, ModelError, ModelErrorKind, ModelResponse, PreparedTurn, Route,
-    StopReason, Support, ToolCallRequest, ToolOutput, ToolResultMessage, ToolSpec,
+    HarnessError, Message, ModelError, ModelErrorKind, ModelResponse, Route, StopReason, Support,
+    ToolCallRequest, ToolOutput, ToolResultMessage, ToolSpec,
 };
 use clawhost_config::ApiKind;
 use clawhost_hooks::CallContext;
@@ -11,7 +11,6 @@ use clawhost_hooks::CallContext;
 use super::bindings::exports::openclaw::plugin::harness as hx;
 use super::bindings::openclaw::plugin::agent_turn as at;
 use super::wit;
-use crate::abi::outgoing::Outgoing;
 use crate::abi::{json_or_string, json_text};
 
 /// The run's context as the guest sees it, pointing into the host's.
@@ -47,50 +46,7 @@ pub(super) fn from_tool_request(r: wit::ToolRequestResult) -> ToolCallRequest {
     }
 }
 
-/// Each staged message's tool requests, pointing into the messages and the
-/// arguments' texts.
-pub(super) fn requests<'a>(staged: &'a Outgoing<'_>) -> Vec<Vec<wit::ToolRequestParam<'a>>> {
-    staged
-        .each()
-        .map(|(m, texts)| {
-            m.requested_calls()
-                .iter()
-                .zip(texts)
-                .map(|(c, text)| wit::ToolRequestParam {
-                    id: &c.id,
-                    name: &c.name,
-                    arguments: text,
-                })
-                .collect()
-        })
-        .collect()
-}
-
-/// The staged messages, given their [`requests`]; no text is copied.
-pub(super) fn messages<'a>(
-    staged: &'a Outgoing<'_>,
-    requests: &'a [Vec<wit::ToolRequestParam<'a>>],
-) -> Vec<wit::MessageParam<'a>> {
-    staged
-        .each()
-        .zip(requests)
-        .map(|((m, _), calls)| match m {
-            Message::User { text, .. } => wit::MessageParam::User(text),
-            Message::Assistant { text, .. } => {
-                wit::MessageParam::Assistant(wit::AssistantMessageParam {
-                    text,
-                    tool_calls: calls,
-                })
-            }
-            Message::ToolResult(r) => wit::MessageParam::ToolResult(wit::ToolResultMessageParam {
-                call_id: &r.call_id,
-                tool: &r.tool,
-                content: &r.content,
-                is_error: r.is_error,
-            }),
-        })
-        .collect()
-}
+crate::abi::outgoing::borrowed_conversions!(wit, hx, pub(super));
 
 pub(super) fn from_message(m: wit::MessageResult) -> Message {
     match m {
@@ -109,23 +65,6 @@ pub(super) fn from_message(m: wit::MessageResult) -> Message {
             images: Vec::new(),
         }),
     }
-}
-
-/// Tools on their way to a guest, given their schemas' texts
-/// ([`crate::abi::outgoing::schema_texts`]).
-pub(super) fn tool_specs<'a>(
-    tools: &'a [ToolSpec],
-    schemas: &'a [String],
-) -> Vec<wit::ToolSpecParam<'a>> {
-    tools
-        .iter()
-        .zip(schemas)
-        .map(|(t, schema)| wit::ToolSpecParam {
-            name: &t.name,
-            description: &t.description,
-            parameters: schema,
-        })
-        .collect()
 }
 
 /// A tool the guest asked for, as it owns it.
@@ -232,24 +171,6 @@ pub(super) fn support(s: hx::Support) -> Support {
     }
 }
 
-/// A prepared turn, given its history and tools already converted.
-pub(super) fn prepared<'a>(
-    t: &'a PreparedTurn,
-    history: &'a [wit::MessageParam<'a>],
-    tools: &'a [wit::ToolSpecParam<'a>],
-) -> hx::PreparedTurn<'a> {
-    hx::PreparedTurn {
-        agent_id: &t.agent_id,
-        session_id: t.session_id.as_deref(),
-        model_ref: &t.model_ref,
-        system: t.system.as_deref(),
-        history,
-        user_text: &t.user_text,
-        tools,
-        max_iterations: t.max_iterations,
-    }
-}
-
 pub(super) fn attempt_error_len(e: &hx::AttemptError) -> usize {
     match e {
         hx::AttemptError::Failed(m) => m.len(),
@@ -270,11 +191,4 @@ pub(super) fn attempt_error(e: hx::AttemptError) -> HarnessError {
         hx::AttemptError::Model(m) => HarnessError::Model(from_model_error(m)),
         hx::AttemptError::Failed(m) => HarnessError::Failed(m),
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    crate::abi::outgoing::test_outgoing_messages!(wit);
 }
