@@ -269,7 +269,9 @@ impl OwnedSource {
 /// is never called never needs it.
 pub(crate) struct LazyComponent {
     cell: tokio::sync::OnceCell<(Component, CacheOutcome)>,
-    deferred: Option<Deferred>,
+    /// Boxed: it is most of this value's size, and a start moves each
+    /// plugin's value several times.
+    deferred: Option<Box<Deferred>>,
 }
 
 /// A component to acquire later: the one whose sha256 the load checked
@@ -300,12 +302,12 @@ impl LazyComponent {
     ) -> Self {
         Self {
             cell: tokio::sync::OnceCell::new(),
-            deferred: Some(Deferred {
+            deferred: Some(Box::new(Deferred {
                 source,
                 id: id.to_string(),
                 package,
                 sha256,
-            }),
+            })),
         }
     }
 

@@ -172,7 +172,15 @@ impl PluginHost {
             };
             // Packages are prepared concurrently (hashing and loading the
             // compiled code run on blocking threads), then admitted in order.
-            let read = self.reader().read_all(&dirs).await;
+            // The path's manifests and package records come from its
+            // bundle while unmoved (one file, read here as the listing
+            // was); a bundle stale after this read is rewritten.
+            let bundle = Arc::new(self.cache.bundle(&path));
+            let read = self.reader().read_all(&dirs, &bundle).await;
+            if bundle.is_stale() {
+                let cache = self.cache.clone();
+                let _ = tokio::task::spawn_blocking(move || cache.keep_bundle(&bundle)).await;
+            }
             let (dirs, files): (Vec<PathBuf>, Vec<PackageFiles>) = dirs
                 .into_iter()
                 .zip(read)
@@ -369,17 +377,20 @@ impl PluginHost {
                 (component, sha256, facts, Some(declared))
             }
             None => {
+                // Boxed, as is `register` below: a warm start runs one
+                // `prepare` per plugin at once, and these slow paths would
+                // make every one of them as large as their futures.
                 let Acquired {
                     component,
                     sha256,
                     outcome,
-                } = component_source::acquire(
+                } = Box::pin(component_source::acquire(
                     self.component_sources().source(),
                     &id,
                     &package,
                     remembered_digest,
                     None,
-                )
+                ))
                 .await?;
                 let facts = ComponentFacts::of(self.engine.engine(), &component, manifest_api);
                 (
@@ -445,15 +456,18 @@ impl PluginHost {
         let (declared, remembered) = match remembered_declaration {
             Some(declared) => (declared, true),
             None => {
-                instance
-                    .link()
-                    .await
-                    .map_err(|e| runtime("linking")(format!("{e:#}")))?;
-                match instance.call(Request::Register).await {
-                    Ok(Answer::Declared(d)) => (d, false),
-                    Ok(_) => unreachable!("register answers with a declaration"),
-                    Err(e) => return Err(runtime("registration")(e.to_string())),
-                }
+                let register = Box::pin(async {
+                    instance
+                        .link()
+                        .await
+                        .map_err(|e| runtime("linking")(format!("{e:#}")))?;
+                    match instance.call(Request::Register).await {
+                        Ok(Answer::Declared(d)) => Ok(d),
+                        Ok(_) => unreachable!("register answers with a declaration"),
+                        Err(e) => Err(runtime("registration")(e.to_string())),
+                    }
+                });
+                (register.await?, false)
             }
         };
         let registration = registration::check(

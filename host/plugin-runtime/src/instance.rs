@@ -61,14 +61,16 @@ pub(crate) struct PluginInstance {
     component: LazyComponent,
     /// Set by [`Self::link`] at load, or at the first instantiation when a
     /// remembered declaration let the load skip it.
-    linked: OnceLock<Linked>,
+    /// Boxed, as is `live`: a start builds one instance per plugin and
+    /// uses few, so what they hold at first use stays off the start's path.
+    linked: OnceLock<Box<Linked>>,
     is_harness: bool,
     api: ApiVersion,
     grants: EffectiveGrants,
     config_json: Arc<str>,
     logs: Arc<PluginLogs>,
     limits: CallLimits,
-    live: Mutex<Option<Live>>,
+    live: Mutex<Option<Box<Live>>>,
     consecutive_traps: AtomicU32,
     instantiations: AtomicU32,
     disabled: SyncMutex<Option<String>>,
@@ -134,7 +136,9 @@ impl PluginInstance {
         let indices = Indices::new(self.api, &pre)?;
         // Calls into one plugin are serialized, so no other thread links it
         // meanwhile; if one did, its equal result stands.
-        Ok(self.linked.get_or_init(|| Linked { pre, indices }))
+        Ok(self
+            .linked
+            .get_or_init(|| Box::new(Linked { pre, indices })))
     }
 
     /// The plugin was loaded from a remembered declaration: its first
@@ -176,7 +180,7 @@ impl PluginInstance {
         &self.grants
     }
 
-    async fn instantiate(&self) -> wasmtime::Result<Live> {
+    async fn instantiate(&self) -> wasmtime::Result<Box<Live>> {
         let wasi = self.grants.wasi_ctx(&self.logs)?;
         let state = PluginState::new(
             wasi,
@@ -227,7 +231,7 @@ impl PluginInstance {
                 }
             }
         }
-        Ok(Live { store, guest })
+        Ok(Box::new(Live { store, guest }))
     }
 
     /// Discard the live instance (its state is lost) and start a fresh one.
@@ -309,7 +313,7 @@ impl PluginInstance {
             live.store.data_mut().deadline = Instant::now() + timeout;
             live.store.set_epoch_deadline(1);
             let what = request.what();
-            let Live { store, guest } = live;
+            let Live { store, guest } = &mut **live;
             Ok::<_, wasmtime::Error>((guest.call(store, request).await?, what))
         };
         let outcome = tokio::time::timeout(deadline, run).await;
@@ -328,7 +332,7 @@ impl PluginInstance {
                 }
                 return Ok(reply.answer);
             }
-            Ok(Err(e)) => self.classify(&e, slot.as_ref(), timeout),
+            Ok(Err(e)) => self.classify(&e, slot.as_deref(), timeout),
             Err(_elapsed) => CallError::Timeout {
                 id: self.id.clone(),
                 timeout_ms: timeout.as_millis() as u64,
@@ -339,7 +343,7 @@ impl PluginInstance {
 
     /// Count a failed call: the instance in `slot` (trapped or abandoned)
     /// is never reused, and a plugin that keeps failing is disabled.
-    fn failed(&self, slot: &mut Option<Live>, error: CallError) -> CallError {
+    fn failed(&self, slot: &mut Option<Box<Live>>, error: CallError) -> CallError {
         *slot = None;
         let traps = self.consecutive_traps.fetch_add(1, Ordering::Relaxed) + 1;
         tracing::warn!(plugin = %self.id, traps, error = %error, "plugin call failed; instance discarded");

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use clawhost_config::Access;
 use serde::Deserialize;
 
+use crate::cache::bundle::Bundle;
 use crate::owned_path::{
     plain_path_under, plain_stamp_under, read_bounded, read_stamped, stamp, FileStamp,
 };
@@ -92,12 +93,25 @@ impl PluginPackage {
         Self::parse(dir, path, bytes)
     }
 
-    /// [`Self::read`], or `None` when `dir` holds no manifest (or is not a
-    /// directory): it is not a package.
-    pub(crate) fn read_if_present(dir: &Path) -> Result<Option<Self>, LoadError> {
+    /// [`Self::read`], with the manifest's bytes from `bundle` while its
+    /// stamp has not moved.
+    pub(crate) fn read_in(dir: &Path, bundle: &Bundle) -> Result<Self, LoadError> {
+        let path = dir.join(MANIFEST_FILE);
+        let bytes = bundle
+            .read(&path, MAX_MANIFEST)
+            .map_err(|e| LoadError::Manifest {
+                path: path.clone(),
+                reason: e.to_string(),
+            })?;
+        Self::parse(dir, path, bytes)
+    }
+
+    /// [`Self::read_in`], or `None` when `dir` holds no manifest (or is not
+    /// a directory): it is not a package.
+    pub(crate) fn read_if_present(dir: &Path, bundle: &Bundle) -> Result<Option<Self>, LoadError> {
         use std::io::ErrorKind::{NotADirectory, NotFound};
         let path = dir.join(MANIFEST_FILE);
-        match read_bounded(&path, MAX_MANIFEST) {
+        match bundle.read(&path, MAX_MANIFEST) {
             Ok(bytes) => Self::parse(dir, path, bytes).map(Some),
             Err(e) if matches!(e.kind(), NotFound | NotADirectory) => Ok(None),
             Err(e) => Err(LoadError::Manifest {

@@ -173,7 +173,8 @@ pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
 pub struct FileStamp(String);
 
 impl FileStamp {
-    fn of(meta: &std::fs::Metadata) -> Self {
+    /// The stamp in `meta` (of a regular file).
+    pub(crate) fn of(meta: &std::fs::Metadata) -> Self {
         use std::os::unix::fs::MetadataExt;
         Self(format!(
             "{}:{}:{}:{}.{}:{}.{}",

@@ -1,6 +1,7 @@
 //! Package records: what the cache remembers of one component file, keyed
 //! by its canonical path, in one small file, so a warm start reads one
-//! record per plugin:
+//! record per plugin (from its plugin path's [`Bundle`] while the record's
+//! stamp has not moved):
 //! - the file's sha256 at its [`FileStamp`], so an unchanged 18 MB
 //!   component is not hashed again at every start (any write moves its
 //!   status-change time: a changed file is hashed again);
@@ -16,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::bundle::Bundle;
 use super::declarations::{self, DeclarationKey, KeyTag};
 use super::{sealed, ComponentCache, Disk};
 use crate::abi::Declared;
@@ -88,6 +90,13 @@ fn read_record(disk: &Disk, path: &Path, file: &str) -> Option<PackageRecord> {
     (record.file == file && record.sha256.len() == 64).then_some(record)
 }
 
+/// [`read_record`], its bytes from `bundle` while its stamp has not moved.
+fn read_record_in(disk: &Disk, path: &Path, file: &str, bundle: &Bundle) -> Option<PackageRecord> {
+    let data = bundle.read(path, MAX_RECORD).ok()?;
+    let record: PackageRecord = sealed::open(disk, path, &data, &[CONTEXT])?;
+    (record.file == file && record.sha256.len() == 64).then_some(record)
+}
+
 fn write_record(disk: &Disk, path: &Path, record: &PackageRecord) -> anyhow::Result<()> {
     sealed::write(disk, path, &[CONTEXT], record)
 }
@@ -95,11 +104,16 @@ fn write_record(disk: &Disk, path: &Path, record: &PackageRecord) -> anyhow::Res
 impl ComponentCache {
     /// What is remembered of `file` (its canonical path, as
     /// `PluginPackage::stamp_component` gives it) at `stamp`, if a record
-    /// verifies; the file is not read.
-    pub(crate) fn remembered(&self, file: &Path, stamp: &FileStamp) -> Option<Remembered> {
+    /// verifies (read through `bundle`); the file is not read.
+    pub(crate) fn remembered(
+        &self,
+        file: &Path,
+        stamp: &FileStamp,
+        bundle: &Bundle,
+    ) -> Option<Remembered> {
         let disk = self.disk.as_ref()?;
         let file = file.to_string_lossy();
-        let record = read_record(disk, &record_path(disk, &file), &file)?;
+        let record = read_record_in(disk, &record_path(disk, &file), &file, bundle)?;
         (record.stamp == stamp.as_str()).then(|| record.into())
     }
 

@@ -30,6 +30,17 @@ pub(super) fn read<T: DeserializeOwned>(
     context: &[&[u8]],
 ) -> Option<T> {
     let data = owned_path::read_bounded(path, max).ok()?;
+    open(disk, path, &data, context)
+}
+
+/// The record in `data` (read from `path`), if it verifies under `context`
+/// and decodes; a record that does not verify is logged.
+pub(super) fn open<T: DeserializeOwned>(
+    disk: &Disk,
+    path: &Path,
+    data: &[u8],
+    context: &[&[u8]],
+) -> Option<T> {
     let (mac, body) = data.split_at_checked(TAG_LEN)?;
     let mac: [u8; TAG_LEN] = mac.try_into().ok()?;
     // `blake3::Hash`'s equality is constant-time.
