@@ -2,6 +2,7 @@
 //! from a verified record of its earlier `register` answer and instantiates
 //! it on first use, where the answer is checked again.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 use clawhost_config::Config;
@@ -247,4 +248,58 @@ async fn the_same_component_at_another_path_starts_from_the_remembered_declarati
     assert_eq!(load(installed).await, Declaration::Remembered);
     // One package record per path the component was read at.
     assert_eq!(records(dir.path()).len(), 2);
+}
+
+#[tokio::test]
+async fn a_warm_start_takes_unmoved_manifests_from_the_bundle_and_rereads_edited_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let plugins = dir.path().join("plugins");
+    copy_package(&plugins_dir().join("hello-tool"), &plugins.join("hello"));
+    let mut cfg = config(json!({"plugins": {"allow": ["hello-tool"]}}), dir.path());
+    cfg.plugins.paths = vec![plugins.clone()];
+    cfg.plugins.cache_dir = Some(dir.path().join("cache"));
+    cfg.plugins.cache_key_file = Some(dir.path().join("cache.key"));
+    let start = || async {
+        let mut host = PluginHost::new(&cfg).unwrap();
+        let reports = host.load_configured().await;
+        assert!(reports.iter().all(|r| r.result.is_ok()), "{reports:?}");
+        let status = &host.statuses()[0];
+        (
+            host.plugins()[0].registration().version.clone(),
+            status.declaration,
+        )
+    };
+    let bundles = dir.path().join("cache").join("bundles");
+    let bundle = || {
+        let entries: Vec<_> = std::fs::read_dir(&bundles).unwrap().collect();
+        assert_eq!(entries.len(), 1, "one bundle for the one plugin path");
+        let meta = entries[0].as_ref().unwrap().metadata().unwrap();
+        (meta.ino(), meta.len())
+    };
+    // The first start records the package; files that changed within the
+    // last second are not bundled, so a start after that bundles them.
+    assert_eq!(start().await, ("0.1.0".to_string(), Declaration::Called));
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    assert_eq!(
+        start().await,
+        ("0.1.0".to_string(), Declaration::Remembered)
+    );
+    let kept = bundle();
+    assert!(kept.1 > 0);
+    // A warm start takes both files from the bundle and leaves it alone.
+    assert_eq!(
+        start().await,
+        ("0.1.0".to_string(), Declaration::Remembered)
+    );
+    assert_eq!(bundle(), kept, "an unmoved bundle is not rewritten");
+
+    // An edited manifest is read again, not served from the bundle.
+    let manifest = plugins.join("hello").join("openclaw.plugin.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replace("\"0.1.0\"", "\"0.2.0\"")).unwrap();
+    assert_eq!(
+        start().await,
+        ("0.2.0".to_string(), Declaration::Remembered)
+    );
+    assert_ne!(bundle(), kept, "the stale bundle is rewritten");
 }
