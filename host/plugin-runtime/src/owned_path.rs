@@ -154,6 +154,12 @@ fn over_limit(max: u64) -> io::Error {
 /// read past them to find its end). A larger file is an error, never a
 /// truncated read.
 pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    read_opened(path, max).map(|(_, _, bytes)| bytes)
+}
+
+/// Open the regular file at `path` and read the bytes it held when opened
+/// (at most `max`, else an error), with its metadata then.
+fn read_opened(path: &Path, max: u64) -> io::Result<(File, std::fs::Metadata, Vec<u8>)> {
     use io::Read;
     let (file, meta) = open_regular_with_metadata(path)?;
     let len = meta.len();
@@ -162,7 +168,7 @@ pub fn read_bounded(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     }
     let mut bytes = Vec::with_capacity(len as usize);
     (&file).take(len).read_to_end(&mut bytes)?;
-    Ok(bytes)
+    Ok((file, meta, bytes))
 }
 
 /// What identifies one version of a file's content: device, inode, size,
@@ -222,18 +228,12 @@ pub fn stamp_of(file: &File) -> io::Result<FileStamp> {
 /// was read (the same stamp on the open file before and after).
 pub fn read_stamped(path: &Path, max: u64) -> io::Result<(Vec<u8>, Option<FileStamp>)> {
     use io::Read;
-    let (file, meta) = open_regular_with_metadata(path)?;
-    let len = meta.len();
-    if len > max {
-        return Err(over_limit(max));
-    }
     // The length the file had when opened; the stamp after the read tells
     // whether that was all of it (no read past it to find the end).
+    let (file, meta, mut bytes) = read_opened(path, max)?;
     let before = FileStamp::of(&meta);
-    let mut bytes = Vec::with_capacity(len as usize);
-    (&file).take(len).read_to_end(&mut bytes)?;
     let after = FileStamp::of(&file.metadata()?);
-    if before == after && bytes.len() as u64 == len {
+    if before == after && bytes.len() as u64 == meta.len() {
         return Ok((bytes, Some(after)));
     }
     // It changed while read: the rest too, still bounded, and no stamp.
