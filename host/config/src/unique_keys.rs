@@ -26,13 +26,72 @@ pub(crate) fn check(text: &str) -> Result<(), (String, String)> {
 /// then read and report as before.
 pub(crate) fn strict_json(text: &str) -> Option<serde_json::Value> {
     let mut de = serde_json::Deserializer::from_str(text);
-    (Walk {
-        path: &mut Vec::new(),
-    })
-    .deserialize(&mut de)
-    .ok()?;
+    let value = UniqueValue.deserialize(&mut de).ok()?;
     de.end().ok()?;
-    serde_json::from_str(text).ok()
+    Some(value)
+}
+
+/// Reads one JSON value in one pass, refusing an object that repeats a key
+/// (what [`strict_json`] reads; [`Walk`] only checks, for JSON5 errors).
+struct UniqueValue;
+
+impl<'de> DeserializeSeed<'de> for UniqueValue {
+    type Value = serde_json::Value;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for UniqueValue {
+    type Value = serde_json::Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, b: bool) -> Result<Self::Value, E> {
+        Ok(b.into())
+    }
+    fn visit_i64<E>(self, n: i64) -> Result<Self::Value, E> {
+        Ok(n.into())
+    }
+    fn visit_u64<E>(self, n: u64) -> Result<Self::Value, E> {
+        Ok(n.into())
+    }
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<Self::Value, E> {
+        serde_json::Number::from_f64(n)
+            .map(serde_json::Value::Number)
+            .ok_or_else(|| E::custom("not a finite number"))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+        Ok(s.into())
+    }
+    fn visit_string<E>(self, s: String) -> Result<Self::Value, E> {
+        Ok(s.into())
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(serde_json::Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+        while let Some(item) = seq.next_element_seed(UniqueValue)? {
+            items.push(item);
+        }
+        Ok(serde_json::Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(de::Error::custom("a repeated key"));
+            }
+            let value = map.next_value_seed(UniqueValue)?;
+            object.insert(key, value);
+        }
+        Ok(serde_json::Value::Object(object))
+    }
 }
 
 /// Walks one JSON value; `path` holds the keys down to the value being read
@@ -130,6 +189,15 @@ mod tests {
         for i in 0..6 {
             assert_eq!(fast["a"][i].as_f64(), json5["a"][i].as_f64(), "{i}");
         }
+        // The same value serde_json reads, numbers and escapes included.
+        let nested = r#"{"x": [0.1, -0.0, 1e-7, 12345678901234567890, -9223372036854775808],
+            "y": {"z": "\ud83d\ude00", "n": null, "b": false}, "w": [[], [{}]]}"#;
+        let direct: serde_json::Value = serde_json::from_str(nested).unwrap();
+        assert_eq!(super::strict_json(nested).unwrap(), direct);
+        assert_eq!(
+            super::strict_json(r#"[{"a": {"a": 1}}]"#).unwrap()[0]["a"]["a"],
+            1
+        );
         // Valid JSON the JSON5 parser refuses ("error parsing integer").
         let big = super::strict_json("[18446744073709551615]").unwrap();
         assert_eq!(big[0].as_u64(), Some(u64::MAX));
@@ -138,6 +206,7 @@ mod tests {
             r#"{"a": 1,}"#,
             r#"{"a": 1} // c"#,
             r#"{"a": 1, "a": 2}"#,
+            r#"{"a": [{"b": 1, "b": 1}]}"#,
             r#"{"a": 1} x"#,
             "",
         ] {
