@@ -12,14 +12,15 @@
 //! the cache's key ([`sealed`]) for its plugin path: a forged one could
 //! otherwise change a manifest's capabilities.
 
-use std::collections::HashMap;
 use std::io;
+use std::ops::Range;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Serialize, Serializer};
 
 use super::{sealed, ComponentCache, Disk};
 use crate::admission::sha256_hex;
@@ -39,31 +40,59 @@ const DIR: &str = "bundles";
 /// What a bundle is sealed for (with its plugin path).
 const CONTEXT: &[u8] = b"clawhost start bundle v1\0";
 
-/// One file's bytes at one stamp.
+/// One file's bytes at one stamp, as a bundle holds them: borrowed from a
+/// bundle's bytes when read (nothing is copied to decode it), from the
+/// start's reads when written.
 #[derive(Serialize, Deserialize)]
-struct Kept {
-    /// The file's path, as it was read.
-    path: PathBuf,
+struct Kept<'a> {
+    /// The file's path, as it was read (its bytes: a path need not be text).
+    #[serde(serialize_with = "as_bytes")]
+    path: &'a [u8],
     /// Its stamp when `bytes` were read.
-    stamp: String,
+    stamp: &'a str,
     /// Its content.
+    #[serde(serialize_with = "as_bytes")]
+    bytes: &'a [u8],
+}
+
+/// Write a byte field as bytes (postcard copies them whole), not as a
+/// sequence of numbers.
+fn as_bytes<S: Serializer>(bytes: &&[u8], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_bytes(bytes)
+}
+
+/// Where one kept file lies in the bundle's data, and whether this start
+/// took it.
+struct Entry {
+    path: Range<usize>,
+    stamp: Range<usize>,
+    bytes: Range<usize>,
+    taken: AtomicBool,
+}
+
+/// A file this start read from disk.
+struct Fresh {
+    path: PathBuf,
+    stamp: String,
     bytes: Vec<u8>,
 }
 
 /// The small files of one plugin path's packages, as the last start kept
 /// them, and what this start reads; shared by the threads reading packages.
 pub(crate) struct Bundle {
-    /// Where it is kept, and the key sealing it; `None`: no cache dir.
+    /// Where it is kept; `None`: no cache dir.
     file: Option<PathBuf>,
     /// What the plugin path was: part of what the bundle is sealed for.
     plugin_path: String,
-    /// The last start's files, by path, each marked once this start took it.
-    kept: HashMap<PathBuf, (Kept, AtomicBool)>,
-    /// How many of `kept` this start took.
+    /// The last start's bundle as read, its tag verified.
+    data: Vec<u8>,
+    /// Its files, by path.
+    entries: Vec<Entry>,
+    /// How many of `entries` this start took.
     taken: AtomicUsize,
     /// Files this start read from disk, each at a stamp that did not move
     /// while it was read.
-    fresh: Mutex<Vec<Kept>>,
+    fresh: Mutex<Vec<Fresh>>,
     /// Whether this start read a file that the bundle does not hold as it is.
     missed: AtomicBool,
     /// How long ago a file must have last changed to be kept.
@@ -77,7 +106,8 @@ impl Bundle {
         Self {
             file: None,
             plugin_path: String::new(),
-            kept: HashMap::new(),
+            data: Vec::new(),
+            entries: Vec::new(),
             taken: AtomicUsize::new(0),
             fresh: Mutex::new(Vec::new()),
             missed: AtomicBool::new(false),
@@ -93,21 +123,24 @@ impl Bundle {
         if self.file.is_none() {
             return owned_path::read_bounded(path, max);
         }
-        if let Some((kept, taken)) = self.kept.get(path) {
+        if let Some(entry) = self.entry(path) {
+            let stamp = &self.data[entry.stamp.clone()];
             let unmoved = std::fs::symlink_metadata(path).is_ok_and(|meta| {
-                meta.is_file() && meta.len() <= max && FileStamp::of(&meta).as_str() == kept.stamp
+                meta.is_file()
+                    && meta.len() <= max
+                    && FileStamp::of(&meta).as_str().as_bytes() == stamp
             });
             if unmoved {
-                if !taken.swap(true, Ordering::Relaxed) {
+                if !entry.taken.swap(true, Ordering::Relaxed) {
                     self.taken.fetch_add(1, Ordering::Relaxed);
                 }
-                return Ok(kept.bytes.clone());
+                return Ok(self.data[entry.bytes.clone()].to_vec());
             }
         }
         self.missed.store(true, Ordering::Relaxed);
         let (bytes, stamp) = owned_path::read_stamped(path, max)?;
         if let Some(stamp) = stamp.filter(|_| self.settled(path)) {
-            let kept = Kept {
+            let kept = Fresh {
                 path: path.to_path_buf(),
                 stamp: stamp.as_str().to_string(),
                 bytes: bytes.clone(),
@@ -116,6 +149,16 @@ impl Bundle {
             fresh.push(kept);
         }
         Ok(bytes)
+    }
+
+    /// The kept file at `path`, if the bundle holds one.
+    fn entry(&self, path: &Path) -> Option<&Entry> {
+        let path = path.as_os_str().as_bytes();
+        let at = self
+            .entries
+            .binary_search_by(|e| self.data[e.path.clone()].cmp(path))
+            .ok()?;
+        Some(&self.entries[at])
     }
 
     /// Whether the file at `path` last changed at least `settle` ago: on
@@ -150,8 +193,15 @@ impl Bundle {
     pub(crate) fn is_stale(&self) -> bool {
         self.file.is_some()
             && (self.missed.load(Ordering::Relaxed)
-                || self.taken.load(Ordering::Relaxed) != self.kept.len())
+                || self.taken.load(Ordering::Relaxed) != self.entries.len())
     }
+}
+
+/// Where `part`, a slice of `data`, lies in it (`None` if it is not one).
+fn within(data: &[u8], part: &[u8]) -> Option<Range<usize>> {
+    let start = (part.as_ptr() as usize).checked_sub(data.as_ptr() as usize)?;
+    let range = start..start.checked_add(part.len())?;
+    (range.end <= data.len()).then_some(range)
 }
 
 /// Where the bundle of `plugin_path` is kept.
@@ -169,14 +219,29 @@ impl ComponentCache {
         let plugin_path = plugin_path.to_string_lossy().into_owned();
         let file = bundle_file(disk, &plugin_path);
         let context = [CONTEXT, plugin_path.as_bytes()];
-        let files: Vec<Kept> = sealed::read(disk, &file, MAX_BUNDLE, &context).unwrap_or_default();
+        let (data, entries) = owned_path::read_bounded(&file, MAX_BUNDLE)
+            .ok()
+            .and_then(|data| {
+                let body = sealed::verified_body(disk, &file, &data, &context)?;
+                let kept: Vec<Kept> = postcard::from_bytes(body).ok()?;
+                let entries = kept.iter().filter_map(|k| {
+                    Some(Entry {
+                        path: within(&data, k.path)?,
+                        stamp: within(&data, k.stamp.as_bytes())?,
+                        bytes: within(&data, k.bytes)?,
+                        taken: AtomicBool::new(false),
+                    })
+                });
+                let mut entries: Vec<Entry> = entries.collect();
+                entries.sort_by(|a, b| data[a.path.clone()].cmp(&data[b.path.clone()]));
+                Some((data, entries))
+            })
+            .unwrap_or_default();
         Bundle {
-            kept: files
-                .into_iter()
-                .map(|k| (k.path.clone(), (k, AtomicBool::new(false))))
-                .collect(),
             file: Some(file),
             plugin_path,
+            data,
+            entries,
             taken: AtomicUsize::new(0),
             fresh: Mutex::new(Vec::new()),
             missed: AtomicBool::new(false),
@@ -197,13 +262,24 @@ impl ComponentCache {
         let fresh = std::mem::take(&mut *bundle.fresh.lock().unwrap_or_else(|p| p.into_inner()));
         // What this start took, and what it read: a file of a package that
         // is gone, or that moved, is dropped.
-        let mut files: Vec<&Kept> = bundle
-            .kept
-            .values()
-            .filter_map(|(kept, taken)| taken.load(Ordering::Relaxed).then_some(kept))
-            .chain(&fresh)
+        let data = &bundle.data;
+        let taken = bundle
+            .entries
+            .iter()
+            .filter(|e| e.taken.load(Ordering::Relaxed));
+        let mut files: Vec<Kept> = taken
+            .map(|e| Kept {
+                path: &data[e.path.clone()],
+                stamp: std::str::from_utf8(&data[e.stamp.clone()]).unwrap_or_default(),
+                bytes: &data[e.bytes.clone()],
+            })
+            .chain(fresh.iter().map(|f| Kept {
+                path: f.path.as_os_str().as_bytes(),
+                stamp: &f.stamp,
+                bytes: &f.bytes,
+            }))
             .collect();
-        files.sort_by(|a, b| a.path.cmp(&b.path));
+        files.sort_by(|a, b| a.path.cmp(b.path));
         files.dedup_by(|a, b| a.path == b.path);
         let size: usize = files.iter().map(|k| k.bytes.len()).sum();
         if size as u64 > MAX_BUNDLE / 2 {

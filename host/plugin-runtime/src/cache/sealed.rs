@@ -41,6 +41,17 @@ pub(super) fn open<T: DeserializeOwned>(
     data: &[u8],
     context: &[&[u8]],
 ) -> Option<T> {
+    postcard::from_bytes(verified_body(disk, path, data, context)?).ok()
+}
+
+/// The body of the record in `data` (read from `path`), not decoded, if
+/// it verifies under `context`; a record that does not verify is logged.
+pub(super) fn verified_body<'d>(
+    disk: &Disk,
+    path: &Path,
+    data: &'d [u8],
+    context: &[&[u8]],
+) -> Option<&'d [u8]> {
     let (mac, body) = data.split_at_checked(TAG_LEN)?;
     let mac: [u8; TAG_LEN] = mac.try_into().ok()?;
     // `blake3::Hash`'s equality is constant-time.
@@ -48,7 +59,7 @@ pub(super) fn open<T: DeserializeOwned>(
         tracing::warn!(record = %path.display(), "a cache record does not verify; ignoring it");
         return None;
     }
-    postcard::from_bytes(body).ok()
+    Some(body)
 }
 
 /// Write `value` to `path` under `context`: whole, to a temporary file in
