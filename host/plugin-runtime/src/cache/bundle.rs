@@ -137,8 +137,10 @@ impl Bundle {
                 return Ok(self.data[entry.bytes.clone()].to_vec());
             }
         }
-        self.missed.store(true, Ordering::Relaxed);
+        // A file that cannot be read (a subdirectory without a manifest,
+        // a symlink) is not one to bundle: the bundle is not stale for it.
         let (bytes, stamp) = owned_path::read_stamped(path, max)?;
+        self.missed.store(true, Ordering::Relaxed);
         if let Some(stamp) = stamp.filter(|_| self.settled(path)) {
             let kept = Fresh {
                 path: path.to_path_buf(),

@@ -44,6 +44,12 @@ fn a_bundle_serves_a_file_only_while_its_stamp_has_not_moved() {
     let (read, stale) = start(&cache, &plugins, &both);
     assert_eq!(read, [Ok(b"first a".to_vec()), Ok(b"first b".to_vec())]);
     assert!(!stale, "an unmoved bundle is not rewritten");
+    // A file that is not there (a subdirectory without a manifest) is an
+    // error as ever, and does not make the bundle stale.
+    let missing = plugins.join("none.json");
+    let (read, stale) = start(&cache, &plugins, &[&a, &b, &missing]);
+    assert!(read[2].is_err());
+    assert!(!stale, "a missing file is nothing to bundle");
 
     // A file written since (same length) is read again, not served stale.
     std::fs::write(&a, "again a").unwrap();
