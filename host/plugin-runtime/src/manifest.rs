@@ -6,9 +6,7 @@ use clawhost_config::Access;
 use serde::Deserialize;
 
 use crate::cache::bundle::Bundle;
-use crate::owned_path::{
-    plain_path_under, plain_stamp_under, read_bounded, read_stamped, stamp, FileStamp,
-};
+use crate::owned_path::{plain_path_under, plain_stamp_under, read_stamped, stamp, FileStamp};
 use crate::LoadError;
 
 /// The file name of a plugin manifest inside a plugin package directory.
@@ -85,12 +83,7 @@ const MAX_MANIFEST: u64 = 1 << 20;
 impl PluginPackage {
     /// Read and check `dir/openclaw.plugin.json`.
     pub fn read(dir: &Path) -> Result<Self, LoadError> {
-        let path = dir.join(MANIFEST_FILE);
-        let bytes = read_bounded(&path, MAX_MANIFEST).map_err(|e| LoadError::Manifest {
-            path: path.clone(),
-            reason: e.to_string(),
-        })?;
-        Self::parse(dir, path, bytes)
+        Self::read_in(dir, &Bundle::none())
     }
 
     /// [`Self::read`], with the manifest's bytes from `bundle` while its

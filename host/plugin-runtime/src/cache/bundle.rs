@@ -244,10 +244,7 @@ impl ComponentCache {
             plugin_path,
             data,
             entries,
-            taken: AtomicUsize::new(0),
-            fresh: Mutex::new(Vec::new()),
-            missed: AtomicBool::new(false),
-            settle: SETTLE,
+            ..Bundle::none()
         }
     }
 

@@ -86,8 +86,7 @@ fn record_path(disk: &Disk, file: &str) -> PathBuf {
 
 /// The record at `path`, if it is `file`'s and verifies.
 fn read_record(disk: &Disk, path: &Path, file: &str) -> Option<PackageRecord> {
-    let record: PackageRecord = sealed::read(disk, path, MAX_RECORD, &[CONTEXT])?;
-    (record.file == file && record.sha256.len() == 64).then_some(record)
+    read_record_in(disk, path, file, &Bundle::none())
 }
 
 /// [`read_record`], its bytes from `bundle` while its stamp has not moved.
