@@ -1,9 +1,16 @@
 //! Operator admission: allow/deny lists and sha256 pins, checked before any compilation.
 
-use clawhost_config::PluginsConfig;
+use clawhost_config::{PluginEntry, PluginsConfig};
 use sha2::{Digest, Sha256};
 
 use crate::LoadError;
+
+/// The operator's entry for plugin `id` in `config`, or the defaults when
+/// there is none (borrowed either way).
+pub(crate) fn entry<'a>(config: &'a PluginsConfig, id: &str) -> &'a PluginEntry {
+    static UNLISTED: std::sync::LazyLock<PluginEntry> = std::sync::LazyLock::new(Default::default);
+    config.entries.get(id).unwrap_or(&UNLISTED)
+}
 
 /// Check `plugins.deny` (wins) and `plugins.allow` for a plugin id.
 pub fn check_lists(id: &str, config: &PluginsConfig) -> Result<(), LoadError> {

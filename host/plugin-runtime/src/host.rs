@@ -199,7 +199,7 @@ impl PluginHost {
                         // Two packages claim one id: unless a sha256 pin
                         // decided it (a mismatch is refused in `prepare`),
                         // neither may take the id.
-                        Some(dirs) if plugin.settings.sha256.is_none() => Err(LoadError::Refused {
+                        Some(dirs) if plugin.settings().sha256.is_none() => Err(LoadError::Refused {
                             id: plugin.id().into(),
                             rule: format!(
                                 "{} packages claim this id ({}); pin the right one with plugins.entries.{}.sha256 or remove the others",
@@ -310,7 +310,7 @@ impl PluginHost {
         } = files;
         let package = package?;
         let id = package.manifest.id.clone();
-        let entry = self.config.entries.get(&id).cloned().unwrap_or_default();
+        let entry = admission::entry(&self.config, &id);
         if !entry.enabled {
             return Err(LoadError::Refused {
                 id,
@@ -523,8 +523,7 @@ impl PluginHost {
             registration,
             instance,
             logs,
-            settings: entry,
-            slots: self.config.slots.clone(),
+            config: self.config.clone(),
             facts,
             remembered,
         })

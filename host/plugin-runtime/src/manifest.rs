@@ -96,7 +96,7 @@ impl PluginPackage {
                 path: path.clone(),
                 reason: e.to_string(),
             })?;
-        Self::parse(dir, path, bytes)
+        Self::parse(dir, path, &bytes)
     }
 
     /// [`Self::read_in`], or `None` when `dir` holds no manifest (or is not
@@ -105,7 +105,7 @@ impl PluginPackage {
         use std::io::ErrorKind::{NotADirectory, NotFound};
         let path = dir.join(MANIFEST_FILE);
         match bundle.read(&path, MAX_MANIFEST) {
-            Ok(bytes) => Self::parse(dir, path, bytes).map(Some),
+            Ok(bytes) => Self::parse(dir, path, &bytes).map(Some),
             Err(e) if matches!(e.kind(), NotFound | NotADirectory) => Ok(None),
             Err(e) => Err(LoadError::Manifest {
                 path,
@@ -115,13 +115,13 @@ impl PluginPackage {
     }
 
     /// Check the manifest `bytes` read from `path` in `dir`.
-    fn parse(dir: &Path, path: PathBuf, bytes: Vec<u8>) -> Result<Self, LoadError> {
-        let text = String::from_utf8(bytes).map_err(|e| LoadError::Manifest {
+    fn parse(dir: &Path, path: PathBuf, bytes: &[u8]) -> Result<Self, LoadError> {
+        let text = std::str::from_utf8(bytes).map_err(|e| LoadError::Manifest {
             path: path.clone(),
             reason: e.to_string(),
         })?;
         let manifest: PluginManifest =
-            serde_json::from_str(&text).map_err(|e| LoadError::Manifest {
+            serde_json::from_str(text).map_err(|e| LoadError::Manifest {
                 path: path.clone(),
                 reason: e.to_string(),
             })?;

@@ -153,14 +153,7 @@ impl Reader {
             }
             Err(e) => (None, Err(e)),
         };
-        let unlisted;
-        let entry = match self.config.entries.get(id) {
-            Some(entry) => entry,
-            None => {
-                unlisted = clawhost_config::PluginEntry::default();
-                &unlisted
-            }
-        };
+        let entry = admission::entry(&self.config, id);
         let digest = remembered
             .as_ref()
             .map(|r| r.as_ref().map(|r| r.sha256.clone()))

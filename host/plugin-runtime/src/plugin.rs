@@ -31,10 +31,10 @@ pub struct LoadedPlugin {
     pub(crate) registration: Registration,
     pub(crate) instance: PluginInstance,
     pub(crate) logs: Arc<PluginLogs>,
-    /// The operator's settings for this plugin (fail policies, hook deadlines).
-    pub(crate) settings: clawhost_config::PluginEntry,
-    /// `plugins.slots`, which may give an exclusive seam to another plugin.
-    pub(crate) slots: clawhost_config::PluginSlots,
+    /// `plugins` of the config it was loaded by: its entry (fail policies,
+    /// hook deadlines, [`Self::settings`]) and `plugins.slots`, which may
+    /// give an exclusive seam to another plugin. Shared, not copied per plugin.
+    pub(crate) config: Arc<clawhost_config::PluginsConfig>,
     /// What the load checked of its component (its imports and exports, by name).
     pub(crate) facts: Arc<ComponentFacts>,
     /// Set when a remembered declaration stood in for `register`: whether
@@ -140,9 +140,15 @@ impl LoadedPlugin {
         &self.manifest.id
     }
 
+    /// The operator's settings for this plugin: its `plugins.entries`
+    /// entry, or the defaults when it has none.
+    pub(crate) fn settings(&self) -> &clawhost_config::PluginEntry {
+        crate::admission::entry(&self.config, self.id())
+    }
+
     /// The priority a hook runs at: the operator's pin, else what the plugin registered.
     fn hook_priority(&self, kind: clawhost_hooks::HookKind, registered: i32) -> i32 {
-        self.settings
+        self.settings()
             .priority_for(kind.name())
             .unwrap_or(registered)
     }
@@ -267,7 +273,7 @@ impl LoadedPlugin {
     pub async fn handle_hook(&self, event: &HookEvent) -> Result<HookOutcome, HookError> {
         let kind = event.kind();
         let timeout = self
-            .settings
+            .settings()
             .timeout_ms_for(kind.name())
             .map(std::time::Duration::from_millis);
         match self.instance.call(Request::Hook(event, timeout)).await {
@@ -304,9 +310,9 @@ impl LoadedPlugin {
     /// and hook settings allow it, and no slot gives the seam to another
     /// plugin. `Err` names the setting that withholds it.
     fn hook_allowed(&self, kind: HookKind) -> Result<(), &'static str> {
-        self.settings.hook_allowed(kind.name())?;
+        self.settings().hook_allowed(kind.name())?;
         match kind {
-            HookKind::CompactionProvider => self.slots.compaction_allowed(self.id()),
+            HookKind::CompactionProvider => self.config.slots.compaction_allowed(self.id()),
             _ => Ok(()),
         }
     }
@@ -331,7 +337,7 @@ impl LoadedPlugin {
                     self.hook_priority(*kind, *priority),
                     Arc::new(PluginHooks(self.clone())),
                 )
-                .with_fail_policy(self.settings.fail_policy_for(kind.name()))
+                .with_fail_policy(self.settings().fail_policy_for(kind.name()))
                 .with_tools(self.registration.tool_matcher(*kind).cloned())
             })
             .collect()

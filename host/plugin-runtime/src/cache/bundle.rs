@@ -12,6 +12,7 @@
 //! the cache's key ([`sealed`]) for its plugin path: a forged one could
 //! otherwise change a manifest's capabilities.
 
+use std::borrow::Cow;
 use std::io;
 use std::ops::Range;
 use std::os::unix::ffi::OsStrExt;
@@ -116,25 +117,23 @@ impl Bundle {
     }
 
     /// The bytes of the regular file at `path` (at most `max`; a symlink
-    /// is refused, as by [`owned_path::read_bounded`]): from the bundle if
-    /// its stamp has not moved, else read from disk and kept for the next
-    /// start.
-    pub(crate) fn read(&self, path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    /// is refused, as by [`owned_path::read_bounded`]): borrowed from the
+    /// bundle if its stamp has not moved, else read from disk and kept for
+    /// the next start.
+    pub(crate) fn read(&self, path: &Path, max: u64) -> io::Result<Cow<'_, [u8]>> {
         if self.file.is_none() {
-            return owned_path::read_bounded(path, max);
+            return owned_path::read_bounded(path, max).map(Cow::Owned);
         }
         if let Some(entry) = self.entry(path) {
             let stamp = &self.data[entry.stamp.clone()];
             let unmoved = std::fs::symlink_metadata(path).is_ok_and(|meta| {
-                meta.is_file()
-                    && meta.len() <= max
-                    && FileStamp::of(&meta).as_str().as_bytes() == stamp
+                meta.is_file() && meta.len() <= max && FileStamp::is_of(stamp, &meta)
             });
             if unmoved {
                 if !entry.taken.swap(true, Ordering::Relaxed) {
                     self.taken.fetch_add(1, Ordering::Relaxed);
                 }
-                return Ok(self.data[entry.bytes.clone()].to_vec());
+                return Ok(Cow::Borrowed(&self.data[entry.bytes.clone()]));
             }
         }
         // A file that cannot be read (a subdirectory without a manifest,
@@ -150,7 +149,7 @@ impl Bundle {
             let mut fresh = self.fresh.lock().unwrap_or_else(|p| p.into_inner());
             fresh.push(kept);
         }
-        Ok(bytes)
+        Ok(Cow::Owned(bytes))
     }
 
     /// The kept file at `path`, if the bundle holds one.
