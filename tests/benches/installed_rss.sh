@@ -17,15 +17,7 @@ source "$root/tests/benches/noop_packages.sh"
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 noop_packages "$dir" "$n"
-cat > "$dir/clawhost.json" <<JSON
-{
-  "models": {"providers": {"s": {"api": "scripted", "script": "$dir/script.json", "models": [{"id": "m"}]}}},
-  "agents": {"defaults": {"model": "s/m", "maxToolCallsPerTurn": $((n + 1))}},
-  "plugins": {"paths": ["$dir/plugins"], "entries": {$(join "${entries[@]}")},
-              "cacheDir": "$dir/cache"},
-  "sessions": {"dir": "$dir/sessions"}
-}
-JSON
+noop_config "$dir" ", \"maxToolCallsPerTurn\": $((n + 1))" ""
 run() { HOME="$dir" /usr/bin/time -f "%M" "$bin" -c "$dir/clawhost.json" run "a question" \
   >"$dir/out" 2>"$dir/time" || { tail -n 3 "$dir/out" "$dir/time" >&2; exit 1; }; tail -n 1 "$dir/time"; }
 run >/dev/null

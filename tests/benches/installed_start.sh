@@ -26,15 +26,7 @@ for count in 0 "$n"; do
   mkdir -p "$dir"
   noop_packages "$dir" "$count"
   echo '[{"answer": "done"}]' >"$dir/script.json"
-  cat >"$dir/clawhost.json" <<JSON
-{
-  "models": {"providers": {"s": {"api": "scripted", "script": "$dir/script.json", "models": [{"id": "m"}]}}},
-  "agents": {"defaults": {"model": "s/m"}},
-  "plugins": {"paths": ["$dir/plugins"], "entries": {$(join "${entries[@]}")},
-              "cacheDir": "$dir/cache"},
-  "sessions": {"dir": "$dir/sessions", "fsync": false}
-}
-JSON
+  noop_config "$dir" "" ', "fsync": false'
 done
 # One run of `count` plugins; prints its wall time in µs.
 run() {

@@ -1,4 +1,5 @@
-# Sourced by tests/benches/installed_rss.sh and host/cli/link/profile.sh.
+# Sourced by tests/benches/installed_start.sh, tests/benches/installed_rss.sh
+# and host/cli/link/profile.sh.
 #
 # noop_packages DIR N: N copies of plugins/bench-noop under distinct ids in
 # DIR/plugins (as the `plugins` bench makes them), and DIR/script.json, a
@@ -23,6 +24,25 @@ noop_packages() {
   else
     echo '[{"answer": "done"}]'
   fi >"$dir/script.json"
+}
+
+# noop_config DIR AGENT_DEFAULTS SESSIONS: DIR/clawhost.json, with the
+# scripted model of DIR/script.json as the default model and the packages
+# `noop_packages DIR …` made (its `entries`) loaded, the compiled cache in
+# DIR/cache and sessions in DIR/sessions. AGENT_DEFAULTS and SESSIONS: more
+# members of agents.defaults and of sessions (JSON, each with a leading
+# comma; empty for none).
+noop_config() {
+  local dir=$1 agent_defaults=$2 sessions=$3
+  cat >"$dir/clawhost.json" <<JSON
+{
+  "models": {"providers": {"s": {"api": "scripted", "script": "$dir/script.json", "models": [{"id": "m"}]}}},
+  "agents": {"defaults": {"model": "s/m"$agent_defaults}},
+  "plugins": {"paths": ["$dir/plugins"], "entries": {$(join "${entries[@]}")},
+              "cacheDir": "$dir/cache"},
+  "sessions": {"dir": "$dir/sessions"$sessions}
+}
+JSON
 }
 
 # join ITEM…: the items separated by commas.
