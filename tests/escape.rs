@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use clawhost_agent_core::ToolExecutor;
 use clawhost_plugin_runtime::{CacheOutcome, LoadError, PluginHost};
 use clawhost_tests::{call_tool, config, host_with, plugins_dir, runner_with};
 use serde_json::{json, Value};
@@ -255,19 +256,80 @@ async fn hoarding_handles_stops_at_the_cap_and_leaves_the_host_its_descriptors()
 }
 
 #[tokio::test]
-async fn a_tool_name_clash_in_other_case_refuses_that_plugin_not_the_host() {
+async fn a_tool_name_clash_withholds_both_tools_whatever_the_load_order() {
+    // `test-escape` declares `WORD_COUNT`, `text-tools` `word_count`: in
+    // either order neither is offered (a plugin named to load first takes
+    // nothing), both plugins keep their other tools, and the clash is
+    // reported for each.
+    for order in [["text-tools", "test-escape"], ["test-escape", "text-tools"]] {
+        let root = tempfile::tempdir().unwrap();
+        let runner = runner_with(config(json!({}), root.path()), &order).await;
+        assert!(runner.refused().is_empty(), "{order:?}");
+        let names: Vec<String> = runner
+            .dispatcher()
+            .specs(&clawhost_agent_core::RunContext::new("t", "scripted/t"))
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        assert!(
+            !names.iter().any(|n| n.eq_ignore_ascii_case("word_count")),
+            "{order:?}: {names:?}"
+        );
+        assert!(names.contains(&"read_note".to_string()), "{names:?}");
+        let clash: Vec<_> = runner
+            .withheld()
+            .iter()
+            .filter(|w| w.tool.eq_ignore_ascii_case("word_count"))
+            .collect();
+        let who: Vec<(&str, &str)> = clash
+            .iter()
+            .map(|w| (w.plugin.as_str(), w.tool.as_str()))
+            .collect();
+        assert_eq!(who.len(), 2, "{order:?}: {who:?}");
+        assert!(who.contains(&("escape", "WORD_COUNT")));
+        assert!(who.contains(&("text-tools", "word_count")));
+        assert!(
+            clash[0].reason.contains("`escape`, `text-tools`"),
+            "{}",
+            clash[0].reason
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_plugin_replaces_a_built_in_tool_only_where_the_operator_says_so() {
+    // `test-escape` (built before the built-in tools existed) has a `write`.
     let root = tempfile::tempdir().unwrap();
-    let cfg = config(json!({"tools": {"deny": ["word_count"]}}), root.path());
-    let runner = runner_with(cfg, &["text-tools", "test-escape"]).await;
-    let refused = runner.refused();
-    assert_eq!(refused.len(), 1);
-    let err = refused[0].result.as_ref().unwrap_err().to_string();
+    let specs = |runner: &clawhost_runner::EmbeddedRunner| {
+        runner
+            .dispatcher()
+            .specs(&clawhost_agent_core::RunContext::new("t", "scripted/t"))
+            .into_iter()
+            .find(|s| s.name == "write")
+            .map(|s| s.description)
+            .unwrap()
+    };
+    let runner = runner_with(config(json!({}), root.path()), &["test-escape"]).await;
     assert!(
-        err.contains("escape") && err.contains("WORD_COUNT"),
-        "{err}"
+        specs(&runner).contains("parent directories are created"),
+        "the built-in stays"
     );
-    assert!(runner.plugins().plugin("escape").is_none());
-    assert!(runner.plugins().plugin("text-tools").is_some());
+    let write = runner
+        .withheld()
+        .iter()
+        .find(|w| w.tool == "write")
+        .unwrap();
+    assert!(write.reason.contains("replaceBuiltins"), "{}", write.reason);
+    let cfg = config(
+        json!({"plugins": {"entries": {"escape": {"replaceBuiltins": ["write"]}}}}),
+        root.path(),
+    );
+    let runner = runner_with(cfg, &["test-escape"]).await;
+    assert!(
+        !specs(&runner).contains("parent directories are created"),
+        "the plugin's"
+    );
+    assert!(!runner.withheld().iter().any(|w| w.tool == "write"));
 }
 
 /// Copy a built package to `dir`, optionally with a custom section appended
@@ -313,6 +375,37 @@ async fn two_packages_claiming_one_id_are_refused_unless_a_pin_decides() {
     let mut host = PluginHost::new(&cfg).unwrap();
     host.load_configured().await;
     assert!(host.plugin("text-tools").unwrap().dir().ends_with("z-real"));
+}
+
+#[tokio::test]
+async fn an_id_is_claimed_across_plugin_paths_and_by_a_package_that_fails_to_prepare() {
+    // The impostor sits in an earlier `plugins.paths` entry than the real
+    // package: neither takes the id, its config or its grants.
+    let root = tempfile::tempdir().unwrap();
+    let early = root.path().join("early");
+    let late = root.path().join("late");
+    copy_package("text-tools", &early.join("text-tools"), true);
+    copy_package("text-tools", &late.join("text-tools"), false);
+    let mut cfg = config(json!({}), root.path());
+    cfg.plugins.paths = vec![early.clone(), late.clone()];
+    let mut host = PluginHost::new(&cfg).unwrap();
+    let reports = host.load_configured().await;
+    assert!(host.plugin("text-tools").is_none(), "{reports:?}");
+    let err = reports[0].result.as_ref().unwrap_err().to_string();
+    assert!(err.contains("2 packages claim this id"), "{err}");
+
+    // The real package fails to prepare (its component is damaged): the
+    // impostor does not inherit the id.
+    std::fs::write(
+        late.join("text-tools").join("plugin.wasm"),
+        b"\0asm damaged",
+    )
+    .unwrap();
+    let mut host = PluginHost::new(&cfg).unwrap();
+    let reports = host.load_configured().await;
+    assert!(host.plugin("text-tools").is_none(), "{reports:?}");
+    let err = reports[0].result.as_ref().unwrap_err().to_string();
+    assert!(err.contains("2 packages claim this id"), "{err}");
 }
 
 #[tokio::test]

@@ -4,13 +4,12 @@
 //! continued; tokens; a client that goes away aborts its turn and nothing
 //! already done is lost; many sessions at once; reload.
 
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use clawhost_gateway::Gateway;
 use clawhost_runner::AgentHost;
 use clawhost_tests::fake_provider::{FakeProvider, Reply};
+use clawhost_tests::gateway::{config_json, start};
 use clawhost_tests::wire;
 use serde_json::{json, Value};
 
@@ -27,69 +26,6 @@ impl JsonOf for reqwest::RequestBuilder {
 
     async fn status_of(self) -> u16 {
         self.send().await.unwrap().status().as_u16()
-    }
-}
-
-/// A gateway on an ephemeral loopback port, its config in `dir`.
-struct Running {
-    addr: SocketAddr,
-    gateway: Arc<Gateway>,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    server: tokio::task::JoinHandle<std::io::Result<()>>,
-    config: PathBuf,
-}
-
-impl Running {
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    /// Stop taking requests, let turns in flight finish.
-    async fn shutdown(mut self) {
-        let _ = self.stop.take().unwrap().send(());
-        self.server.await.unwrap().unwrap();
-    }
-}
-
-fn config_json(fake: &FakeProvider, dir: &Path, extra: Value) -> Value {
-    let mut config = json!({
-        "models": {"providers": {"fake": {
-            "api": "openai-completions", "baseUrl": fake.url(), "models": [{"id": "m"}]
-        }}},
-        "agents": {"defaults": {"model": "fake/m"}},
-        "sessions": {"dir": dir.join("sessions")},
-        "plugins": {"cacheDir": clawhost_tests::cache_dir(),
-                    "cacheKeyFile": clawhost_tests::cache_key_file()},
-        "tools": {"testFixtures": true},
-    });
-    if let (Some(c), Some(e)) = (config.as_object_mut(), extra.as_object()) {
-        for (k, v) in e {
-            c.insert(k.clone(), v.clone());
-        }
-    }
-    config
-}
-
-async fn start(fake: &FakeProvider, dir: &Path, extra: Value, bind: &str) -> Running {
-    let config = dir.join("clawhost.json");
-    std::fs::write(&config, config_json(fake, dir, extra).to_string()).unwrap();
-    let loaded = clawhost_config::Config::load(&config).unwrap();
-    let (host, _) = AgentHost::start(loaded, Some(config.clone()))
-        .await
-        .unwrap();
-    let gateway = Gateway::new(Arc::new(host)).unwrap();
-    let listener = gateway.listen(Some(bind)).await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(gateway.clone().serve(listener, async move {
-        let _ = stopped.await;
-    }));
-    Running {
-        addr,
-        gateway,
-        stop: Some(stop),
-        server,
-        config,
     }
 }
 
@@ -670,10 +606,10 @@ async fn an_image_part_reaches_the_model_and_bodies_are_bounded() {
     assert_eq!(refused.status(), 400);
     assert!(refused.text().await.unwrap().contains("image refused"));
     // A body over the bound is refused whole.
-    let huge = ask(json!("x".repeat(clawhost_gateway::MAX_REQUEST_BYTES)))
-        .await
-        .unwrap();
+    let huge = ask(json!("x".repeat(32 << 20))).await.unwrap();
     assert_eq!(huge.status(), 413);
+    let body: Value = huge.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "request_too_large", "{body}");
     assert_eq!(fake.requests().len(), 1);
     gw.shutdown().await;
 }

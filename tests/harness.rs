@@ -271,3 +271,48 @@ async fn what_a_harness_cannot_carry_still_reaches_the_model() {
         .iter()
         .any(|m| matches!(m, Message::Assistant { reasoning, .. } if reasoning.len() == 2)));
 }
+
+#[tokio::test]
+async fn a_harness_calling_past_its_tool_limit_is_stopped_and_its_refusals_are_bounded() {
+    // One model reply asks for 50 calls; the turn may make 2. plan-act
+    // calls every one: the 3rd is refused, the 4th stops the turn.
+    let dir = tempfile::tempdir().unwrap();
+    let calls: Vec<_> = (0..50)
+        .map(|i| json!({"name": "word_count", "arguments": {"text": format!("call {i}")}}))
+        .collect();
+    let script = json!([{"answer": "PLAN: count"}, {"toolCalls": calls}, {"answer": "done"}]);
+    std::fs::write(dir.path().join("script.json"), script.to_string()).unwrap();
+    let cfg = config(
+        json!({
+            "plugins": {"entries": {
+                "plan-act": {"grants": {"harness": true}, "config": {"providers": ["scripted"], "priority": 10}}
+            }},
+            "models": {"providers": {"scripted": {"api": "scripted", "script": "script.json", "models": [{"id": "plan"}]}}},
+            "agents": {"defaults": {"model": "scripted/plan", "maxToolCallsPerTurn": 2}}
+        }),
+        dir.path(),
+    );
+    let runtimes = ModelRuntimes::new();
+    runtimes.rebuild(&cfg).unwrap();
+    let runner = runner_with(cfg, &["plan-act", "text-tools"]).await;
+    let mut session = Session::new("s1", "main");
+    let ctx = RunContext::new("main", "scripted/plan");
+    let err = runner
+        .run_session_turn(&mut session, runtimes.current("main").unwrap(), &ctx, "go")
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("maxToolCallsPerTurn"), "{err}");
+    let results: Vec<bool> = ctx
+        .events
+        .snapshot()
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::ToolResult { is_error, .. } => Some(*is_error),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results, vec![false, false, true], "two served, one refusal");
+    // Stopping the turn is not the harness's failure.
+    let status = runner.plugins().plugin("plan-act").unwrap().status();
+    assert_eq!(status.consecutive_failures, 0);
+}

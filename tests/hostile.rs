@@ -203,6 +203,35 @@ async fn a_hook_that_sleeps_past_its_timeout_blocks_the_call_in_time() {
 }
 
 #[tokio::test]
+async fn each_call_into_a_hung_hook_costs_one_deadline_within_250_ms() {
+    // The guest sleeps in a host call (WASI's clock), where no epoch tick
+    // reaches it: the host gives up on the call at its deadline. Each of
+    // three calls in a row costs one 1 s deadline, a fresh instance's
+    // start included, not the plugin's 5 s call timeout on top.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({"plugins": {"limits": {"callTimeoutMs": 5000, "maxConsecutiveTraps": 5},
+            "entries": {"hostile": {"hooks": {"before_tool_call": {"timeoutMs": 1000}}}}}}),
+        dir.path(),
+    );
+    let runner = runner_with(cfg, &["test-hostile"]).await;
+    for n in 1..=3 {
+        let started = Instant::now();
+        let (out, _) = dispatch(&runner, "huge", json!({"mb": 0, "hostile": "sleep"})).await;
+        let took = started.elapsed();
+        assert!(
+            out.is_error && out.content.contains("1000 ms deadline"),
+            "{}",
+            out.content
+        );
+        assert!(
+            took >= Duration::from_millis(1000) && took < Duration::from_millis(1250),
+            "call {n} took {took:?}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn failing_tool_hooks_fail_closed_by_default() {
     let dir = tempfile::tempdir().unwrap();
     // 0.1's after-tool-call is the tool-result middleware: it needs the grant.

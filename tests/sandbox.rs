@@ -88,12 +88,11 @@ async fn a_plugin_may_have_a_memory_cap_of_its_own() {
 }
 
 #[tokio::test]
-async fn a_plugin_that_keeps_trapping_is_disabled_with_a_clear_status() {
+async fn a_plugin_that_keeps_failing_is_quarantined_then_retried_after_a_backoff() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = config(
-        json!({"plugins": {"limits": limits(2000, 64, 2)}}),
-        dir.path(),
-    );
+    let mut limits = limits(2000, 64, 2);
+    limits["quarantineMs"] = json!(400);
+    let cfg = config(json!({"plugins": {"limits": limits}}), dir.path());
     let host = host_with(&cfg, &["test-misbehave"]).await.unwrap();
     let first = call(&host, "crash", json!({})).await.unwrap_err();
     assert!(
@@ -102,16 +101,71 @@ async fn a_plugin_that_keeps_trapping_is_disabled_with_a_clear_status() {
     );
     assert_eq!(host.statuses()[0].state, PluginState::Active);
     call(&host, "crash", json!({})).await.unwrap_err();
-    let PluginState::Disabled(reason) = host.statuses()[0].state.clone() else {
-        panic!("plugin should be disabled after 2 traps in a row");
+    let PluginState::Quarantined {
+        reason,
+        retry_in_ms,
+    } = host.statuses()[0].state.clone()
+    else {
+        panic!("plugin should be quarantined after 2 failures in a row");
     };
     assert!(reason.contains("2 failed calls in a row"), "{reason}");
+    assert!(reason.contains("trapped"), "{reason}");
+    assert!(retry_in_ms <= 400, "{retry_in_ms}");
+    // Refused while the backoff runs, with the reason on every refusal.
     let err = call(&host, "ping", json!({})).await.unwrap_err();
-    assert!(matches!(err, CallError::Disabled { .. }), "{err}");
+    assert!(matches!(err, CallError::Quarantined { .. }), "{err}");
     assert!(
-        err.to_string().contains("plugin `misbehave` is disabled"),
+        err.to_string()
+            .contains("plugin `misbehave` is quarantined (2 failed"),
         "{err}"
     );
+    // Once it passed, a trial call is let through; it fails: twice as long.
+    tokio::time::sleep(std::time::Duration::from_millis(450)).await;
+    call(&host, "crash", json!({})).await.unwrap_err();
+    let PluginState::Quarantined { retry_in_ms, .. } = host.statuses()[0].state.clone() else {
+        panic!("a failed trial renews the quarantine");
+    };
+    assert!((450..=800).contains(&retry_in_ms), "{retry_in_ms}");
+    assert!(call(&host, "ping", json!({})).await.is_err());
+    // A served trial ends it.
+    tokio::time::sleep(std::time::Duration::from_millis(850)).await;
+    let pong = call(&host, "ping", json!({})).await.unwrap().unwrap();
+    assert_eq!(pong["pong"], true);
+    let status = &host.statuses()[0];
+    assert_eq!(status.state, PluginState::Active);
+    assert_eq!(status.consecutive_failures, 0);
+}
+
+#[tokio::test]
+async fn a_cancelled_call_discards_its_instance_and_is_not_the_plugins_failure() {
+    // A caller that gives up (Ctrl-C, `--timeout`, a dropped connection)
+    // drops the call's future while the guest runs: in a tool and in a
+    // fail-closed hook, three times over a limit of 2.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({"plugins": {"limits": limits(5000, 64, 2)}}),
+        dir.path(),
+    );
+    let runner = runner_with(cfg, &["test-misbehave"]).await;
+    let host = runner.plugins();
+    let short = std::time::Duration::from_millis(100);
+    for _ in 0..3 {
+        let spin = call(host, "spin", json!({}));
+        assert!(tokio::time::timeout(short, spin).await.is_err());
+        let hook = dispatch(&runner, "ping", json!({"hook": "spin"}));
+        assert!(tokio::time::timeout(short, hook).await.is_err());
+    }
+    let status = &host.statuses()[0];
+    assert_eq!(status.state, PluginState::Active);
+    assert_eq!(status.consecutive_failures, 0);
+    // Each call after a cancellation gets a fresh instance: the first
+    // counts 1 call, and the next 99 go on from there.
+    for n in 1..=100 {
+        let (out, _) = dispatch(&runner, "ping", json!({})).await;
+        assert!(!out.is_error, "call {n}: {}", out.content);
+        assert_eq!(json_of(&out)["calls"], n);
+    }
+    assert_eq!(host.statuses()[0].state, PluginState::Active);
 }
 
 #[tokio::test]

@@ -221,3 +221,46 @@ async fn conversation_and_prompt_hooks_are_delivered_only_as_the_operator_allows
         )]
     );
 }
+
+#[tokio::test]
+async fn after_compaction_fires_with_a_count_of_zero_when_there_is_nothing_to_compact() {
+    // As OpenClaw: the attempt is reported even when nothing was summarized.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("script.json"), "[]").unwrap();
+    let cfg = config(
+        json!({
+            "plugins": {"entries": {"context-hooks": {"hooks": {"allowConversationAccess": true}}}},
+            "models": {"providers": {"scripted": {"api": "scripted", "script": "script.json", "models": [{"id": "m"}]}}},
+            "agents": {"defaults": {"model": "scripted/m"}}
+        }),
+        dir.path(),
+    );
+    let runtimes = ModelRuntimes::new();
+    runtimes.rebuild(&cfg).unwrap();
+    let runner = runner_with(cfg, &["context-hooks"]).await;
+    let ctx = RunContext::new("main", "scripted/m");
+    let model = runner.model_client(&runtimes.current("main").unwrap(), &ctx);
+    let mut history = vec![Message::user("hi").into()];
+    let hooks = clawhost_runner::CompactionHooks {
+        runner: runner.hooks(),
+        session_id: Some("s1".into()),
+    };
+    let record =
+        clawhost_runner::compact(&mut history, model.as_ref(), &ctx, 10_000, "manual", &hooks)
+            .await
+            .unwrap();
+    assert!(record.is_none());
+    let logs = runner.plugins().plugin("context-hooks").unwrap().logs();
+    assert!(
+        logs.iter().any(|l| l
+            .message
+            .starts_with("observed after_compaction compacted=0 of 1")),
+        "{logs:?}"
+    );
+    assert!(
+        !logs
+            .iter()
+            .any(|l| l.message.starts_with("observed before_compaction")),
+        "before_compaction has nothing to show"
+    );
+}

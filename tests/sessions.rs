@@ -485,3 +485,34 @@ async fn runs_on_one_session_are_serialized_and_other_sessions_go_on() {
         .collect();
     assert_eq!(texts, ["one", "first", "two", "second"]);
 }
+
+#[test]
+fn session_files_are_private_whatever_the_umask_and_old_ones_are_tightened() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sessions");
+    let store = SessionStore::new(&root);
+    // The test process's umask is whatever the shell's is (022 commonly):
+    // the modes below are the store's own.
+    let mut t = store.create("main", None).unwrap();
+    t.append_message(Message::user("a secret")).unwrap();
+    store.commit("main", &mut t).unwrap();
+    let file = root.join("main").join(format!("{}.jsonl", t.id()));
+    let index = root.join("main").join("index.ndjson");
+    assert_eq!(mode(&root), 0o700);
+    assert_eq!(mode(&root.join("main")), 0o700);
+    assert_eq!(mode(&file), 0o600);
+    assert_eq!(mode(&index), 0o600);
+    // Made world-readable by an older version: tightened on open.
+    for p in [&file, &index] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o644)).unwrap();
+    }
+    std::fs::set_permissions(root.join("main"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut t = store.open("main", t.id()).unwrap();
+    t.append_message(Message::assistant("kept")).unwrap();
+    store.commit("main", &mut t).unwrap();
+    assert_eq!(mode(&file), 0o600);
+    assert_eq!(mode(&index), 0o600);
+    assert_eq!(mode(&root.join("main")), 0o700);
+}

@@ -477,25 +477,18 @@ async fn web_fetch_refuses_private_addresses_unless_allowed_and_caps_the_body() 
 }
 
 #[tokio::test]
-async fn a_plugin_tool_named_like_a_built_in_keeps_loading_and_keeps_its_name() {
-    // `test-escape` (built before the built-in tools existed) has a `write`.
+async fn a_plugin_tool_named_like_a_built_in_keeps_loading_and_the_built_in_stays() {
+    // `test-escape` (built before the built-in tools existed) has a `write`:
+    // the plugin loads, its `write` is not offered (without
+    // `replaceBuiltins`), and `write` is the host's.
     let root = tempfile::tempdir().unwrap();
     let r = runner(root.path(), json!({}), &["test-escape"]).await;
     assert!(r.refused().is_empty());
     assert!(r.plugins().plugin("escape").is_some());
-    let origin = r
-        .dispatcher()
-        .specs(&ctx())
-        .into_iter()
-        .find(|s| s.name == "write")
-        .unwrap();
-    assert!(
-        !origin
-            .description
-            .contains("parent directories are created"),
-        "{}",
-        origin.description
-    );
+    assert!(r
+        .withheld()
+        .iter()
+        .any(|w| w.plugin == "escape" && w.tool == "write"));
     let out = call(
         &r,
         &ctx(),
@@ -503,12 +496,11 @@ async fn a_plugin_tool_named_like_a_built_in_keeps_loading_and_keeps_its_name() 
         json!({"path": "a.txt", "content": "x"}),
     )
     .await;
-    assert!(
-        out.is_error,
-        "the plugin's write takes other parameters: {}",
-        out.content
+    assert!(!out.is_error, "the built-in write: {}", out.content);
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("ws/a.txt")).unwrap(),
+        "x"
     );
-    assert!(!root.path().join("ws/a.txt").exists());
 }
 
 #[test]

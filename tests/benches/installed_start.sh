@@ -42,10 +42,6 @@ for count in 0 "$n"; do
   grep -q "^answer › done" "$base/$count/out" \
     || { echo "the turn did not finish:" >&2; tail -n 3 "$base/$count/out" >&2; exit 1; }
 done
-# Installed packages and cache records are older than a second: a start
-# bundles only files that have settled (README, "Remembered registrations").
-sleep 1.1
-for count in 0 "$n"; do run "$count" >/dev/null; done
 for _ in $(seq "$runs"); do
   run 0 >>"$base/times-0"
   run "$n" >>"$base/times-$n"

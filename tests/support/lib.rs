@@ -2,6 +2,7 @@
 //! configs that load them, and a fake model provider speaking real wire formats.
 
 pub mod fake_provider;
+pub mod gateway;
 pub mod wire;
 
 use std::path::{Path, PathBuf};

@@ -76,6 +76,14 @@ pub enum HarnessError {
     Failed(String),
 }
 
+/// The host stopped a harness's turn: it called a tool again after the
+/// turn's tool budget was spent and the refusal said so.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "the harness called a tool again after its turn's budget was spent ({0}); the turn was stopped"
+)]
+pub struct TurnStopped(pub String);
+
 /// Host services a harness drives its turn through.
 #[async_trait]
 pub trait TurnServices: Send + Sync {
@@ -87,8 +95,10 @@ pub trait TurnServices: Send + Sync {
         tools: Vec<ToolSpec>,
         text_sink: Option<TextSink>,
     ) -> Result<ModelResponse, ModelError>;
-    /// Run a tool call through the host's dispatch path.
-    async fn call_tool(&self, call: ToolCallRequest) -> ToolOutput;
+    /// Run a tool call through the host's dispatch path. Once the turn's
+    /// budget is spent, one call is refused with an error result and the
+    /// next stops the turn.
+    async fn call_tool(&self, call: ToolCallRequest) -> Result<ToolOutput, TurnStopped>;
     /// The tools on offer.
     fn tools(&self) -> Vec<ToolSpec>;
     /// The error of the turn's last model call, if that call failed.
@@ -178,6 +188,11 @@ impl TurnMirror {
             .push(message);
     }
 
+    /// Why the turn's tool budget is spent, once it is.
+    pub fn budget_spent(&self) -> Option<String> {
+        self.tools.exhausted()
+    }
+
     /// Close the turn with the harness's answer: the recorded messages, plus
     /// the answer as an assistant message unless the last reply already said
     /// it. A turn that spent its tool budget ends with that error instead.
@@ -230,7 +245,12 @@ impl TurnServices for TurnMirror {
         result
     }
 
-    async fn call_tool(&self, call: ToolCallRequest) -> ToolOutput {
+    async fn call_tool(&self, call: ToolCallRequest) -> Result<ToolOutput, TurnStopped> {
+        // The call that spent the budget got (and recorded) the refusal;
+        // calling on stops the turn and records nothing more.
+        if let Some(reason) = self.tools.exhausted() {
+            return Err(TurnStopped(reason));
+        }
         let output = self.tools.execute(&call, &self.ctx).await;
         self.ctx.events.emit(TurnEvent::ToolResult {
             call_id: call.id.clone(),
@@ -246,7 +266,7 @@ impl TurnServices for TurnMirror {
             is_error: output.is_error,
             images: output.images.clone(),
         }));
-        output
+        Ok(output)
     }
 
     fn tools(&self) -> Vec<ToolSpec> {

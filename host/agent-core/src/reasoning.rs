@@ -44,6 +44,14 @@ pub enum ReasoningBlock {
         /// The item as the API sent it.
         item: serde_json::Value,
     },
+    /// Reasoning text a Chat Completions provider streamed (DeepSeek's
+    /// `reasoning_content`, OpenRouter's `reasoning`): shown and stored,
+    /// never sent back (that API has no field for it, and DeepSeek refuses
+    /// it in a request).
+    Text {
+        /// The reasoning text.
+        text: String,
+    },
 }
 
 impl Reasoning {
@@ -60,6 +68,7 @@ impl Reasoning {
         match &self.block {
             ReasoningBlock::Thinking { thinking, .. } => thinking.clone(),
             ReasoningBlock::RedactedThinking { .. } => String::new(),
+            ReasoningBlock::Text { text } => text.clone(),
             ReasoningBlock::ResponsesItem { item } => ["summary", "content"]
                 .iter()
                 .flat_map(|key| item[key].as_array().into_iter().flatten())

@@ -52,11 +52,21 @@ impl RunContext {
     }
 }
 
-/// A run id unique in this process: `run-<n>`.
+/// A run id unique across processes: `run-<process>-<n>`, where
+/// `<process>` is random per process (so ids built from it, such as the
+/// gateway's completion ids, do not repeat after a restart).
 fn next_run_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
     static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    static PROCESS: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    // std's hasher keys are drawn from the OS's randomness per process.
+    let process = *PROCESS.get_or_init(|| {
+        std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish() as u32
+    });
     let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-    format!("run-{n}")
+    format!("run-{process:08x}-{n}")
 }
 
 /// The output of one tool call, as the model will see it.

@@ -48,7 +48,7 @@ fn value_of(text: &str, string: bool) -> serde_json::Value {
     if string {
         return text.into();
     }
-    json5::from_str(text).unwrap_or_else(|_| text.into())
+    clawhost_config::read_json5_value(text).unwrap_or_else(|| text.into())
 }
 
 /// Run `clawhost config` on the file at `path`.

@@ -158,14 +158,15 @@ pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
     }
     // Everything else (the cache's ownership and key, each package) is
     // checked by loading what the agent would load.
-    let (host, reports, _) = match clawhost_runner::load_plugins(&config).await {
-        Ok(loaded) => loaded,
+    let (runner, reports) = match clawhost_runner::EmbeddedRunner::wire(config.clone()).await {
+        Ok(wired) => wired,
         Err(e) => {
             report.say(Mark::Broken, format!("{e:#}"));
             report.finish()?;
             anyhow::bail!("the plugin engine does not start");
         }
     };
+    let host = runner.plugins();
     for r in &reports {
         let id = r.id.as_deref().unwrap_or("?");
         match &r.result {
@@ -211,6 +212,9 @@ pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
                 format!("{id} is not pinned: any component at {} loads as `{id}` (`plugins install` pins, or set plugins.entries.{id}.sha256 = {})", status.dir.display(), status.sha256),
             );
         }
+        for unasked in &status.grants.unasked {
+            report.say(Mark::Look, unasked.clone());
+        }
         for (hook, needs) in &status.withheld {
             report.say(
                 Mark::Look,
@@ -239,7 +243,7 @@ pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
             }
         }
     }
-    for mistake in crate::plugin_report::mistakes(&config, &host, &reports) {
+    for mistake in crate::plugin_report::mistakes(&config, host, &reports, runner.withheld()) {
         report.say(Mark::Broken, mistake);
     }
     toolchains(&mut report);

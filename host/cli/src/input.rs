@@ -71,7 +71,8 @@ fn piped() -> mpsc::Receiver<String> {
 }
 
 /// Where chat history is kept: `$XDG_STATE_HOME/clawhost/chat_history`, else
-/// `~/.local/state/clawhost/chat_history`.
+/// `~/.local/state/clawhost/chat_history`; the file is 0600 in a 0700
+/// directory.
 fn history_file() -> Option<std::path::PathBuf> {
     let state = std::env::var_os("XDG_STATE_HOME")
         .map(std::path::PathBuf::from)
@@ -80,7 +81,19 @@ fn history_file() -> Option<std::path::PathBuf> {
         })?;
     let dir = state.join("clawhost");
     std::fs::create_dir_all(&dir).ok()?;
-    Some(dir.join("chat_history"))
+    // What the user typed is conversation: private, whatever the umask.
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let path = dir.join("chat_history");
+    let private = std::fs::Permissions::from_mode(0o600);
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).ok()?;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&path)
+        .and_then(|f| f.set_permissions(private))
+        .ok()?;
+    Some(path)
 }
 
 /// A thread owning the line editor, answering one prompt at a time.

@@ -15,8 +15,21 @@ pub fn left_out(config: &Config, id: &str) -> bool {
 }
 
 /// Operator mistakes that would otherwise pass silently.
-pub fn mistakes(config: &Config, host: &PluginHost, reports: &[LoadReport]) -> Vec<String> {
-    let mut found = Vec::new();
+pub fn mistakes(
+    config: &Config,
+    host: &PluginHost,
+    reports: &[LoadReport],
+    withheld: &[clawhost_runner::WithheldTool],
+) -> Vec<String> {
+    let mut found: Vec<String> = withheld
+        .iter()
+        .map(|w| {
+            format!(
+                "plugin `{}`: its tool `{}` is not offered: {}",
+                w.plugin, w.tool, w.reason
+            )
+        })
+        .collect();
     let seen: Vec<&str> = reports.iter().filter_map(|r| r.id.as_deref()).collect();
     for id in config.plugins.allow.iter().flatten() {
         if !seen.contains(&id.as_str()) {
@@ -59,8 +72,10 @@ pub fn status_json(s: &PluginStatus) -> Value {
         "dir": s.dir,
         "sha256": s.sha256,
         "state": match &s.state {
-            clawhost_plugin_runtime::PluginState::Active => "active".to_string(),
-            clawhost_plugin_runtime::PluginState::Disabled(why) => format!("disabled: {why}"),
+            clawhost_plugin_runtime::PluginState::Active => json!("active"),
+            clawhost_plugin_runtime::PluginState::Quarantined { reason, retry_in_ms } => {
+                json!({"quarantined": {"reason": reason, "retryInMs": retry_in_ms}})
+            }
         },
         "tools": s.tools,
         "hooks": s.hooks.iter().map(|(h, p)| json!({"hook": h, "priority": p})).collect::<Vec<_>>(),
@@ -72,6 +87,7 @@ pub fn status_json(s: &PluginStatus) -> Value {
             })).collect::<Vec<_>>(),
             "env": s.grants.env.iter().map(|(k, _)| k).collect::<Vec<_>>(),
         },
+        "warnings": s.grants.unasked,
         "fromCache": s.from_cache,
         "declaration": s.declaration.as_str(),
     })

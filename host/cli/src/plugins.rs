@@ -142,8 +142,10 @@ pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
         anyhow::bail!("precompile needs a cache: set plugins.cacheDir (or HOME)");
     }
     // What the agent would load: plugins.paths and resource extensions.
-    let (host, reports, _) = clawhost_runner::load_plugins(&config).await?;
-    let mistakes = mistakes(&config, &host, &reports);
+    // What a run wires: the same refusals and withheld tools.
+    let (runner, reports) = clawhost_runner::EmbeddedRunner::wire(config.clone()).await?;
+    let host = runner.plugins();
+    let mistakes = mistakes(&config, host, &reports, runner.withheld());
     let wanted_but_refused: Vec<&LoadReport> = reports
         .iter()
         .filter(|r| r.result.is_err())

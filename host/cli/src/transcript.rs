@@ -236,7 +236,13 @@ pub fn render_status(status: &PluginStatus) -> String {
     )];
     match &status.state {
         PluginState::Active => {}
-        PluginState::Disabled(reason) => parts.push(format!("DISABLED: {reason}")),
+        PluginState::Quarantined {
+            reason,
+            retry_in_ms,
+        } => parts.push(format!(
+            "QUARANTINED: {reason}; retried in {} s",
+            retry_in_ms.div_ceil(1000)
+        )),
     }
     if !status.tools.is_empty() {
         parts.push(format!("tools: {}", status.tools.join(", ")));
@@ -272,7 +278,15 @@ pub fn render_status(status: &PluginStatus) -> String {
     } else {
         format!("grants: {}", grants.join(", "))
     });
-    format!("  ✓ {}", parts.join("  ·  "))
+    let mark = match status.state {
+        PluginState::Active => '✓',
+        PluginState::Quarantined { .. } => '⚠',
+    };
+    let mut line = format!("  {mark} {}", parts.join("  ·  "));
+    for unasked in &status.grants.unasked {
+        line.push_str(&format!("\n    ⚠ {unasked}"));
+    }
+    line
 }
 
 /// A line for a package that did not load.

@@ -136,3 +136,43 @@ fn precompile_compiles_what_a_warm_start_would_only_load_at_first_use() {
     assert!(precompile().contains("text-tools: compiled"));
     assert!(precompile().contains("text-tools: already compiled"));
 }
+
+#[test]
+fn a_tool_clash_and_a_grant_the_manifest_does_not_ask_for_are_reported_as_a_run_sees_them() {
+    // text-tools asks for `/notes` and no env; the operator grants `$HOME`
+    // and `/data` too. test-escape declares `WORD_COUNT` beside text-tools'
+    // `word_count`: a run offers neither, and the listing says so.
+    let root = tempfile::tempdir().unwrap();
+    std::fs::create_dir(root.path().join("d")).unwrap();
+    let config = write_config(
+        root.path(),
+        json!({"plugins": {"paths": [plugins()], "allow": ["text-tools", "escape"],
+            "entries": {"text-tools": {"grants": {"env": ["HOME"],
+                "filesystem": [{"guestPath": "/data", "hostPath": root.path().join("d"), "access": "read-only"}]}}}}}),
+    );
+    let (ok, stdout, stderr) = clawhost(&["plugins", "list", "--json"], &config);
+    assert!(!ok, "a withheld tool fails the listing: {stderr}");
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let text_tools = doc["loaded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == "text-tools")
+        .unwrap();
+    let warnings = text_tools["warnings"].to_string();
+    assert!(
+        warnings.contains("$HOME") && warnings.contains("/data"),
+        "{warnings}"
+    );
+    let listed = doc["warnings"].to_string();
+    assert!(
+        listed.contains("`word_count` is not offered")
+            && listed.contains("`WORD_COUNT` is not offered"),
+        "{listed}"
+    );
+    let (_, stdout, _) = clawhost(&["plugins", "doctor"], &config);
+    assert!(
+        stdout.contains("grants $HOME, which the manifest does not ask for"),
+        "{stdout}"
+    );
+}

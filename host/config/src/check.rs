@@ -128,6 +128,7 @@ impl Config {
                 "maxConsecutiveTraps",
                 u64::from(limits.max_consecutive_traps),
             ),
+            ("quarantineMs", limits.quarantine_ms),
             ("harnessTurnTimeoutMs", limits.harness_turn_timeout_ms),
             ("maxOutputKb", limits.max_output_kb),
             ("maxLogKbPerCall", limits.max_log_kb_per_call),
@@ -250,6 +251,29 @@ impl Config {
         }
         for (i, path) in self.resources.packages.iter().enumerate() {
             self.dir_exists(format!("resources.packages[{i}]"), path)?;
+        }
+        let gateway = &self.gateway.limits;
+        for (key, value) in [
+            ("maxMessages", gateway.max_messages as u64),
+            ("maxRequestKb", gateway.max_request_kb as u64),
+            ("headerReadTimeoutMs", gateway.header_read_timeout_ms),
+            ("maxConnections", gateway.max_connections as u64),
+            ("maxTurnsPerClient", gateway.max_turns_per_client as u64),
+        ] {
+            if value == 0 {
+                fail(format!("gateway.limits.{key}"), "must be at least 1")?;
+            }
+        }
+        for (i, origin) in self.gateway.allowed_origins.iter().enumerate() {
+            let rest = origin
+                .strip_prefix("http://")
+                .or_else(|| origin.strip_prefix("https://"));
+            if rest.is_none_or(|r| r.is_empty() || r.contains(['/', '*', ' '])) {
+                fail(
+                    format!("gateway.allowedOrigins[{i}]"),
+                    format!("`{origin}` is not an origin like http://localhost:3000 (scheme and host, no path, no wildcard)"),
+                )?;
+            }
         }
         Ok(())
     }

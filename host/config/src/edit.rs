@@ -7,7 +7,6 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use jsonc_parser::cst::{CstInputValue, CstNode, CstObject, CstRootNode};
-use jsonc_parser::ParseOptions;
 use serde_json::Value;
 
 use crate::Config;
@@ -124,11 +123,12 @@ impl ConfigFile {
 
     /// Edit `text` as the content of `path` (nothing is read).
     pub fn parse(path: &Path, text: &str) -> Result<Self, EditError> {
-        let root =
-            CstRootNode::parse(text, &ParseOptions::default()).map_err(|e| EditError::Syntax {
+        let root = CstRootNode::parse(text, &crate::json_text::options()).map_err(|e| {
+            EditError::Syntax {
                 path: path.into(),
                 reason: e.to_string(),
-            })?;
+            }
+        })?;
         if root.value().is_some() && root.object_value().is_none() {
             return Err(EditError::Syntax {
                 path: path.into(),
@@ -326,7 +326,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("paths: ['./p']"), "{text}");
-        let value: Value = json5::from_str(&text).unwrap();
+        let value: Value = crate::json_text::read(&text).unwrap();
         assert_eq!(value["plugins"]["entries"]["x"]["enabled"], json!(false));
         assert_eq!(
             value["agents"]["defaults"]["model"],

@@ -6,14 +6,15 @@ mod approvals;
 mod check;
 pub mod edit;
 mod env_vars;
+mod gateway;
 mod hooks;
+mod json_text;
 mod locate;
 mod models;
 mod plugins;
 mod provider_catalog;
 mod runtime;
 mod tools;
-mod unique_keys;
 
 use std::path::{Path, PathBuf};
 
@@ -25,6 +26,7 @@ pub use agents::{
 };
 pub use approvals::{ApprovalsConfig, NonInteractivePolicy, MAX_APPROVAL_TIMEOUT_MS};
 pub use check::CheckError;
+pub use gateway::{GatewayAuth, GatewayConfig, GatewayLimits};
 pub use hooks::{
     FailPolicy, HookSettings, PluginHooks, AGENT_END_TIMEOUT_MS, HOOK_NAMES, MAX_HOOK_TIMEOUT_MS,
 };
@@ -136,50 +138,6 @@ pub struct ResourcesConfig {
     pub packages: Vec<PathBuf>,
 }
 
-/// `clawhost gateway` settings.
-#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct GatewayConfig {
-    /// Address to listen on (default `127.0.0.1:18789`). Any address other
-    /// than loopback requires `auth.token`.
-    #[serde(default = "default_gateway_bind")]
-    pub bind: String,
-    /// Client authentication.
-    #[serde(default)]
-    pub auth: GatewayAuth,
-    /// The longest a gateway turn may run, in seconds (then it is aborted).
-    #[serde(default = "default_gateway_turn_timeout")]
-    pub turn_timeout_secs: u64,
-}
-
-impl Default for GatewayConfig {
-    fn default() -> Self {
-        Self {
-            bind: default_gateway_bind(),
-            auth: GatewayAuth::default(),
-            turn_timeout_secs: default_gateway_turn_timeout(),
-        }
-    }
-}
-
-fn default_gateway_bind() -> String {
-    "127.0.0.1:18789".into()
-}
-
-fn default_gateway_turn_timeout() -> u64 {
-    600
-}
-
-/// How gateway clients authenticate.
-#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct GatewayAuth {
-    /// The bearer token every request must carry (`Authorization: Bearer
-    /// <token>`); write `${CLAWHOST_GATEWAY_TOKEN}` to keep it out of the file.
-    #[serde(default)]
-    pub token: Option<String>,
-}
-
 /// Session storage settings.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -217,7 +175,7 @@ impl Config {
     }
 
     /// Parse configuration text, JSON or JSON5 (comments, trailing commas,
-    /// unquoted keys), expanding `${VAR}` from the environment; relative
+    /// unquoted keys, single quotes), expanding `${VAR}` from the environment; relative
     /// paths resolve against `base_dir`. Errors name the key they are at.
     pub fn from_json_str(text: &str, base_dir: &Path) -> Result<Self, ParseError> {
         Self::from_text_with_env(text, base_dir, &|name| std::env::var(name).ok())
@@ -233,13 +191,7 @@ impl Config {
             key: key.replace(".[", "["),
             reason,
         };
-        let mut value = match unique_keys::strict_json(text) {
-            Some(value) => value,
-            None => {
-                unique_keys::check(text).map_err(|(key, reason)| err(key, reason))?;
-                json5::from_str(text).map_err(|e| err(String::new(), e.to_string()))?
-            }
-        };
+        let mut value = json_text::read(text).map_err(|(key, reason)| err(key, reason))?;
         // serde would take an array as the struct's fields in order.
         if value.is_array() {
             return Err(err(
@@ -394,4 +346,11 @@ mod tests {
             Config::from_json_str(r#"{"plugins":{"alow":["a"]}}"#, Path::new(".")).unwrap_err();
         assert!(err.to_string().contains("alow"), "{err}");
     }
+}
+
+/// Read one JSON or JSON5 value (as the config file is read: comments,
+/// trailing commas, unquoted keys, single quotes; a repeated key refused);
+/// `None` when `text` is not one.
+pub fn read_json5_value(text: &str) -> Option<serde_json::Value> {
+    json_text::read(text).ok()
 }

@@ -150,9 +150,14 @@ pub struct PluginLimits {
     /// Wall-clock deadline of one call into a plugin, in milliseconds.
     #[serde(default = "default_call_timeout_ms")]
     pub call_timeout_ms: u64,
-    /// Traps in a row after which a plugin is disabled.
+    /// Failed calls in a row (traps, deadlines, memory) after which a
+    /// plugin is quarantined: its calls are refused until a backoff passes.
     #[serde(default = "default_max_traps")]
     pub max_consecutive_traps: u32,
+    /// The first quarantine's length, in milliseconds; each failed retry
+    /// doubles it, up to 10 minutes, and a served call ends it.
+    #[serde(default = "default_quarantine_ms")]
+    pub quarantine_ms: u64,
     /// Wall-clock deadline of one harness turn (`run-attempt`), which includes
     /// the model and tool calls it makes, in milliseconds.
     #[serde(default = "default_harness_turn_ms")]
@@ -201,6 +206,9 @@ fn default_call_timeout_ms() -> u64 {
 fn default_max_traps() -> u32 {
     3
 }
+fn default_quarantine_ms() -> u64 {
+    10_000
+}
 
 impl Default for PluginLimits {
     fn default() -> Self {
@@ -208,6 +216,7 @@ impl Default for PluginLimits {
             memory_mb: default_memory_mb(),
             call_timeout_ms: default_call_timeout_ms(),
             max_consecutive_traps: default_max_traps(),
+            quarantine_ms: default_quarantine_ms(),
             harness_turn_timeout_ms: default_harness_turn_ms(),
             max_output_kb: default_max_output_kb(),
             max_log_kb_per_call: default_max_log_kb(),
@@ -249,6 +258,10 @@ pub struct PluginEntry {
     /// refused or missing, the runner does not start.
     #[serde(default)]
     pub required: bool,
+    /// Built-in tools (`read`, `exec` …) this plugin's tools of the same
+    /// name replace; without it such a tool of the plugin is not offered.
+    #[serde(default)]
+    pub replace_builtins: Vec<String>,
 }
 
 impl PluginEntry {
@@ -338,6 +351,7 @@ impl Default for PluginEntry {
             hooks: PluginHooks::default(),
             memory_mb: None,
             required: false,
+            replace_builtins: Vec::new(),
         }
     }
 }

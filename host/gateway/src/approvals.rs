@@ -90,7 +90,7 @@ pub(crate) struct Answer {
 pub(crate) async fn answer(
     State(gw): State<Arc<Gateway>>,
     Path(id): Path<String>,
-    Json(answer): Json<Answer>,
+    crate::body::ApiJson(answer): crate::body::ApiJson<Answer>,
 ) -> Result<Json<Value>, ApiError> {
     let decision = match answer.decision.as_str() {
         "allow-once" => ApprovalDecision::AllowOnce,

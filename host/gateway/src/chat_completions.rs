@@ -14,12 +14,14 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Extension, Json};
 use clawhost_agent_core::{StopReason, TurnEvent};
 use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::body::ApiJson;
+use crate::clients::TurnSlot;
 use crate::request::{agent_of, agents, conversation, start_turn, unix_now, with_session};
 use crate::turn::{self, Update};
 use crate::{ApiError, Gateway};
@@ -27,6 +29,7 @@ use crate::{ApiError, Gateway};
 #[derive(Debug, Deserialize)]
 pub(crate) struct ChatRequest {
     model: String,
+    #[serde(deserialize_with = "crate::body::bounded")]
     messages: Vec<ChatMessage>,
     #[serde(default)]
     stream: bool,
@@ -59,7 +62,8 @@ pub(crate) struct ChatMessage {
 pub(crate) async fn chat_completions(
     State(gw): State<Arc<Gateway>>,
     headers: HeaderMap,
-    Json(req): Json<ChatRequest>,
+    Extension(slot): Extension<TurnSlot>,
+    ApiJson(req): ApiJson<ChatRequest>,
 ) -> Result<Response, ApiError> {
     if req.tools.is_some() || req.functions.is_some() {
         return Err(ApiError::bad_request(
@@ -75,7 +79,7 @@ pub(crate) async fn chat_completions(
             .iter()
             .map(|m| (Some(m.role.as_str()), m.content.as_ref())),
     )?;
-    let (session, live) = start_turn(&gw, agent, &headers, req.session, asked).await?;
+    let (session, live) = start_turn(&gw, slot, agent, &headers, req.session, asked).await?;
     let shape = Shape {
         id: format!("chatcmpl-{}-{}", session, live.run_id),
         created: unix_now(),

@@ -39,6 +39,25 @@ impl ApiError {
         )
     }
 
+    /// A 4xx with OpenAI's `invalid_request_error` type and a `code` that
+    /// names the rule (`host_not_allowed`, `too_many_messages` …).
+    pub fn refused(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        let mut e = Self::new(status, "invalid_request_error", message);
+        e.code = Some(code);
+        e
+    }
+
+    /// 429: the client runs as many turns as it may.
+    pub fn too_many_turns(max: usize) -> Self {
+        let mut e = Self::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limit_error",
+            format!("this client already runs {max} turns (gateway.limits.maxTurnsPerClient); wait for one to end"),
+        );
+        e.code = Some("too_many_turns");
+        e
+    }
+
     /// 404: no such agent, session or entry.
     pub fn not_found(message: impl Into<String>) -> Self {
         let mut e = Self::new(StatusCode::NOT_FOUND, "invalid_request_error", message);

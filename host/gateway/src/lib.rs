@@ -3,9 +3,12 @@
 //! server-sent events, the sessions API, health, and reload. Every turn takes
 //! the one path of [`AgentHost::run_turn`].
 
+mod accept;
 mod approvals;
 mod auth;
+mod body;
 mod chat_completions;
+mod clients;
 mod error;
 mod request;
 mod responses;
@@ -13,6 +16,7 @@ mod runs;
 mod sessions_api;
 mod turn;
 mod turn_threads;
+mod web_guard;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -23,11 +27,13 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use clawhost_plugin_runtime::PluginState;
 use clawhost_runner::AgentHost;
 use serde_json::json;
 
 pub use auth::Token;
 pub use error::ApiError;
+pub use web_guard::WebGuard;
 
 /// Why the gateway would not start.
 #[derive(Debug, thiserror::Error)]
@@ -51,10 +57,6 @@ pub enum GatewayError {
     },
 }
 
-/// The largest request body taken: room for a conversation with a few
-/// images at their 5 MiB limit (axum's default, 2 MiB, would refuse one).
-pub const MAX_REQUEST_BYTES: usize = 32 << 20;
-
 /// What the gateway serves with.
 pub struct Gateway {
     host: Arc<AgentHost>,
@@ -63,6 +65,9 @@ pub struct Gateway {
     draining: AtomicBool,
     approvals: Arc<approvals::Pending>,
     turn_threads: turn_threads::TurnThreads,
+    web_guard: WebGuard,
+    clients: Arc<clients::Clients>,
+    limits: clawhost_config::GatewayLimits,
 }
 
 impl Gateway {
@@ -83,6 +88,9 @@ impl Gateway {
             draining: AtomicBool::new(false),
             approvals: Arc::default(),
             turn_threads,
+            web_guard: WebGuard::new(&config.allowed_hosts, &config.allowed_origins),
+            clients: clients::Clients::new(config.limits.max_turns_per_client),
+            limits: config.limits,
         }))
     }
 
@@ -105,16 +113,24 @@ impl Gateway {
             .map_err(|source| GatewayError::Listen { addr, source })
     }
 
-    /// The routes. Request bodies are bounded by [`MAX_REQUEST_BYTES`].
+    /// The routes. Every request passes the [`WebGuard`], then the token;
+    /// bodies are bounded by `gateway.limits`, and a client's turns by
+    /// `maxTurnsPerClient`.
     pub fn router(self: &Arc<Self>) -> Router {
-        let api = Router::new()
+        let turns = Router::new()
             .route(
                 "/v1/chat/completions",
                 post(chat_completions::chat_completions),
             )
             .route("/v1/responses", post(responses::responses))
-            .route("/v1/models", get(chat_completions::models))
             .route("/v1/runs", post(runs::run))
+            .route_layer(axum::middleware::from_fn_with_state(
+                self.clone(),
+                clients::one_turn,
+            ));
+        let api = Router::new()
+            .merge(turns)
+            .route("/v1/models", get(chat_completions::models))
             .route("/v1/approvals/{id}", post(approvals::answer))
             .route("/v1/sessions", get(sessions_api::list))
             .route(
@@ -124,7 +140,12 @@ impl Gateway {
             .route("/v1/sessions/{agent}/{id}/fork", post(sessions_api::fork))
             .route("/admin/reload", post(reload))
             .route("/readyz", get(readyz))
-            .layer(axum::extract::DefaultBodyLimit::max(MAX_REQUEST_BYTES))
+            .fallback(|| async {
+                ApiError::not_found("no such endpoint: see the README's gateway section")
+            })
+            .layer(axum::extract::DefaultBodyLimit::max(
+                self.limits.max_request_kb.saturating_mul(1 << 10),
+            ))
             .layer(axum::middleware::from_fn_with_state(
                 self.clone(),
                 auth::require_token,
@@ -132,6 +153,10 @@ impl Gateway {
         Router::new()
             .route("/healthz", get(|| async { "ok" }))
             .merge(api)
+            .layer(axum::middleware::from_fn_with_state(
+                self.clone(),
+                web_guard::guard,
+            ))
             .with_state(self.clone())
     }
 
@@ -144,13 +169,16 @@ impl Gateway {
     ) -> std::io::Result<()> {
         let hup = self.clone().reload_on_sighup();
         let me = self.clone();
-        let result = axum::serve(listener, self.router())
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                me.draining.store(true, Ordering::SeqCst);
-                tracing::info!("gateway draining: no new requests; turns in flight finish");
-            })
-            .await;
+        let limits = accept::Limits {
+            header_read_timeout: Duration::from_millis(self.limits.header_read_timeout_ms),
+            max_connections: self.limits.max_connections,
+        };
+        let result = accept::serve(listener, self.router(), limits, async move {
+            shutdown.await;
+            me.draining.store(true, Ordering::SeqCst);
+            tracing::info!("gateway draining: no new requests; turns in flight finish");
+        })
+        .await;
         hup.abort();
         self.host.runner().harnesses().dispose_all().await;
         result
@@ -183,6 +211,22 @@ impl Gateway {
 async fn readyz(State(gw): State<Arc<Gateway>>) -> (StatusCode, Json<serde_json::Value>) {
     let generation = gw.host.generations().number;
     let ready = !gw.draining.load(Ordering::SeqCst);
+    // Plugins refusing calls after failing in a row: the gateway still
+    // serves, but calls that need them fail (or are blocked, fail-closed).
+    let quarantined: Vec<_> = gw
+        .host
+        .runner()
+        .plugins()
+        .statuses()
+        .into_iter()
+        .filter_map(|s| match s.state {
+            PluginState::Active => None,
+            PluginState::Quarantined {
+                reason,
+                retry_in_ms,
+            } => Some(json!({"id": s.id, "reason": reason, "retryInMs": retry_in_ms})),
+        })
+        .collect();
     let status = if ready {
         StatusCode::OK
     } else {
@@ -194,6 +238,7 @@ async fn readyz(State(gw): State<Arc<Gateway>>) -> (StatusCode, Json<serde_json:
             "ready": ready,
             "generation": generation,
             "lastReloadError": gw.host.last_reload_error(),
+            "quarantined": quarantined,
         })),
     )
 }

@@ -89,11 +89,17 @@ pub async fn session_for(
     named: Option<String>,
     history: &[Message],
 ) -> Result<String, ApiError> {
-    let named = headers
-        .get(SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string)
-        .or(named);
+    let named = match headers.get(SESSION_HEADER) {
+        // Not text: never a session of ours, and never a new one instead.
+        Some(v) => Some(
+            v.to_str()
+                .map_err(|_| {
+                    ApiError::bad_request(format!("{SESSION_HEADER} is not a session id"))
+                })?
+                .to_string(),
+        ),
+        None => named,
+    };
     Ok(match named {
         Some(id) => {
             gw.host.store().exists(agent, &id)?;
@@ -109,6 +115,7 @@ pub async fn session_for(
 /// them). Returns the session and the live turn.
 pub async fn start_turn(
     gw: &Arc<Gateway>,
+    slot: crate::clients::TurnSlot,
     agent: String,
     headers: &HeaderMap,
     named: Option<String>,
@@ -117,6 +124,7 @@ pub async fn start_turn(
     let session = session_for(gw, &agent, headers, named, &history).await?;
     let live = crate::turn::start(
         gw,
+        slot,
         clawhost_runner::TurnRequest {
             agent,
             session: Some(session.clone()),

@@ -10,12 +10,14 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
+use axum::{Extension, Json};
 use clawhost_agent_core::{Message, StopReason, TurnEvent, TurnOutcome, Usage, UserInput};
 use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::body::ApiJson;
+use crate::clients::TurnSlot;
 use crate::request::{agent_of, conversation, start_turn, unix_now, with_session};
 use crate::turn::{self, Update};
 use crate::{ApiError, Gateway};
@@ -23,6 +25,7 @@ use crate::{ApiError, Gateway};
 #[derive(Debug, Deserialize)]
 pub(crate) struct ResponsesRequest {
     model: String,
+    #[serde(deserialize_with = "crate::body::bounded_text_or_list")]
     input: Value,
     #[serde(default)]
     stream: bool,
@@ -75,7 +78,8 @@ fn input_conversation(input: &Value) -> Result<(Vec<Message>, UserInput), ApiErr
 pub(crate) async fn responses(
     State(gw): State<Arc<Gateway>>,
     headers: HeaderMap,
-    Json(req): Json<ResponsesRequest>,
+    Extension(slot): Extension<TurnSlot>,
+    ApiJson(req): ApiJson<ResponsesRequest>,
 ) -> Result<Response, ApiError> {
     if req.tools.as_ref().is_some_and(|t| !t.is_empty()) {
         return Err(ApiError::bad_request(
@@ -89,7 +93,7 @@ pub(crate) async fn responses(
         .as_deref()
         .map(session_of_response)
         .transpose()?;
-    let (session, live) = start_turn(&gw, agent, &headers, previous, asked).await?;
+    let (session, live) = start_turn(&gw, slot, agent, &headers, previous, asked).await?;
     let shape = Shape {
         id: response_id(&session, &live.run_id),
         created: unix_now(),

@@ -7,12 +7,14 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::Json;
+use axum::Extension;
 use clawhost_runner::TurnRequest;
 use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::json;
 
+use crate::body::ApiJson;
+use crate::clients::TurnSlot;
 use crate::request::agent_of;
 use crate::turn::{self, Update};
 use crate::{ApiError, Gateway};
@@ -49,7 +51,8 @@ fn main() -> String {
 /// `POST /v1/runs`.
 pub(crate) async fn run(
     State(gw): State<Arc<Gateway>>,
-    Json(body): Json<RunBody>,
+    Extension(slot): Extension<TurnSlot>,
+    ApiJson(body): ApiJson<RunBody>,
 ) -> Result<Sse<impl futures::Stream<Item = Result<Event, std::convert::Infallible>>>, ApiError> {
     let answers = match body.approvals.as_deref() {
         None | Some("policy") => turn::Answers::Policy,
@@ -83,6 +86,7 @@ pub(crate) async fn run(
     };
     let live = turn::start(
         &gw,
+        slot,
         TurnRequest {
             agent,
             session: Some(session.clone()),

@@ -53,9 +53,9 @@ pub(crate) struct ForkBody {
 pub(crate) async fn fork(
     State(gw): State<Arc<Gateway>>,
     Path((agent, id)): Path<(String, String)>,
-    body: Option<Json<ForkBody>>,
+    body: Option<crate::body::ApiJson<ForkBody>>,
 ) -> Result<Json<Value>, ApiError> {
-    let at = body.and_then(|Json(b)| b.at);
+    let at = body.and_then(|crate::body::ApiJson(b)| b.at);
     let fork = gw.host.store().fork(&agent, &id, at.as_deref())?;
     Ok(Json(json!({"id": fork.id(), "parent_session": id})))
 }

@@ -45,7 +45,13 @@ pub struct LiveTurn {
 
 /// Start `request` on the gateway's host, approvals answered as `answers`
 /// says; the turn is aborted after `gateway.turnTimeoutSecs`.
-pub fn start(gw: &Arc<Gateway>, request: TurnRequest, answers: Answers) -> LiveTurn {
+/// The client's `slot` is held until the turn ends.
+pub fn start(
+    gw: &Arc<Gateway>,
+    slot: crate::clients::TurnSlot,
+    request: TurnRequest,
+    answers: Answers,
+) -> LiveTurn {
     let host = gw.host.clone();
     let (tx, events) = mpsc::unbounded_channel();
     let mut ctx = RunContext::new(&request.agent, "");
@@ -76,6 +82,7 @@ pub fn start(gw: &Arc<Gateway>, request: TurnRequest, answers: Answers) -> LiveT
         };
         let result = host.run_turn(&request, &ctx).await;
         timer.abort();
+        drop(slot);
         let _ = send.send(result);
     });
     LiveTurn {

@@ -4,8 +4,8 @@
 //! plugin SDK; the runner applies its rules: modifying hooks run one after
 //! another by descending priority (ties keep load order), observe-only hooks
 //! run concurrently and can never block or change anything. Per hook:
-//! `before_tool_call` (original params to every handler, shallow-merged
-//! rewrites with the later handler winning per key, terminal block, first
+//! `before_tool_call` (original params to every handler, the last
+//! handler's rewritten params taken whole, terminal block, first
 //! approval request wins and freezes the params, re-check of approvers),
 //! `tool_result` middleware, `tool_result_persist` and `before_message_write`
 //! ([`persist`](HookRunner::tool_result_persist)), `before_prompt_build`

@@ -233,21 +233,6 @@ pub struct HookRunner {
     pub(crate) detached: Arc<std::sync::Mutex<tokio::task::JoinSet<()>>>,
 }
 
-/// `patch` shallow-merged over `params`: each key of an object patch replaces
-/// that key; a patch that is not an object (or params that are not) replaces
-/// the whole.
-fn merge(params: Value, patch: &Value) -> Value {
-    match (params, patch) {
-        (Value::Object(mut params), Value::Object(patch)) => {
-            for (key, value) in patch {
-                params.insert(key.clone(), value.clone());
-            }
-            Value::Object(params)
-        }
-        (_, patch) => patch.clone(),
-    }
-}
-
 fn short(value: &Value) -> String {
     let text = value.to_string();
     if text.chars().count() > 120 {
@@ -276,16 +261,16 @@ impl HookRunner {
     }
 
     /// Run `before_tool_call` as OpenClaw's SDK documents it: every handler
-    /// sees the call's original parameters; the parameters a handler returns
-    /// are shallow-merged over the originals, a later (lower-priority)
-    /// handler winning per key; a block is terminal (lower-priority handlers
+    /// sees the call's original parameters; the call goes on with the
+    /// parameters of the last (lowest-priority) handler that returned some,
+    /// whole (`next.params ?? acc.params`); a block is terminal (lower-priority handlers
     /// do not run); a failing handler blocks unless its fail policy is
     /// `ignore`.
     ///
-    /// Beyond OpenClaw: when the merged parameters differ from what a handler
-    /// approved (the originals, or the originals with its own patch), that
-    /// handler is asked again with the final parameters and must allow them
-    /// (or return a patch that changes nothing), so a lower-priority hook
+    /// Beyond OpenClaw: when the final parameters differ from what a handler
+    /// approved (the originals, or its own rewrite), that handler is asked
+    /// again with the final parameters and must allow them (or rewrite them
+    /// to themselves), so a lower-priority hook
     /// cannot slip a call past a policy hook.
     pub async fn before_tool_call(&self, event: BeforeToolCallEvent) -> BeforeToolCallResult {
         let mut decisions = Vec::new();
@@ -298,7 +283,7 @@ impl HookRunner {
         let (tool, original) = (&original.tool, &original.params);
         // Handlers that answered, with what each approved (`None`: the originals).
         let mut approved: Vec<(&HookRegistration, Option<Value>)> = Vec::new();
-        let mut merged: Option<Value> = None;
+        let mut last: Option<Value> = None;
         // The first approval request; it freezes the parameters.
         let mut approval: Option<(String, ApprovalRequest)> = None;
         for reg in self
@@ -315,10 +300,9 @@ impl HookRunner {
                     );
                     approved.push((reg, None));
                 }
-                Step::Rewrite(patch) => {
-                    approved.push((reg, Some(merge(original.value().clone(), &patch))));
-                    let base = merged.take().unwrap_or_else(|| original.value().clone());
-                    merged = Some(merge(base, &patch));
+                Step::Rewrite(params) => {
+                    approved.push((reg, Some(params.clone())));
+                    last = Some(params);
                 }
                 Step::Ask(_) if approval.is_some() => {
                     note(&mut decisions, "ignored: an earlier handler asked first");
@@ -338,8 +322,8 @@ impl HookRunner {
                 }
             }
         }
-        let merged = match merged {
-            Some(merged) if *original != merged => merged,
+        let last = match last {
+            Some(last) if *original != last => last,
             _ => {
                 let HookEvent::BeforeToolCall(event) = asked else {
                     unreachable!("asked is a before_tool_call event")
@@ -354,7 +338,7 @@ impl HookRunner {
         let HookEvent::BeforeToolCall(mut event) = asked else {
             unreachable!("asked is a before_tool_call event")
         };
-        event.params = crate::SharedJson::new(merged);
+        event.params = crate::SharedJson::new(last);
         let recheck = HookEvent::BeforeToolCall(event);
         let HookEvent::BeforeToolCall(event) = &recheck else {
             unreachable!("recheck is a before_tool_call event")
@@ -368,9 +352,7 @@ impl HookRunner {
                 // An approval request on the final parameters is the one
                 // already pending (or, from another plugin, one too many).
                 Step::Allow | Step::Skip | Step::Ask(_) => continue,
-                Step::Rewrite(patch) if event.params == merge(event.params.value().clone(), &patch) => {
-                    continue
-                }
+                Step::Rewrite(params) if *event.params.value() == params => continue,
                 Step::Rewrite(_) => format!(
                     "plugin `{}` approved the call before other hooks changed its parameters, and would change them again",
                     reg.plugin_id

@@ -83,56 +83,48 @@ use HookKind::*;
 use HookOutcome as O;
 
 #[tokio::test]
-async fn before_handlers_see_the_originals_and_patches_merge_with_the_later_winning() {
+async fn before_handlers_see_the_originals_and_the_last_rewrite_is_taken_whole() {
+    // OpenClaw's rule, `next.params ?? acc.params`: A {a:1} then B {b:2}
+    // runs with {b:2}, not a merge of the two.
     let seen = Arc::default();
     let allow = || Ok(O::BeforeToolCall(B::Allow));
     let runner = HookRunner::new(vec![
-        // Allowed the originals, so it is asked again with the merged call.
+        // Allowed the originals, so it is asked again with the final call.
         answers("low", 1, BeforeToolCall, vec![allow(), allow()], &seen),
-        // Asked again too (`high` set `a` after it answered); repeating its
-        // patch changes nothing, so it passes.
+        // Its rewrite is the last: taken whole, and not asked again (it
+        // approved just what will run).
         answers(
             "mid",
             5,
             BeforeToolCall,
-            vec![
-                Ok(O::BeforeToolCall(B::Rewrite(json!({"b": "mid", "c": 3})))),
-                Ok(O::BeforeToolCall(B::Rewrite(json!({"b": "mid", "c": 3})))),
-            ],
+            vec![Ok(O::BeforeToolCall(B::Rewrite(json!({"b": 2}))))],
             &seen,
         ),
-        // Its patch is kept where no later handler set the same key.
+        // Its rewrite is replaced by the later one; asked again, it allows.
         answers(
             "high",
             10,
             BeforeToolCall,
-            vec![
-                Ok(O::BeforeToolCall(B::Rewrite(json!({"a": 9, "b": "high"})))),
-                Ok(O::BeforeToolCall(B::Rewrite(json!({"a": 9})))),
-            ],
+            vec![Ok(O::BeforeToolCall(B::Rewrite(json!({"a": 1})))), allow()],
             &seen,
         ),
     ]);
     let out = runner
-        .before_tool_call(before(json!({"a": 1, "b": "x"})))
+        .before_tool_call(before(json!({"a": 0, "b": "x"})))
         .await;
-    assert_eq!(
-        out.verdict.map(SharedJson::into_value),
-        Ok(json!({"a": 9, "b": "mid", "c": 3}))
-    );
-    let original = r#"{"a":1,"b":"x"}"#;
-    let merged = r#"{"a":9,"b":"mid","c":3}"#;
+    assert_eq!(out.verdict.map(SharedJson::into_value), Ok(json!({"b": 2})));
+    let original = r#"{"a":0,"b":"x"}"#;
+    let last = r#"{"b":2}"#;
     assert_eq!(
         *seen.lock().unwrap(),
         vec![
             format!("high:{original}"),
             format!("mid:{original}"),
             format!("low:{original}"),
-            // Re-checks, in order: each approved something other than what
-            // will run.
-            format!("high:{merged}"),
-            format!("mid:{merged}"),
-            format!("low:{merged}"),
+            // Re-checks, in order: each that approved something other
+            // than what will run.
+            format!("high:{last}"),
+            format!("low:{last}"),
         ]
     );
 }

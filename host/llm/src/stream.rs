@@ -146,7 +146,8 @@ impl Assembler {
                         ModelErrorKind::Protocol,
                         format!(
                             "arguments of tool call `{}` are not valid JSON ({why}): {}",
-                            call.name, call.args
+                            call.name,
+                            clawhost_agent_core::text::clip(&call.args, 200)
                         ),
                     )
                 })?
@@ -200,7 +201,7 @@ pub trait EventParser: Send {
 /// Parse a JSON payload, or fail with a protocol error naming the event.
 pub(crate) fn json(event: &str, data: &str) -> Result<serde_json::Value, ModelError> {
     serde_json::from_str(data).map_err(|e| {
-        let shown: String = data.chars().take(200).collect();
+        let shown = clawhost_agent_core::text::clip(data, 200);
         ModelError::new(
             ModelErrorKind::Protocol,
             format!(
@@ -249,12 +250,17 @@ mod tests {
             id: "a".into(),
             name: "one".into(),
         });
+        // 200 KB of broken arguments: the error quotes 200 characters.
+        let huge = format!("{{\"q\": \"{}", "x".repeat(200_000));
         a.push(StreamEvent::ToolCallArgsDelta {
             index: 0,
-            fragment: "{\"q\":".into(),
+            fragment: huge,
         });
         a.push(StreamEvent::Stop(StopReason::ToolUse));
-        assert_eq!(a.finish().unwrap_err().kind, ModelErrorKind::Protocol);
+        let err = a.finish().unwrap_err();
+        assert_eq!(err.kind, ModelErrorKind::Protocol);
+        assert!(err.message.len() < 500, "{}", err.message.len());
+        assert!(err.message.contains("more bytes]"), "{}", err.message);
         assert_eq!(
             Assembler::default().finish().unwrap_err().kind,
             ModelErrorKind::Protocol

@@ -163,13 +163,27 @@ pub enum CallError {
         /// Why.
         reason: String,
     },
-    /// The plugin was disabled after repeated traps.
-    #[error("plugin `{id}` is disabled: {reason}")]
-    Disabled {
+    /// The host stopped a harness's turn (it called on after its tool
+    /// budget was spent); not counted as the plugin's failure.
+    #[error("plugin `{id}`: {reason}")]
+    Stopped {
         /// Plugin id.
         id: String,
         /// Why.
         reason: String,
+    },
+    /// The plugin is quarantined after failed calls in a row: calls are
+    /// refused until its backoff passes (see `plugins.limits.quarantineMs`).
+    #[error(
+        "plugin `{id}` is quarantined ({reason}); the next call is let through in {retry_in_ms} ms"
+    )]
+    Quarantined {
+        /// Plugin id.
+        id: String,
+        /// Why.
+        reason: String,
+        /// Time left before a call is let through again, in ms.
+        retry_in_ms: u64,
     },
 }
 

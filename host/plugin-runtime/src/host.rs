@@ -155,6 +155,7 @@ impl PluginHost {
         // A package reached from two paths (a `--plugin` dir that also lies
         // under `plugins.paths`) is loaded from the first only.
         let mut seen = std::collections::HashSet::new();
+        let mut found = Vec::new();
         for (path, dirs) in discover_all(&self.package_paths) {
             let dirs = match dirs {
                 Ok(dirs) => dirs,
@@ -170,31 +171,23 @@ impl PluginHost {
                     continue;
                 }
             };
-            // Packages are prepared concurrently (hashing and loading the
-            // compiled code run on blocking threads), then admitted in order.
-            // The path's manifests and package records come from its
-            // bundle while unmoved (one file, read here as the listing
-            // was); a bundle stale after this read is rewritten.
-            let bundle = Arc::new(self.cache.bundle(&path));
-            let read = self.reader().read_all(&dirs, &bundle).await;
-            if bundle.is_stale() {
-                let cache = self.cache.clone();
-                let _ = tokio::task::spawn_blocking(move || cache.keep_bundle(&bundle)).await;
-            }
-            let (dirs, files): (Vec<PathBuf>, Vec<PackageFiles>) = dirs
-                .into_iter()
-                .zip(read)
-                .filter_map(|(found, files)| {
-                    let files = files?;
-                    let real = files.real_dir.clone().unwrap_or_else(|| found.dir.clone());
-                    seen.insert(real).then_some((found.dir, files))
-                })
-                .unzip();
-            let prepared =
-                futures::future::join_all(files.into_iter().map(|files| self.prepare(files))).await;
-            let claims = claimed_ids(&dirs, &prepared);
-            for (dir, prepared) in dirs.into_iter().zip(prepared) {
-                let result = prepared.and_then(|plugin| {
+            let read = self.reader().read_all(&dirs).await;
+            found.extend(dirs.into_iter().zip(read).filter_map(|(found, files)| {
+                let files = files?;
+                let real = files.real_dir.clone().unwrap_or_else(|| found.dir.clone());
+                seen.insert(real).then_some((found.dir, files))
+            }));
+        }
+        // Packages are prepared concurrently (hashing and loading the
+        // compiled code run on blocking threads), then admitted in order.
+        let (dirs, files): (Vec<PathBuf>, Vec<PackageFiles>) = found.into_iter().unzip();
+        let prepared =
+            futures::future::join_all(files.into_iter().map(|files| self.prepare(files))).await;
+        // An id is claimed across every path, by packages that failed to
+        // prepare too: an impostor never inherits an id its rival lost.
+        let claims = claimed_ids(&dirs, &prepared);
+        for (dir, prepared) in dirs.into_iter().zip(prepared) {
+            let result = prepared.and_then(|plugin| {
                     match claims.get(plugin.id()).filter(|d| d.len() > 1) {
                         // Two packages claim one id: unless a sha256 pin
                         // decided it (a mismatch is refused in `prepare`),
@@ -211,20 +204,19 @@ impl PluginHost {
                         _ => self.admit(plugin),
                     }
                 });
-                let id = match &result {
-                    Ok(p) => Some(p.id().to_string()),
-                    Err(e) => e.plugin_id().map(str::to_string),
-                };
-                match &result {
-                    Ok(_) => tracing::info!(plugin = ?id, dir = %dir.display(), "plugin loaded"),
-                    Err(e) => tracing::warn!(dir = %dir.display(), error = %e, "plugin not loaded"),
-                }
-                reports.push(LoadReport {
-                    dir,
-                    id,
-                    result: result.map(|_| ()),
-                });
+            let id = match &result {
+                Ok(p) => Some(p.id().to_string()),
+                Err(e) => e.plugin_id().map(str::to_string),
+            };
+            match &result {
+                Ok(_) => tracing::info!(plugin = ?id, dir = %dir.display(), "plugin loaded"),
+                Err(e) => tracing::warn!(dir = %dir.display(), error = %e, "plugin not loaded"),
             }
+            reports.push(LoadReport {
+                dir,
+                id,
+                result: result.map(|_| ()),
+            });
         }
         reports
     }
@@ -424,6 +416,7 @@ impl PluginHost {
                 memory_bytes: entry.memory_mb.unwrap_or(limits.memory_mb) << 20,
                 timeout: Duration::from_millis(limits.call_timeout_ms),
                 max_consecutive_traps: limits.max_consecutive_traps.max(1),
+                quarantine: Duration::from_millis(limits.quarantine_ms),
                 harness_turn_timeout: Duration::from_millis(limits.harness_turn_timeout_ms),
                 max_output_bytes: usize::try_from(limits.max_output_kb << 10).unwrap_or(usize::MAX),
                 max_handles: limits.max_handles as usize,
@@ -619,18 +612,20 @@ fn discover_all(paths: &[PathBuf]) -> Vec<(PathBuf, std::io::Result<Vec<PackageD
         .collect()
 }
 
-/// The package dirs that claim each plugin id, among the prepared ones.
+/// The package dirs that claim each plugin id: those prepared, and those
+/// refused after their manifest named an id.
 fn claimed_ids(
     dirs: &[PathBuf],
     prepared: &[Result<LoadedPlugin, LoadError>],
 ) -> std::collections::HashMap<String, Vec<PathBuf>> {
     let mut claims: std::collections::HashMap<String, Vec<PathBuf>> = Default::default();
     for (dir, p) in dirs.iter().zip(prepared) {
-        if let Ok(p) = p {
-            claims
-                .entry(p.id().to_string())
-                .or_default()
-                .push(dir.clone());
+        let id = match p {
+            Ok(p) => Some(p.id()),
+            Err(e) => e.plugin_id(),
+        };
+        if let Some(id) = id {
+            claims.entry(id.to_string()).or_default().push(dir.clone());
         }
     }
     claims

@@ -1,10 +1,12 @@
 //! One plugin's live instance: calls with a wall-clock deadline and a memory
-//! cap, discarding a trapped instance and disabling a plugin that keeps trapping.
+//! cap, discarding a trapped or cancelled instance and quarantining a plugin
+//! that keeps failing (see [`crate::health`]).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex as SyncMutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use clawhost_agent_core::TurnStopped;
 use tokio::sync::Mutex;
 use wasmtime::component::InstancePre;
 use wasmtime::{Store, Trap, UpdateDeadline};
@@ -13,14 +15,16 @@ use crate::abi::{Answer, ApiVersion, Declared, Guest, Indices, Request};
 use crate::cache::CacheOutcome;
 use crate::component_source::LazyComponent;
 use crate::engine::PluginEngine;
+use crate::health::Health;
 use crate::logs::PluginLogs;
 use crate::sandbox::EffectiveGrants;
 use crate::state::{MemoryCap, PluginState};
 use crate::CallError;
 
 /// Extra time the host waits beyond the epoch deadline before abandoning a
-/// call that is blocked in a host function (e.g. a guest sleeping in WASI).
-const HOST_GRACE: Duration = Duration::from_millis(250);
+/// call that is blocked in a host function (e.g. a guest sleeping in WASI):
+/// a spinning guest is interrupted at the next epoch tick (5 ms) before it.
+const HOST_GRACE: Duration = Duration::from_millis(50);
 
 struct Live {
     store: Store<PluginState>,
@@ -34,8 +38,10 @@ pub struct CallLimits {
     pub memory_bytes: u64,
     /// Wall-clock deadline per call.
     pub timeout: Duration,
-    /// Traps in a row before the plugin is disabled.
+    /// Failed calls in a row before the plugin is quarantined.
     pub max_consecutive_traps: u32,
+    /// The first quarantine's length (doubled by each failed retry).
+    pub quarantine: Duration,
     /// Wall-clock deadline of one harness turn.
     pub harness_turn_timeout: Duration,
     /// Largest text one call may hand back, in bytes.
@@ -70,10 +76,11 @@ pub(crate) struct PluginInstance {
     config_json: Arc<str>,
     logs: Arc<PluginLogs>,
     limits: CallLimits,
+    /// The instance between calls. During a call it is out of the slot, in
+    /// the call's future: a cancelled call drops it with the future.
     live: Mutex<Option<Box<Live>>>,
-    consecutive_traps: AtomicU32,
     instantiations: AtomicU32,
-    disabled: SyncMutex<Option<String>>,
+    health: SyncMutex<Health>,
     /// Set while no instance has answered `register` yet (a remembered
     /// declaration stood in for it): the first instance calls it and hands
     /// the answer here.
@@ -107,9 +114,8 @@ impl PluginInstance {
             logs,
             limits,
             live: Mutex::new(None),
-            consecutive_traps: AtomicU32::new(0),
             instantiations: AtomicU32::new(0),
-            disabled: SyncMutex::new(None),
+            health: SyncMutex::new(Health::default()),
             first_register: SyncMutex::new(None),
         }
     }
@@ -158,12 +164,17 @@ impl PluginInstance {
             .is_some()
     }
 
-    /// Why the plugin is disabled, if it is.
-    pub(crate) fn disabled_reason(&self) -> Option<String> {
-        self.disabled
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+    fn health(&self) -> std::sync::MutexGuard<'_, Health> {
+        self.health.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Why the plugin is quarantined and how long until its next trial call
+    /// (zero once the backoff passed), if it is.
+    pub(crate) fn quarantine(&self) -> Option<(String, Duration)> {
+        let now = Instant::now();
+        self.health()
+            .quarantine()
+            .map(|q| (q.reason.clone(), q.until.saturating_duration_since(now)))
     }
 
     /// How many instances were created so far (1 + re-instantiations).
@@ -171,16 +182,18 @@ impl PluginInstance {
         self.instantiations.load(Ordering::Relaxed)
     }
 
-    /// Traps in a row so far.
-    pub(crate) fn consecutive_traps(&self) -> u32 {
-        self.consecutive_traps.load(Ordering::Relaxed)
+    /// Failed calls in a row so far.
+    pub(crate) fn consecutive_failures(&self) -> u32 {
+        self.health().failures()
     }
 
     pub(crate) fn grants(&self) -> &EffectiveGrants {
         &self.grants
     }
 
-    async fn instantiate(&self) -> wasmtime::Result<Box<Live>> {
+    /// A fresh instance whose start (and `register`, when it is the first)
+    /// must end by `deadline`.
+    async fn instantiate(&self, deadline: Instant) -> wasmtime::Result<Box<Live>> {
         let wasi = self.grants.wasi_ctx(&self.logs)?;
         let state = PluginState::new(
             wasi,
@@ -205,7 +218,7 @@ impl PluginInstance {
                 Box::pin(tokio::task::yield_now()),
             ))
         });
-        store.data_mut().deadline = Instant::now() + self.limits.timeout;
+        store.data_mut().deadline = deadline;
         store.set_epoch_deadline(1);
         let linked = self.linked().await?;
         let instance = linked.pre.instantiate_async(&mut store).await?;
@@ -239,10 +252,14 @@ impl PluginInstance {
         let mut slot = self.live.lock().await;
         *slot = None;
         self.load_component().await?;
-        let live = self.instantiate().await.map_err(|e| CallError::Trapped {
-            id: self.id.clone(),
-            reason: format!("instantiation failed: {}", e.root_cause()),
-        })?;
+        let deadline = Instant::now() + self.limits.timeout;
+        let live = self
+            .instantiate(deadline)
+            .await
+            .map_err(|e| CallError::Trapped {
+                id: self.id.clone(),
+                reason: format!("instantiation failed: {}", e.root_cause()),
+            })?;
         *slot = Some(live);
         Ok(())
     }
@@ -274,13 +291,20 @@ impl PluginInstance {
         self.api
     }
 
-    /// Make one call. Calls into one plugin are serialized.
+    /// Make one call. Calls into one plugin are serialized. The call (a
+    /// fresh instance's start included) ends by its deadline whatever the
+    /// guest is doing; dropping the returned future cancels it and discards
+    /// the instance, which is not counted against the plugin.
     pub(crate) async fn call(&self, request: Request<'_>) -> Result<Answer, CallError> {
         let mut slot = self.live.lock().await;
-        if let Some(reason) = self.disabled_reason() {
-            return Err(CallError::Disabled {
+        if let Some(q) = self.health().refusing(Instant::now()) {
+            return Err(CallError::Quarantined {
                 id: self.id.clone(),
-                reason,
+                reason: q.reason.clone(),
+                retry_in_ms: q
+                    .until
+                    .saturating_duration_since(Instant::now())
+                    .as_millis() as u64,
             });
         }
         let timeout = match &request {
@@ -288,39 +312,37 @@ impl PluginInstance {
             Request::Hook(_, Some(timeout)) => *timeout,
             _ => self.limits.timeout,
         };
-        // A new instance first gets its own deadline (and `register`, when
-        // it is the first one).
-        let deadline = timeout
-            + HOST_GRACE
-            + if slot.is_none() {
-                self.limits.timeout
-            } else {
-                Duration::ZERO
-            };
-        if slot.is_none() {
+        let mut live = slot.take();
+        if live.is_none() {
             // Host work, outside the guest's deadline: mapping a deferred
             // component (or compiling it, if its artifact went meanwhile).
             if let Err(error) = self.load_component().await {
-                return Err(self.failed(&mut slot, error));
+                return Err(self.failed(error));
             }
         }
-        self.logs.begin_call();
+        let deadline = Instant::now() + timeout;
+        let _call = self.logs.call();
         let run = async {
-            if slot.is_none() {
-                *slot = Some(self.instantiate().await?);
-            }
-            let live = slot.as_mut().expect("instantiated above");
-            live.store.data_mut().deadline = Instant::now() + timeout;
+            let mut live = match live.take() {
+                Some(live) => live,
+                None => self.instantiate(deadline).await.map_err(|e| (None, e))?,
+            };
+            live.store.data_mut().deadline = deadline;
             live.store.set_epoch_deadline(1);
             let what = request.what();
-            let Live { store, guest } = &mut **live;
-            Ok::<_, wasmtime::Error>((guest.call(store, request).await?, what))
+            let Live { store, guest } = &mut *live;
+            match guest.call(store, request).await {
+                Ok(reply) => Ok((live, reply, what)),
+                Err(e) => Err((Some(live), e)),
+            }
         };
-        let outcome = tokio::time::timeout(deadline, run).await;
-        self.logs.end_call();
-        let error = match outcome {
-            Ok(Ok((reply, what))) => {
-                self.consecutive_traps.store(0, Ordering::Relaxed);
+        let give_up = tokio::time::Instant::from_std(deadline + HOST_GRACE);
+        let error = match tokio::time::timeout_at(give_up, run).await {
+            Ok(Ok((live, reply, what))) => {
+                *slot = Some(live);
+                if self.health().served() {
+                    tracing::info!(plugin = %self.id, "plugin served a call again; quarantine ended");
+                }
                 if reply.largest_text > self.limits.max_output_bytes {
                     // The instance is sound; only this answer is refused.
                     return Err(CallError::OutputTooLarge {
@@ -332,25 +354,41 @@ impl PluginInstance {
                 }
                 return Ok(reply.answer);
             }
-            Ok(Err(e)) => self.classify(&e, slot.as_deref(), timeout),
+            Ok(Err((_, e))) if e.downcast_ref::<TurnStopped>().is_some() => {
+                // The host's own doing: the instance goes, uncounted.
+                return Err(CallError::Stopped {
+                    id: self.id.clone(),
+                    reason: e.to_string(),
+                });
+            }
+            Ok(Err((live, e))) => self.classify(&e, live.as_deref(), timeout),
             Err(_elapsed) => CallError::Timeout {
                 id: self.id.clone(),
                 timeout_ms: timeout.as_millis() as u64,
             },
         };
-        Err(self.failed(&mut slot, error))
+        Err(self.failed(error))
     }
 
-    /// Count a failed call: the instance in `slot` (trapped or abandoned)
-    /// is never reused, and a plugin that keeps failing is disabled.
-    fn failed(&self, slot: &mut Option<Box<Live>>, error: CallError) -> CallError {
-        *slot = None;
-        let traps = self.consecutive_traps.fetch_add(1, Ordering::Relaxed) + 1;
-        tracing::warn!(plugin = %self.id, traps, error = %error, "plugin call failed; instance discarded");
-        if traps >= self.limits.max_consecutive_traps {
-            let reason = format!("{traps} failed calls in a row, the last: {error}");
-            tracing::error!(plugin = %self.id, %reason, "plugin disabled");
-            *self.disabled.lock().unwrap_or_else(|p| p.into_inner()) = Some(reason);
+    /// Count a failed call (its instance, trapped or abandoned, was
+    /// dropped) and quarantine a plugin that keeps failing.
+    fn failed(&self, error: CallError) -> CallError {
+        let mut health = self.health();
+        let limits = &self.limits;
+        let text = error.to_string();
+        let q = health.failed(
+            &text,
+            limits.max_consecutive_traps,
+            limits.quarantine,
+            Instant::now(),
+        );
+        match q {
+            Some(q) => {
+                tracing::error!(plugin = %self.id, reason = %q.reason, retry_in_ms = q.backoff.as_millis() as u64, "plugin quarantined")
+            }
+            None => {
+                tracing::warn!(plugin = %self.id, failures = health.failures(), error = %text, "plugin call failed; instance discarded")
+            }
         }
         error
     }

@@ -19,6 +19,7 @@ mod cache;
 mod component_source;
 mod engine;
 mod error;
+mod health;
 mod host;
 mod instance;
 mod logs;

@@ -100,15 +100,17 @@ impl PluginLogs {
         self.buffer.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Start a call: the per-call budget is full again.
-    pub fn begin_call(&self) {
+    /// Start a call: the per-call budget is full again. The call ends when
+    /// the guard drops (served, failed or cancelled alike).
+    pub fn call(&self) -> CallGuard<'_> {
         let mut b = self.buffer();
         b.call_bytes = 0;
         b.dropped = (0, 0);
+        CallGuard(self)
     }
 
     /// End a call: if lines were dropped, one line says how many.
-    pub fn end_call(&self) {
+    fn end_call(&self) {
         let (lines, bytes) = std::mem::take(&mut self.buffer().dropped);
         if lines > 0 {
             self.keep(
@@ -267,5 +269,14 @@ impl Drop for LineWriter {
             let n = self.pending.len();
             self.emit(n);
         }
+    }
+}
+
+/// One call's log budget in use; see [`PluginLogs::call`].
+pub struct CallGuard<'a>(&'a PluginLogs);
+
+impl Drop for CallGuard<'_> {
+    fn drop(&mut self) {
+        self.0.end_call();
     }
 }

@@ -5,7 +5,6 @@ use std::path::{Path, PathBuf};
 use clawhost_config::Access;
 use serde::Deserialize;
 
-use crate::cache::bundle::Bundle;
 use crate::owned_path::{plain_path_under, plain_stamp_under, read_stamped, stamp, FileStamp};
 use crate::LoadError;
 
@@ -83,28 +82,22 @@ const MAX_MANIFEST: u64 = 1 << 20;
 impl PluginPackage {
     /// Read and check `dir/openclaw.plugin.json`.
     pub fn read(dir: &Path) -> Result<Self, LoadError> {
-        Self::read_in(dir, &Bundle::none())
-    }
-
-    /// [`Self::read`], with the manifest's bytes from `bundle` while its
-    /// stamp has not moved.
-    pub(crate) fn read_in(dir: &Path, bundle: &Bundle) -> Result<Self, LoadError> {
         let path = dir.join(MANIFEST_FILE);
-        let bytes = bundle
-            .read(&path, MAX_MANIFEST)
-            .map_err(|e| LoadError::Manifest {
+        let bytes = crate::owned_path::read_bounded(&path, MAX_MANIFEST).map_err(|e| {
+            LoadError::Manifest {
                 path: path.clone(),
                 reason: e.to_string(),
-            })?;
+            }
+        })?;
         Self::parse(dir, path, &bytes)
     }
 
-    /// [`Self::read_in`], or `None` when `dir` holds no manifest (or is not
+    /// [`Self::read`], or `None` when `dir` holds no manifest (or is not
     /// a directory): it is not a package.
-    pub(crate) fn read_if_present(dir: &Path, bundle: &Bundle) -> Result<Option<Self>, LoadError> {
+    pub(crate) fn read_if_present(dir: &Path) -> Result<Option<Self>, LoadError> {
         use std::io::ErrorKind::{NotADirectory, NotFound};
         let path = dir.join(MANIFEST_FILE);
-        match bundle.read(&path, MAX_MANIFEST) {
+        match crate::owned_path::read_bounded(&path, MAX_MANIFEST) {
             Ok(bytes) => Self::parse(dir, path, &bytes).map(Some),
             Err(e) if matches!(e.kind(), NotFound | NotADirectory) => Ok(None),
             Err(e) => Err(LoadError::Manifest {

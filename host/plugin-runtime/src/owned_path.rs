@@ -186,28 +186,6 @@ impl FileStamp {
         Self(text)
     }
 
-    /// Whether `stamp` (a stamp's text) is the stamp in `meta`; nothing
-    /// is allocated.
-    pub(crate) fn is_of(stamp: &[u8], meta: &std::fs::Metadata) -> bool {
-        /// Compares what is written with `expected`, piece by piece.
-        struct Same<'a> {
-            expected: &'a [u8],
-        }
-        impl std::fmt::Write for Same<'_> {
-            fn write_str(&mut self, s: &str) -> std::fmt::Result {
-                match self.expected.strip_prefix(s.as_bytes()) {
-                    Some(rest) => {
-                        self.expected = rest;
-                        Ok(())
-                    }
-                    None => Err(std::fmt::Error),
-                }
-            }
-        }
-        let mut same = Same { expected: stamp };
-        Self::write(meta, &mut same).is_ok() && same.expected.is_empty()
-    }
-
     /// Write the stamp in `meta` as text.
     fn write(meta: &std::fs::Metadata, out: &mut impl std::fmt::Write) -> std::fmt::Result {
         use std::os::unix::fs::MetadataExt;
@@ -383,34 +361,5 @@ mod tests {
             read_bounded(&fifo, 10).is_err(),
             "a FIFO is never waited on"
         );
-    }
-
-    #[test]
-    fn a_stamp_is_of_the_metadata_it_was_taken_from_and_of_nothing_else() {
-        let root = tempfile::tempdir().unwrap();
-        let file = root.path().join("f");
-        std::fs::write(&file, b"one").unwrap();
-        let meta = std::fs::metadata(&file).unwrap();
-        let text = FileStamp::of(&meta).as_str().to_string();
-        assert!(FileStamp::is_of(text.as_bytes(), &meta));
-        // A prefix, a longer text and one changed digit are other stamps.
-        assert!(!FileStamp::is_of(&text.as_bytes()[..text.len() - 1], &meta));
-        assert!(!FileStamp::is_of(format!("{text}0").as_bytes(), &meta));
-        let mut changed = text.clone().into_bytes();
-        let last = changed.len() - 1;
-        changed[last] = if changed[last] == b'9' {
-            b'8'
-        } else {
-            changed[last] + 1
-        };
-        assert!(!FileStamp::is_of(&changed, &meta));
-        assert!(!FileStamp::is_of(b"", &meta));
-        // Another file's metadata is not this stamp's.
-        let other = root.path().join("g");
-        std::fs::write(&other, b"one").unwrap();
-        assert!(!FileStamp::is_of(
-            text.as_bytes(),
-            &std::fs::metadata(&other).unwrap()
-        ));
     }
 }

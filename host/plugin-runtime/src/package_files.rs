@@ -5,9 +5,7 @@
 //! grants (opening the granted directories). A start reads all its packages
 //! in a few batches, one per core, instead of hopping to a blocking thread
 //! several times per package: on a warm start the hops, not the small
-//! reads, were most of each plugin's cost. The manifest and the package
-//! record come from the plugin path's bundle while their stamps have not
-//! moved ([`Bundle`]).
+//! reads, were most of each plugin's cost.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,7 +14,6 @@ use clawhost_config::PluginsConfig;
 
 use crate::abi::Declared;
 use crate::api_version::ComponentFacts;
-use crate::cache::bundle::Bundle;
 use crate::cache::declarations::DeclarationKey;
 use crate::cache::ComponentCache;
 use crate::manifest::PluginPackage;
@@ -72,24 +69,18 @@ impl Reader {
     /// Read the files of every package in `dirs`, in order, split over one
     /// blocking task per core; `None` for a candidate that holds no
     /// manifest (not a package).
-    /// A manifest or package record comes from `bundle` while its stamp
-    /// has not moved.
-    pub(crate) async fn read_all(
-        &self,
-        dirs: &[PackageDir],
-        bundle: &Arc<Bundle>,
-    ) -> Vec<Option<PackageFiles>> {
+    pub(crate) async fn read_all(&self, dirs: &[PackageDir]) -> Vec<Option<PackageFiles>> {
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         let chunk = dirs.len().div_ceil(cores).max(1);
         let batches = dirs.chunks(chunk).map(|chunk| {
-            let (reader, chunk, bundle) = (self.clone(), chunk.to_vec(), bundle.clone());
+            let (reader, chunk) = (self.clone(), chunk.to_vec());
             async move {
                 let dirs: Vec<PathBuf> = chunk.iter().map(|d| d.dir.clone()).collect();
                 match tokio::task::spawn_blocking(move || {
                     let mut parents = CanonicalParents::default();
                     chunk
                         .iter()
-                        .map(|d| reader.read(d, &mut parents, &bundle))
+                        .map(|d| reader.read(d, &mut parents))
                         .collect::<Vec<_>>()
                 })
                 .await
@@ -115,25 +106,16 @@ impl Reader {
             dir: dir.to_path_buf(),
             candidate: false,
         };
-        let read = self
-            .read_all(&[dir], &Arc::new(Bundle::none()))
-            .await
-            .pop()
-            .flatten();
+        let read = self.read_all(&[dir]).await.pop().flatten();
         read.expect("a package that is not a candidate is read")
     }
 
     /// Read one package's files (blocking).
-    fn read(
-        &self,
-        found: &PackageDir,
-        parents: &mut CanonicalParents,
-        bundle: &Bundle,
-    ) -> Option<PackageFiles> {
+    fn read(&self, found: &PackageDir, parents: &mut CanonicalParents) -> Option<PackageFiles> {
         let dir = &found.dir;
         let package = match found.candidate {
-            true => PluginPackage::read_if_present(dir, bundle).transpose()?,
-            false => PluginPackage::read_in(dir, bundle),
+            true => PluginPackage::read_if_present(dir).transpose()?,
+            false => PluginPackage::read(dir),
         };
         // Resolved once, after its parent: for the component's path and
         // for telling a package reached from two plugin paths.
@@ -148,7 +130,7 @@ impl Reader {
         let stamped = package.stamp_component(max, real_dir.as_deref());
         let (component_file, remembered) = match stamped {
             Ok((path, stamp)) => {
-                let remembered = self.cache.remembered(&path, &stamp, bundle);
+                let remembered = self.cache.remembered(&path, &stamp);
                 (Some(path), Ok(remembered))
             }
             Err(e) => (None, Err(e)),

@@ -91,8 +91,14 @@ impl Interfaces {
 pub enum PluginState {
     /// Serving.
     Active,
-    /// Disabled after repeated traps.
-    Disabled(String),
+    /// Quarantined after failed calls in a row: calls are refused until
+    /// the backoff passes, then one is let through as a trial.
+    Quarantined {
+        /// Why.
+        reason: String,
+        /// Time left before the trial call, in ms (0: the next call).
+        retry_in_ms: u64,
+    },
 }
 
 /// A plugin's status, for `plugins status` and tests.
@@ -108,7 +114,7 @@ pub struct PluginStatus {
     pub dir: PathBuf,
     /// Component sha256.
     pub sha256: String,
-    /// Active or disabled.
+    /// Active or quarantined.
     pub state: PluginState,
     /// Tool names.
     pub tools: Vec<String>,
@@ -195,8 +201,11 @@ impl LoadedPlugin {
             api: self.instance.api(),
             dir: self.dir.clone(),
             sha256: self.sha256.clone(),
-            state: match self.instance.disabled_reason() {
-                Some(reason) => PluginState::Disabled(reason),
+            state: match self.instance.quarantine() {
+                Some((reason, left)) => PluginState::Quarantined {
+                    reason,
+                    retry_in_ms: left.as_millis() as u64,
+                },
                 None => PluginState::Active,
             },
             tools: r.tools.iter().map(|t| t.spec.name.clone()).collect(),
@@ -205,7 +214,7 @@ impl LoadedPlugin {
             harnesses: r.harnesses.clone(),
             grants: self.instance.grants().clone(),
             instantiations: self.instance.instantiations(),
-            consecutive_failures: self.instance.consecutive_traps(),
+            consecutive_failures: self.instance.consecutive_failures(),
             from_cache: self.instance.component_outcome() != CacheOutcome::Compiled,
             declaration: match &self.remembered {
                 None => Declaration::Called,

@@ -63,6 +63,9 @@ pub struct EffectiveGrants {
     pub dirs: Vec<EffectiveDir>,
     /// Environment variables (name, value).
     pub env: Vec<(String, String)>,
+    /// Operator grants not applied because the manifest does not ask for
+    /// them, each said as a sentence for the operator.
+    pub unasked: Vec<String>,
 }
 
 impl EffectiveGrants {
@@ -96,13 +99,17 @@ impl EffectiveGrants {
         protected: &ProtectedPaths,
     ) -> Result<Self, LoadError> {
         let mut dirs = Vec::new();
+        let mut unasked = Vec::new();
         for grant in &granted.filesystem {
             let Some(request) = requested
                 .filesystem
                 .iter()
                 .find(|r| r.guest_path == grant.guest_path)
             else {
-                tracing::warn!(plugin = id, guest_path = %grant.guest_path, "operator grant not requested by the manifest; not mounted");
+                unasked.push(format!(
+                    "plugins.entries.{id}.grants.filesystem grants {}, which the manifest does not ask for (capabilities.filesystem): not mounted",
+                    grant.guest_path
+                ));
                 continue;
             };
             let host = if grant.host_path.is_absolute() {
@@ -138,6 +145,10 @@ impl EffectiveGrants {
         let mut env = Vec::new();
         for grant in &granted.env {
             if !requested.env.iter().any(|n| n == grant.name()) {
+                unasked.push(format!(
+                    "plugins.entries.{id}.grants.env grants ${}, which the manifest does not ask for (capabilities.env): not set",
+                    grant.name()
+                ));
                 continue;
             }
             match grant {
@@ -149,7 +160,10 @@ impl EffectiveGrants {
                 EnvGrant::Fixed { name, value } => env.push((name.clone(), value.clone())),
             }
         }
-        Ok(Self { dirs, env })
+        for line in &unasked {
+            tracing::warn!(plugin = id, "{line}");
+        }
+        Ok(Self { dirs, env, unasked })
     }
 
     /// A fresh WASI context with exactly these grants; stdio goes to `logs`.

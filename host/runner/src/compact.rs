@@ -71,7 +71,7 @@ pub struct CompactionHooks<'a> {
 /// `before_compaction` observes what is about to be summarized; a granted
 /// compaction provider may supply the summary, else a model call writes it;
 /// `after_compaction` observes the result. Returns `Ok(None)` when there is
-/// nothing to summarize.
+/// nothing to summarize (`after_compaction` then fires with a count of 0).
 pub async fn compact(
     history: &mut Vec<SharedMessage>,
     model: &dyn ModelClient,
@@ -81,6 +81,17 @@ pub async fn compact(
     hooks: &CompactionHooks<'_>,
 ) -> Result<Option<CompactionRecord>, ModelError> {
     let Some(cut) = plan_cut(history, keep_recent_tokens) else {
+        // Nothing to summarize: as OpenClaw, `after_compaction` still
+        // reports the attempt, with nothing compacted.
+        hooks
+            .runner
+            .observe(HookEvent::AfterCompaction(AfterCompactionEvent {
+                session_id: hooks.session_id.clone(),
+                message_count: history.len() as u32,
+                token_count: estimate_tokens(history),
+                compacted_count: 0,
+            }))
+            .await;
         return Ok(None);
     };
     let tokens_before = estimate_tokens(history);

@@ -8,6 +8,7 @@ mod observed_model;
 pub mod persist;
 mod run_hooks;
 mod session;
+mod tool_names;
 
 use std::sync::Arc;
 
@@ -31,6 +32,7 @@ pub use compact::{compact, CompactionHooks, CompactionRecord};
 pub use observed_model::ObservedModel;
 pub use persist::PersistError;
 pub use session::{RunError, Session, RUNTIME_ENV};
+pub use tool_names::WithheldTool;
 
 /// An agent host: plugins, the tool dispatcher and the hook runner.
 pub struct EmbeddedRunner {
@@ -43,6 +45,8 @@ pub struct EmbeddedRunner {
     resources: Resources,
     /// Plugins refused while wiring: (package dir, id, why).
     refused: Vec<(std::path::PathBuf, String, String)>,
+    /// Plugin tools not offered (a name clash, a built-in's name).
+    withheld: Vec<WithheldTool>,
 }
 
 /// Tools built into the host: the workspace tools (files, patches, search,
@@ -91,24 +95,37 @@ pub async fn load_plugins(
 impl EmbeddedRunner {
     /// Load the configured plugins and wire tools and hooks. Plugins that fail
     /// to load, or whose tools cannot be registered, are reported, not fatal.
+    /// A plugin marked `required` that is not wired stops the start.
     pub async fn start(config: Config) -> anyhow::Result<(Self, Vec<LoadReport>)> {
-        let (plugins, mut reports, resources) = load_plugins(&config).await?;
-        let mut runner = Self::from_plugins(config, plugins)?;
-        runner.resources = resources;
-        reports.extend(runner.refused());
+        let (runner, reports) = Self::wire(config).await?;
         runner.check_required(&reports)?;
         Ok((runner, reports))
     }
 
-    /// Wire an already loaded plugin host. A plugin whose tools cannot be
-    /// registered (a name clash, an oversized description) is refused whole
-    /// (its tools, hooks and harness) and listed in [`Self::refused`]; the
-    /// plugins loaded before it keep their tools.
+    /// What [`Self::start`] wires, without refusing to start when a
+    /// required plugin is missing: for the commands that report on plugins.
+    pub async fn wire(config: Config) -> anyhow::Result<(Self, Vec<LoadReport>)> {
+        let (plugins, mut reports, resources) = load_plugins(&config).await?;
+        let mut runner = Self::from_plugins(config, plugins)?;
+        runner.resources = resources;
+        reports.extend(runner.refused());
+        Ok((runner, reports))
+    }
+
+    /// Wire an already loaded plugin host. A tool name two plugins declare
+    /// is offered by neither, and a built-in's name only where the operator
+    /// allows it ([`Self::withheld`]); a plugin whose tools cannot be
+    /// registered (an oversized description, a bad schema) is refused whole
+    /// (its tools, hooks and harness) and listed in [`Self::refused`].
     pub fn from_plugins(config: Config, mut plugins: PluginHost) -> anyhow::Result<Self> {
         let mut registry = ToolRegistry::with_limits(ToolLimits::from_config(&config.tools));
         let mut refused = Vec::new();
-        for plugin in plugins.plugins().to_vec() {
-            if let Err(e) = registry.register_all(plugin.tools()) {
+        let builtins = host_tools(&config);
+        let builtin_names: Vec<String> = builtins.iter().map(|t| t.spec().name.clone()).collect();
+        let loaded = plugins.plugins().to_vec();
+        let (offered, withheld) = tool_names::offered_tools(&config, &loaded, &builtin_names);
+        for (plugin, tools) in loaded.into_iter().zip(offered) {
+            if let Err(e) = registry.register_all(tools) {
                 tracing::warn!(plugin = plugin.id(), error = %e, "plugin refused: its tools cannot be registered");
                 plugins.remove(plugin.id());
                 refused.push((
@@ -118,13 +135,12 @@ impl EmbeddedRunner {
                 ));
             }
         }
-        // A plugin tool named like a built-in one keeps its name (plugins built
-        // before the built-in existed keep loading); the built-in is left out.
+        // A plugin tool the operator let replace a built-in takes its name.
         let taken = registry.names();
-        for tool in host_tools(&config) {
+        for tool in builtins {
             let name = &tool.spec().name;
             if taken.iter().any(|t| t.eq_ignore_ascii_case(name)) {
-                tracing::warn!(tool = %name, "a plugin provides a tool of this name; the built-in `{name}` is not offered");
+                tracing::info!(tool = %name, "a plugin's tool replaces the built-in `{name}` (replaceBuiltins)");
                 continue;
             }
             registry
@@ -150,7 +166,14 @@ impl EmbeddedRunner {
             hooks,
             dispatcher,
             refused,
+            withheld,
         })
+    }
+
+    /// Plugin tools not offered: a name two plugins declare, or a built-in
+    /// tool's name without `replaceBuiltins`.
+    pub fn withheld(&self) -> &[WithheldTool] {
+        &self.withheld
     }
 
     /// Refuse to run without a plugin marked `required` (a guard the

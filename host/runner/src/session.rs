@@ -364,13 +364,15 @@ impl EmbeddedRunner {
             &turn,
             user,
         ));
-        let answer = harness
-            .run_attempt(turn, mirror.clone())
-            .await
-            .map_err(|error| RunError::Harness {
-                harness: runtime.into(),
-                error,
-            })?;
+        let answer = harness.run_attempt(turn, mirror.clone()).await;
+        // A harness stopped for calling past its budget ends on the budget.
+        if let Some(reason) = mirror.budget_spent() {
+            return Err(TurnError::ToolBudget(reason).into());
+        }
+        let answer = answer.map_err(|error| RunError::Harness {
+            harness: runtime.into(),
+            error,
+        })?;
         Ok(mirror.finish(answer)?)
     }
 

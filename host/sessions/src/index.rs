@@ -95,11 +95,12 @@ pub(crate) fn append_removal(dir: &Path, id: &str) -> std::io::Result<()> {
 fn append_line(dir: &Path, mut line: String) -> std::io::Result<()> {
     use std::io::Write;
     line.push('\n');
-    std::fs::OpenOptions::new()
+    let mut file = crate::private::file_options()
         .create(true)
         .append(true)
-        .open(dir.join(FILE))?
-        .write_all(line.as_bytes())
+        .open(dir.join(FILE))?;
+    crate::private::tighten(&file)?;
+    file.write_all(line.as_bytes())
 }
 
 /// Write the index afresh, one line per row (temp file + rename). Not

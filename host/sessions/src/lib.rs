@@ -5,6 +5,7 @@
 mod entry;
 mod index;
 mod lanes;
+mod private;
 mod store;
 mod transcript;
 

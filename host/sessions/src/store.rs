@@ -171,7 +171,8 @@ impl SessionStore {
     fn agent_dir(&self, agent: &str) -> Result<PathBuf, SessionError> {
         check_id(agent)?;
         let dir = self.root.join(agent);
-        std::fs::create_dir_all(&dir).map_err(|e| SessionError::io(&dir, e))?;
+        crate::private::dir(&self.root).map_err(|e| SessionError::io(&self.root, e))?;
+        crate::private::dir(&dir).map_err(|e| SessionError::io(&dir, e))?;
         Ok(dir)
     }
 

@@ -63,7 +63,7 @@ impl Transcript {
     /// off).
     pub(crate) fn create(path: &Path, header: Header) -> Result<Self, SessionError> {
         let io = |e| SessionError::io(path, e);
-        let mut file = OpenOptions::new()
+        let mut file = crate::private::file_options()
             .create_new(true)
             .append(true)
             .open(path)
@@ -98,6 +98,7 @@ impl Transcript {
         }
         let io = |e| SessionError::io(path, e);
         let mut file = OpenOptions::new().append(true).open(path).map_err(io)?;
+        crate::private::tighten(&file).map_err(io)?;
         if loaded.missing_newline {
             writeln!(file).map_err(io)?;
             t.len += 1;
@@ -133,7 +134,13 @@ impl Transcript {
         };
         let io = |e| SessionError::io(path, e);
         let backup = path.with_extension(format!("jsonl.bak-{}", now_ms()));
-        std::fs::copy(path, &backup).map_err(io)?;
+        let mut from = File::open(path).map_err(io)?;
+        let mut to = crate::private::file_options()
+            .create_new(true)
+            .write(true)
+            .open(&backup)
+            .map_err(io)?;
+        std::io::copy(&mut from, &mut to).map_err(io)?;
         let file = OpenOptions::new().write(true).open(path).map_err(io)?;
         file.set_len(torn.offset as u64).map_err(io)?;
         file.sync_all().map_err(io)?;

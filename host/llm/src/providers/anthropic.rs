@@ -84,7 +84,7 @@ pub fn body<'a>(
                             ]),
                         ),
                         // Another wire format's reasoning means nothing here.
-                        ReasoningBlock::ResponsesItem { .. } => {}
+                        ReasoningBlock::ResponsesItem { .. } | ReasoningBlock::Text { .. } => {}
                     }
                 }
                 if !text.is_empty() {

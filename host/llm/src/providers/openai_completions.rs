@@ -1,7 +1,9 @@
 //! OpenAI Chat Completions (`POST /chat/completions`, `stream: true`), also
 //! spoken by OpenAI-compatible servers (Ollama, vLLM, LM Studio …).
 
-use clawhost_agent_core::{Message, ModelError, ModelErrorKind, ModelRequest, StopReason};
+use clawhost_agent_core::{
+    Message, ModelError, ModelErrorKind, ModelRequest, ReasoningBlock, StopReason,
+};
 use serde_json::{json, Map, Value};
 
 use super::{classify, error_fields, set_tools, text_then_images, RequestBody, Wire};
@@ -129,6 +131,18 @@ fn text_part_owned<'a>(text: String) -> Wire<'a> {
 #[derive(Debug, Default)]
 pub struct Parser {
     done: bool,
+    /// Reasoning text streamed so far (`reasoning_content`, `reasoning`),
+    /// handed on as one block when the reply stops.
+    reasoning: String,
+}
+
+impl Parser {
+    fn take_reasoning(&mut self, out: &mut Vec<StreamEvent>) {
+        if !self.reasoning.is_empty() {
+            let text = std::mem::take(&mut self.reasoning);
+            out.push(StreamEvent::Reasoning(ReasoningBlock::Text { text }));
+        }
+    }
 }
 
 fn stop(reason: &str) -> StopReason {
@@ -144,7 +158,9 @@ impl EventParser for Parser {
     fn parse(&mut self, event: &str, data: &str) -> Result<Vec<StreamEvent>, ModelError> {
         if data.trim() == "[DONE]" {
             self.done = true;
-            return Ok(Vec::new());
+            let mut out = Vec::new();
+            self.take_reasoning(&mut out);
+            return Ok(out);
         }
         let chunk = parse_json(event, data)?;
         if chunk.get("error").is_some() {
@@ -166,6 +182,11 @@ impl EventParser for Parser {
         }
         if let Some(choice) = chunk["choices"].get(0) {
             let delta = &choice["delta"];
+            for key in ["reasoning_content", "reasoning"] {
+                if let Some(text) = delta[key].as_str() {
+                    self.reasoning.push_str(text);
+                }
+            }
             if let Some(text) = delta["content"].as_str().filter(|t| !t.is_empty()) {
                 out.push(StreamEvent::TextDelta(text.to_string()));
             }
@@ -201,6 +222,15 @@ impl EventParser for Parser {
                 }
             }
             if let Some(reason) = choice["finish_reason"].as_str() {
+                if reason == "error" {
+                    // OpenRouter's mid-stream failure: the reply so far is
+                    // not an answer.
+                    return Err(ModelError::new(
+                        ModelErrorKind::Unavailable,
+                        "the provider ended the reply with finish_reason \"error\" mid-stream",
+                    ));
+                }
+                self.take_reasoning(&mut out);
                 out.push(StreamEvent::Stop(stop(reason)));
             }
         }
@@ -236,5 +266,60 @@ mod tests {
         let err = p.parse("", second).unwrap_err();
         assert_eq!(err.kind, ModelErrorKind::Protocol);
         assert!(err.message.contains("choice 1"), "{}", err.message);
+    }
+
+    #[test]
+    fn reasoning_deltas_are_kept_as_one_block_before_the_stop() {
+        let mut p = Parser::default();
+        let mut events = Vec::new();
+        for data in [
+            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"Let me "}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"reasoning_content":"think."}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{"content":"42"}}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        ] {
+            events.extend(p.parse("", data).unwrap());
+        }
+        assert_eq!(
+            events,
+            vec![
+                StreamEvent::TextDelta("42".into()),
+                StreamEvent::Reasoning(ReasoningBlock::Text {
+                    text: "Let me think.".into()
+                }),
+                StreamEvent::Stop(StopReason::EndTurn),
+            ]
+        );
+        // OpenRouter's `reasoning`, with no finish_reason before [DONE].
+        let mut p = Parser::default();
+        p.parse(
+            "",
+            r#"{"choices":[{"index":0,"delta":{"reasoning":"hm"}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            p.parse("", "[DONE]").unwrap(),
+            vec![StreamEvent::Reasoning(ReasoningBlock::Text {
+                text: "hm".into()
+            })]
+        );
+    }
+
+    #[test]
+    fn a_mid_stream_error_ends_the_reply_as_an_error() {
+        // OpenRouter's documented shape, and the finish reason alone.
+        for chunk in [
+            r#"{"error":{"code":"server_error","message":"Provider disconnected"},"choices":[{"index":0,"delta":{"content":""},"finish_reason":"error"}]}"#,
+            r#"{"choices":[{"index":0,"delta":{},"finish_reason":"error"}]}"#,
+        ] {
+            let mut p = Parser::default();
+            p.parse(
+                "",
+                r#"{"choices":[{"index":0,"delta":{"content":"half an"}}]}"#,
+            )
+            .unwrap();
+            let err = p.parse("", chunk).unwrap_err();
+            assert_eq!(err.kind, ModelErrorKind::Unavailable, "{chunk}: {err}");
+        }
     }
 }

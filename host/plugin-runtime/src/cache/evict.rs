@@ -6,9 +6,10 @@ use std::time::SystemTime;
 
 use super::{artifact, declarations, ComponentCache, Evicted};
 
-/// Where component digests were kept before package records held them:
-/// removed at a sweep.
-const LEGACY_DIR: &str = "digests";
+/// What earlier versions kept and this one no longer reads, removed at a
+/// sweep: component digests before package records held them, and the
+/// per-plugin-path bundles of manifests and records.
+const LEGACY_DIRS: [&str; 2] = ["digests", "bundles"];
 
 /// Whether `path` names a compiled artifact (not its tag or stamp files).
 fn is_artifact(path: &Path) -> bool {
@@ -40,7 +41,9 @@ impl ComponentCache {
         let Some(disk) = &self.disk else {
             return Evicted::default();
         };
-        let _ = std::fs::remove_dir_all(disk.dir.join(LEGACY_DIR));
+        for legacy in LEGACY_DIRS {
+            let _ = std::fs::remove_dir_all(disk.dir.join(legacy));
+        }
         let Ok(entries) = std::fs::read_dir(&disk.dir) else {
             return Evicted::default();
         };

@@ -303,13 +303,10 @@ fn load_or_create_key(path: &Path) -> Result<[u8; KEY_LEN], CacheError> {
 }
 
 mod artifact;
-pub(crate) mod bundle;
 pub(crate) mod declarations;
 mod evict;
 pub(crate) mod packages;
 mod sealed;
 
-#[cfg(test)]
-mod bundle_tests;
 #[cfg(test)]
 mod tests;

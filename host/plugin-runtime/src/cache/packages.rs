@@ -17,7 +17,6 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::bundle::Bundle;
 use super::declarations::{self, DeclarationKey, KeyTag};
 use super::{sealed, ComponentCache, Disk};
 use crate::abi::Declared;
@@ -86,12 +85,7 @@ fn record_path(disk: &Disk, file: &str) -> PathBuf {
 
 /// The record at `path`, if it is `file`'s and verifies.
 fn read_record(disk: &Disk, path: &Path, file: &str) -> Option<PackageRecord> {
-    read_record_in(disk, path, file, &Bundle::none())
-}
-
-/// [`read_record`], its bytes from `bundle` while its stamp has not moved.
-fn read_record_in(disk: &Disk, path: &Path, file: &str, bundle: &Bundle) -> Option<PackageRecord> {
-    let data = bundle.read(path, MAX_RECORD).ok()?;
+    let data = crate::owned_path::read_bounded(path, MAX_RECORD).ok()?;
     let record: PackageRecord = sealed::open(disk, path, &data, &[CONTEXT])?;
     (record.file == file && record.sha256.len() == 64).then_some(record)
 }
@@ -103,16 +97,11 @@ fn write_record(disk: &Disk, path: &Path, record: &PackageRecord) -> anyhow::Res
 impl ComponentCache {
     /// What is remembered of `file` (its canonical path, as
     /// `PluginPackage::stamp_component` gives it) at `stamp`, if a record
-    /// verifies (read through `bundle`); the file is not read.
-    pub(crate) fn remembered(
-        &self,
-        file: &Path,
-        stamp: &FileStamp,
-        bundle: &Bundle,
-    ) -> Option<Remembered> {
+    /// verifies; the file is not read.
+    pub(crate) fn remembered(&self, file: &Path, stamp: &FileStamp) -> Option<Remembered> {
         let disk = self.disk.as_ref()?;
         let file = file.to_string_lossy();
-        let record = read_record_in(disk, &record_path(disk, &file), &file, bundle)?;
+        let record = read_record(disk, &record_path(disk, &file), &file)?;
         (record.stamp == stamp.as_str()).then(|| record.into())
     }
 

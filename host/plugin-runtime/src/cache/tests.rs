@@ -1,6 +1,5 @@
 use std::os::unix::fs::PermissionsExt;
 
-use super::bundle::Bundle;
 use super::*;
 
 fn engine() -> Engine {
@@ -244,7 +243,7 @@ fn a_digest_recorded_through_any_path_is_remembered_by_the_canonical_one() {
     // Looked up as a warm start does: by the canonical path, without reading.
     let canonical = spelled.canonicalize().unwrap();
     assert_ne!(canonical.as_os_str(), spelled.as_os_str());
-    let remembered = cache.remembered(&canonical, &stamp.unwrap(), &Bundle::none());
+    let remembered = cache.remembered(&canonical, &stamp.unwrap());
     assert_eq!(remembered.map(|r| r.sha256), Some(sha));
 }
 
@@ -301,7 +300,7 @@ fn a_package_record_keeps_the_last_few_declarations_of_the_content_it_hashed() {
     // What a warm start finds: the package record alone, in one read.
     let in_record = |config: &str| {
         let (_, stamp) = hash(&cache);
-        let remembered = cache.remembered(&file, &stamp, &Bundle::none())?;
+        let remembered = cache.remembered(&file, &stamp)?;
         name(cache.declaration(remembered, &key(&sha, config)))
     };
     // What a load finds when that misses: the record, else under the key.
@@ -330,7 +329,7 @@ fn a_package_record_keeps_the_last_few_declarations_of_the_content_it_hashed() {
     assert_eq!(recalled("1"), None, "forgotten everywhere");
     // One read gives the digest and the declaration, with its facts.
     let (_, stamp) = hash(&cache);
-    let remembered = cache.remembered(&file, &stamp, &Bundle::none()).unwrap();
+    let remembered = cache.remembered(&file, &stamp).unwrap();
     assert_eq!(remembered.sha256, sha);
     let found = cache.declaration(remembered, &key(&sha, "5"));
     assert_eq!(found, Some((declared("5"), facts.clone())));

@@ -23,7 +23,7 @@ mod bindings {
         path: "../../wit/v0.1",
         imports: {
             "openclaw:plugin/model": async,
-            "openclaw:plugin/tools": async,
+            "openclaw:plugin/tools": async | trappable,
         },
         exports: { default: async },
         ownership: Borrowing { duplicate_if_necessary: true },
@@ -252,22 +252,28 @@ impl bindings::openclaw::plugin::model::Host for PluginState {
 }
 
 impl bindings::openclaw::plugin::tools::Host for PluginState {
-    async fn available(&mut self) -> Vec<wit_turn::ToolSpecResult> {
-        self.services
+    async fn available(&mut self) -> wasmtime::Result<Vec<wit_turn::ToolSpecResult>> {
+        Ok(self
+            .services
             .as_ref()
             .map(|s| s.tools().iter().map(turn::tool_spec).collect())
-            .unwrap_or_default()
+            .unwrap_or_default())
     }
 
-    async fn call(&mut self, request: wit_turn::ToolRequestResult) -> wit_turn::ToolOutput {
-        match self.services.clone() {
+    /// A harness calling on after its budget was spent is stopped here:
+    /// the error traps its `run-attempt`.
+    async fn call(
+        &mut self,
+        request: wit_turn::ToolRequestResult,
+    ) -> wasmtime::Result<wit_turn::ToolOutput> {
+        Ok(match self.services.clone() {
             Some(services) => {
-                turn::tool_output(&services.call_tool(turn::from_tool_request(request)).await)
+                turn::tool_output(&services.call_tool(turn::from_tool_request(request)).await?)
             }
             None => wit_turn::ToolOutput {
                 content: NO_TURN.into(),
                 is_error: true,
             },
-        }
+        })
     }
 }

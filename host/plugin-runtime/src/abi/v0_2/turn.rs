@@ -102,9 +102,11 @@ impl at::HostTurn for PluginState {
         request: wit::ToolRequestResult,
     ) -> wasmtime::Result<at::ToolOutput> {
         let services = self.services(&turn)?;
+        // A harness calling on after its budget was spent is stopped here:
+        // the error traps its `run-attempt`.
         let output = services
             .call_tool(convert::from_tool_request(request))
-            .await;
+            .await?;
         Ok(convert::tool_output(&output))
     }
 
