@@ -258,6 +258,13 @@ impl Config {
     }
 }
 
+/// Read one JSON or JSON5 value (as the config file is read: comments,
+/// trailing commas, unquoted keys, single quotes; a repeated key refused);
+/// `None` when `text` is not one.
+pub fn read_json5_value(text: &str) -> Option<serde_json::Value> {
+    json_text::read(text).ok()
+}
+
 #[cfg(test)]
 mod bad_input_tests;
 
@@ -346,11 +353,4 @@ mod tests {
             Config::from_json_str(r#"{"plugins":{"alow":["a"]}}"#, Path::new(".")).unwrap_err();
         assert!(err.to_string().contains("alow"), "{err}");
     }
-}
-
-/// Read one JSON or JSON5 value (as the config file is read: comments,
-/// trailing commas, unquoted keys, single quotes; a repeated key refused);
-/// `None` when `text` is not one.
-pub fn read_json5_value(text: &str) -> Option<serde_json::Value> {
-    json_text::read(text).ok()
 }
