@@ -88,7 +88,59 @@ pub fn status_json(s: &PluginStatus) -> Value {
             "env": s.grants.env.iter().map(|(k, _)| k).collect::<Vec<_>>(),
         },
         "warnings": s.grants.unasked,
+        "stats": s.stats,
         "fromCache": s.from_cache,
         "declaration": s.declaration.as_str(),
     })
+}
+
+/// `plugins list --gateway URL`: a running gateway's plugins, their state
+/// and call counters (`GET /v1/plugins`).
+pub async fn from_gateway(url: &str, json: bool) -> anyhow::Result<()> {
+    use anyhow::Context;
+    let mut request =
+        reqwest::Client::new().get(format!("{}/v1/plugins", url.trim_end_matches('/')));
+    if let Ok(token) = std::env::var("CLAWHOST_GATEWAY_TOKEN") {
+        request = request.bearer_auth(token);
+    }
+    let response = request
+        .send()
+        .await
+        .with_context(|| format!("asking the gateway at {url}"))?;
+    let status = response.status();
+    let doc: Value = response
+        .json()
+        .await
+        .with_context(|| format!("reading the gateway's answer ({status})"))?;
+    if !status.is_success() {
+        anyhow::bail!("the gateway answered {status}: {}", doc["error"]["message"]);
+    }
+    if json {
+        crate::say!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
+    for p in doc["data"].as_array().into_iter().flatten() {
+        let s = &p["stats"];
+        let f = &s["failures"];
+        let state = match p["state"]["quarantined"]["reason"].as_str() {
+            Some(reason) => format!("QUARANTINED ({reason})"),
+            None => "active".into(),
+        };
+        crate::say!(
+            "  {} {} · {state} · {} calls ({} served, {} cancelled; failed: {} timeout, {} memory, {} trap) · {} refused · {} quarantines · {:.3} s in calls · memory high-water {} KiB",
+            p["id"].as_str().unwrap_or("?"),
+            p["version"].as_str().unwrap_or(""),
+            s["calls"],
+            s["served"],
+            s["cancelled"],
+            f["timeout"],
+            f["memory"],
+            f["trap"],
+            s["refused"],
+            s["quarantines"],
+            s["latencySeconds"].as_f64().unwrap_or_default(),
+            s["memoryHighWaterBytes"].as_u64().unwrap_or_default() >> 10,
+        );
+    }
+    Ok(())
 }

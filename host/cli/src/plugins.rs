@@ -20,6 +20,11 @@ pub enum Action {
         /// One JSON document instead of text.
         #[arg(long)]
         json: bool,
+        /// The plugins of a running gateway (its URL, e.g.
+        /// http://127.0.0.1:18789), with their call counters; its token,
+        /// if it has one, from $CLAWHOST_GATEWAY_TOKEN.
+        #[arg(long)]
+        gateway: Option<String>,
     },
     /// One loaded plugin: manifest, API version, requested and granted
     /// capabilities, hooks with priorities, tools with schemas, digest, cache.
@@ -117,8 +122,15 @@ fn inspect_json(plugin: &std::sync::Arc<LoadedPlugin>) -> Value {
 
 /// Run `clawhost plugins` on the config at `path`.
 pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
-    let action = action.unwrap_or(Action::List { json: false });
+    let action = action.unwrap_or(Action::List {
+        json: false,
+        gateway: None,
+    });
     match &action {
+        Action::List {
+            json,
+            gateway: Some(url),
+        } => return crate::plugin_report::from_gateway(url, *json).await,
         Action::Install {
             source,
             grants,
@@ -203,7 +215,7 @@ pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
             }
             return Ok(());
         }
-        Action::List { json: true } => {
+        Action::List { json: true, .. } => {
             let doc = json!({
                 "loaded": host.statuses().iter().map(status_json).collect::<Vec<_>>(),
                 "refused": reports.iter().filter_map(refusal_json).collect::<Vec<_>>(),
@@ -216,7 +228,7 @@ pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
         | Action::Enable { .. }
         | Action::Disable { .. }
         | Action::Doctor { .. } => unreachable!("handled above"),
-        Action::List { json: false } | Action::Precompile => {
+        Action::List { json: false, .. } | Action::Precompile => {
             let precompile = matches!(action, Action::Precompile);
             for plugin in host.plugins() {
                 let status = plugin.status();

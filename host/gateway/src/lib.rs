@@ -10,6 +10,7 @@ mod body;
 mod chat_completions;
 mod clients;
 mod error;
+mod metrics;
 mod request;
 mod responses;
 mod runs;
@@ -68,6 +69,7 @@ pub struct Gateway {
     web_guard: WebGuard,
     clients: Arc<clients::Clients>,
     limits: clawhost_config::GatewayLimits,
+    metrics: Arc<metrics::Metrics>,
 }
 
 impl Gateway {
@@ -77,6 +79,7 @@ impl Gateway {
         let config = host.runner().config().gateway.clone();
         let turn_threads =
             turn_threads::TurnThreads::per_core().map_err(GatewayError::TurnThreads)?;
+        let metrics = Arc::new(metrics::Metrics::new(host.clone()));
         Ok(Arc::new(Self {
             host,
             token: config
@@ -91,6 +94,7 @@ impl Gateway {
             web_guard: WebGuard::new(&config.allowed_hosts, &config.allowed_origins),
             clients: clients::Clients::new(config.limits.max_turns_per_client),
             limits: config.limits,
+            metrics,
         }))
     }
 
@@ -140,6 +144,8 @@ impl Gateway {
             .route("/v1/sessions/{agent}/{id}/fork", post(sessions_api::fork))
             .route("/admin/reload", post(reload))
             .route("/readyz", get(readyz))
+            .route("/metrics", get(metrics::metrics))
+            .route("/v1/plugins", get(plugins))
             .fallback(|| async {
                 ApiError::not_found("no such endpoint: see the README's gateway section")
             })
@@ -241,6 +247,29 @@ async fn readyz(State(gw): State<Arc<Gateway>>) -> (StatusCode, Json<serde_json:
             "quarantined": quarantined,
         })),
     )
+}
+
+/// `GET /v1/plugins`: each plugin's state and call counters (what
+/// `clawhost plugins list --gateway` shows).
+async fn plugins(State(gw): State<Arc<Gateway>>) -> Json<serde_json::Value> {
+    let data: Vec<_> = gw
+        .host
+        .runner()
+        .plugins()
+        .statuses()
+        .into_iter()
+        .map(|s| {
+            let state = match s.state {
+                PluginState::Active => json!("active"),
+                PluginState::Quarantined {
+                    reason,
+                    retry_in_ms,
+                } => json!({"quarantined": {"reason": reason, "retryInMs": retry_in_ms}}),
+            };
+            json!({"id": s.id, "version": s.version, "state": state, "stats": s.stats})
+        })
+        .collect();
+    Json(json!({"object": "list", "data": data}))
 }
 
 async fn reload(State(gw): State<Arc<Gateway>>) -> Result<Json<serde_json::Value>, ApiError> {

@@ -65,7 +65,10 @@ pub fn start(
             }))
         }
     };
+    let recorder = Arc::new(gw.metrics.turn(&request.agent));
+    let recording = recorder.clone();
     ctx.events = EventSink::with_listener(move |e| {
+        recording.event(e);
         let _ = tx.send(Live::Event(e.clone()));
     });
     let cancel = ctx.cancel.clone();
@@ -82,6 +85,7 @@ pub fn start(
         };
         let result = host.run_turn(&request, &ctx).await;
         timer.abort();
+        recorder.end(result.is_ok());
         drop(slot);
         let _ = send.send(result);
     });

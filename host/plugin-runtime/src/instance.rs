@@ -19,6 +19,7 @@ use crate::health::Health;
 use crate::logs::PluginLogs;
 use crate::sandbox::EffectiveGrants;
 use crate::state::{MemoryCap, PluginState};
+use crate::stats::{Ending, PluginStats, Stats};
 use crate::CallError;
 
 /// Extra time the host waits beyond the epoch deadline before abandoning a
@@ -81,6 +82,7 @@ pub(crate) struct PluginInstance {
     live: Mutex<Option<Box<Live>>>,
     instantiations: AtomicU32,
     health: SyncMutex<Health>,
+    stats: Stats,
     /// Set while no instance has answered `register` yet (a remembered
     /// declaration stood in for it): the first instance calls it and hands
     /// the answer here.
@@ -116,6 +118,7 @@ impl PluginInstance {
             live: Mutex::new(None),
             instantiations: AtomicU32::new(0),
             health: SyncMutex::new(Health::default()),
+            stats: Stats::default(),
             first_register: SyncMutex::new(None),
         }
     }
@@ -180,6 +183,11 @@ impl PluginInstance {
     /// How many instances were created so far (1 + re-instantiations).
     pub(crate) fn instantiations(&self) -> u32 {
         self.instantiations.load(Ordering::Relaxed)
+    }
+
+    /// The plugin's call counters.
+    pub(crate) fn stats(&self) -> PluginStats {
+        self.stats.snapshot()
     }
 
     /// Failed calls in a row so far.
@@ -298,6 +306,7 @@ impl PluginInstance {
     pub(crate) async fn call(&self, request: Request<'_>) -> Result<Answer, CallError> {
         let mut slot = self.live.lock().await;
         if let Some(q) = self.health().refusing(Instant::now()) {
+            self.stats.refused();
             return Err(CallError::Quarantined {
                 id: self.id.clone(),
                 reason: q.reason.clone(),
@@ -322,6 +331,7 @@ impl PluginInstance {
         }
         let deadline = Instant::now() + timeout;
         let _call = self.logs.call();
+        let timing = self.stats.begin();
         let run = async {
             let mut live = match live.take() {
                 Some(live) => live,
@@ -339,6 +349,8 @@ impl PluginInstance {
         let give_up = tokio::time::Instant::from_std(deadline + HOST_GRACE);
         let error = match tokio::time::timeout_at(give_up, run).await {
             Ok(Ok((live, reply, what))) => {
+                self.stats.memory_used(live.store.data().memory.used());
+                timing.finish(Ending::Served);
                 *slot = Some(live);
                 if self.health().served() {
                     tracing::info!(plugin = %self.id, "plugin served a call again; quarantine ended");
@@ -356,17 +368,24 @@ impl PluginInstance {
             }
             Ok(Err((_, e))) if e.downcast_ref::<TurnStopped>().is_some() => {
                 // The host's own doing: the instance goes, uncounted.
+                timing.finish(Ending::Stopped);
                 return Err(CallError::Stopped {
                     id: self.id.clone(),
                     reason: e.to_string(),
                 });
             }
-            Ok(Err((live, e))) => self.classify(&e, live.as_deref(), timeout),
+            Ok(Err((live, e))) => {
+                if let Some(live) = &live {
+                    self.stats.memory_used(live.store.data().memory.used());
+                }
+                self.classify(&e, live.as_deref(), timeout)
+            }
             Err(_elapsed) => CallError::Timeout {
                 id: self.id.clone(),
                 timeout_ms: timeout.as_millis() as u64,
             },
         };
+        timing.finish(Ending::of(&error));
         Err(self.failed(error))
     }
 
@@ -382,6 +401,9 @@ impl PluginInstance {
             limits.quarantine,
             Instant::now(),
         );
+        if q.is_some() {
+            self.stats.quarantined();
+        }
         match q {
             Some(q) => {
                 tracing::error!(plugin = %self.id, reason = %q.reason, retry_in_ms = q.backoff.as_millis() as u64, "plugin quarantined")

@@ -30,6 +30,7 @@ mod plugin;
 mod registration;
 mod sandbox;
 mod state;
+mod stats;
 
 pub use abi::{ApiVersion, MAX_API, MIN_API};
 pub use admission::sha256_hex;
@@ -45,3 +46,4 @@ pub use owned_path::OwnedPathError;
 pub use plugin::{Declaration, Interfaces, LoadedPlugin, PluginState, PluginStatus};
 pub use registration::Registration;
 pub use sandbox::{EffectiveDir, EffectiveGrants, ProtectedPaths};
+pub use stats::{CallFailures, PluginStats, LATENCY_BUCKETS};

@@ -132,6 +132,8 @@ pub struct PluginStatus {
     pub instantiations: u32,
     /// Failed calls in a row.
     pub consecutive_failures: u32,
+    /// What its calls cost and how they ended, since it loaded.
+    pub stats: crate::PluginStats,
     /// Whether the component was not compiled for this load: it came from
     /// the cache, or from another package with the same component, or the
     /// load left it to the first use (see [`LoadedPlugin::load_component`]).
@@ -215,6 +217,7 @@ impl LoadedPlugin {
             grants: self.instance.grants().clone(),
             instantiations: self.instance.instantiations(),
             consecutive_failures: self.instance.consecutive_failures(),
+            stats: self.instance.stats(),
             from_cache: self.instance.component_outcome() != CacheOutcome::Compiled,
             declaration: match &self.remembered {
                 None => Declaration::Called,

@@ -25,6 +25,11 @@ pub struct MemoryCap {
 }
 
 impl MemoryCap {
+    /// Bytes the instance's memories and tables hold now.
+    pub fn used(&self) -> usize {
+        self.used
+    }
+
     /// A budget of `bytes` for the instance.
     pub fn new(bytes: u64) -> Self {
         Self {
