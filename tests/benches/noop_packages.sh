@@ -1,5 +1,5 @@
 # Sourced by tests/benches/installed_start.sh, tests/benches/installed_rss.sh
-# and host/cli/link/profile.sh.
+# (the benches of an installed binary).
 #
 # noop_packages DIR N: N copies of plugins/bench-noop under distinct ids in
 # DIR/plugins (as the `plugins` bench makes them), and DIR/script.json, a
