@@ -137,6 +137,31 @@ async fn a_plugin_that_keeps_failing_is_quarantined_then_retried_after_a_backoff
 }
 
 #[tokio::test]
+async fn a_quarantined_fail_closed_hook_says_so_on_every_blocked_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut limits = limits(2000, 64, 1);
+    limits["quarantineMs"] = json!(60_000);
+    let runner = runner_with(
+        config(json!({"plugins": {"limits": limits}}), dir.path()),
+        &["test-misbehave"],
+    )
+    .await;
+    let (out, _) = dispatch(&runner, "ping", json!({"hook": "crash"})).await;
+    assert!(out.is_error, "{}", out.content);
+    for _ in 0..3 {
+        let (out, _) = dispatch(&runner, "ping", json!({})).await;
+        assert!(
+            out.is_error
+                && out
+                    .content
+                    .contains("is quarantined (1 failed calls in a row"),
+            "{}",
+            out.content
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_cancelled_call_discards_its_instance_and_is_not_the_plugins_failure() {
     // A caller that gives up (Ctrl-C, `--timeout`, a dropped connection)
     // drops the call's future while the guest runs: in a tool and in a

@@ -76,4 +76,5 @@ pub mod progress;
 pub mod run;
 pub mod scaffold;
 pub mod sessions;
+pub mod telemetry;
 pub mod transcript;

@@ -171,6 +171,7 @@ fn main() {
     // A guest stuck in blocking host I/O (a FIFO read, a slow disk) holds a
     // blocking thread past its deadline; the host must still exit.
     runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    clawhost::telemetry::flush();
     if let Err(e) = result {
         clawhost::esay!("error: {}", describe(&e));
         std::process::exit(1);
@@ -216,6 +217,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     tracing_subscriber::registry()
         .with(logs)
         .with(progress)
+        .with(clawhost::telemetry::layer())
         .init();
     let config_path = || clawhost_config::locate(cli.config.as_deref());
     match cli.command {

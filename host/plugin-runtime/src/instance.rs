@@ -304,6 +304,12 @@ impl PluginInstance {
     /// guest is doing; dropping the returned future cancels it and discards
     /// the instance, which is not counted against the plugin.
     pub(crate) async fn call(&self, request: Request<'_>) -> Result<Answer, CallError> {
+        use tracing::Instrument;
+        let span = tracing::info_span!("plugin_call", plugin = %self.id, what = request.what());
+        self.call_traced(request).instrument(span).await
+    }
+
+    async fn call_traced(&self, request: Request<'_>) -> Result<Answer, CallError> {
         let mut slot = self.live.lock().await;
         if let Some(q) = self.health().refusing(Instant::now()) {
             self.stats.refused();

@@ -246,6 +246,16 @@ impl AgentHost {
         request: &TurnRequest,
         ctx: &RunContext,
     ) -> Result<TurnReply, HostTurnError> {
+        use tracing::Instrument;
+        let span = tracing::info_span!("turn", agent = %request.agent, run = %ctx.run_id);
+        self.run_turn_traced(request, ctx).instrument(span).await
+    }
+
+    async fn run_turn_traced(
+        &self,
+        request: &TurnRequest,
+        ctx: &RunContext,
+    ) -> Result<TurnReply, HostTurnError> {
         let agent = request.agent.as_str();
         let published = self.published.load_full();
         let generation = published

@@ -51,6 +51,14 @@ impl ObservedModel {
 #[async_trait]
 impl ModelClient for ObservedModel {
     async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
+        use tracing::Instrument;
+        let span = tracing::info_span!("model_call", model = %request.model_ref);
+        self.complete_traced(request).instrument(span).await
+    }
+}
+
+impl ObservedModel {
+    async fn complete_traced(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
         let watched = self
             .hooks
             .handlers(HookKind::ModelCallStarted)

@@ -118,6 +118,14 @@ impl ToolExecutor for ToolDispatcher {
     }
 
     async fn execute(&self, call: &ToolCallRequest, ctx: &RunContext) -> ToolOutput {
+        use tracing::Instrument;
+        let span = tracing::info_span!("tool_call", tool = %clip(&call.name, ERROR_ECHO_CHARS));
+        self.execute_traced(call, ctx).instrument(span).await
+    }
+}
+
+impl ToolDispatcher {
+    async fn execute_traced(&self, call: &ToolCallRequest, ctx: &RunContext) -> ToolOutput {
         let Some(entry) = self.registry.tools.get(&call.name) else {
             return error(format!(
                 "unknown tool `{}`",
