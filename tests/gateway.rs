@@ -130,7 +130,7 @@ print(json.dumps({"first": first.output_text, "streamed": pieces,
 "#;
 
 async fn python(script: &str, url: &str) -> Value {
-    let out = tokio::process::Command::new("python3")
+    let out = tokio::process::Command::from(clawhost_tests::python::command())
         .arg("-c")
         .arg(script)
         .arg(url)
@@ -138,10 +138,7 @@ async fn python(script: &str, url: &str) -> Value {
         .await
         .expect("python3 runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "the OpenAI client failed (is it installed? `python3 -m pip install openai`):\n{stderr}"
-    );
+    assert!(out.status.success(), "the OpenAI client failed:\n{stderr}");
     serde_json::from_slice(&out.stdout).unwrap()
 }
 

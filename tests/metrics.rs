@@ -4,7 +4,7 @@
 //! counters.
 
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use clawhost_tests::fake_provider::{FakeProvider, Reply};
 use clawhost_tests::gateway::start;
@@ -23,7 +23,7 @@ for family in text_string_to_metric_families(sys.stdin.read()):
         out.append({"name": s.name, "labels": s.labels, "value": s.value, "type": family.type})
 print(json.dumps(out))
 "#;
-    let mut child = Command::new("python3")
+    let mut child = clawhost_tests::python::command()
         .args(["-c", PARSER])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -39,7 +39,7 @@ print(json.dumps(out))
     let out = child.wait_with_output().unwrap();
     assert!(
         out.status.success(),
-        "the Prometheus parser refused the exposition (is it installed? `python3 -m pip install prometheus-client`): {}",
+        "the Prometheus parser refused the exposition: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
