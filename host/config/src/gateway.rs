@@ -49,7 +49,9 @@ pub struct GatewayLimits {
     /// Connections open at once; more wait to be accepted.
     #[serde(default = "default_max_connections")]
     pub max_connections: usize,
-    /// Turns one client (one IP address) may run at once.
+    /// Turns one client (one IP address) may run at once (default 256: a
+    /// service behind one address may well run a hundred sessions at once,
+    /// as the gateway bench does).
     #[serde(default = "default_max_turns_per_client")]
     pub max_turns_per_client: usize,
 }
@@ -79,7 +81,7 @@ fn default_max_connections() -> usize {
     1024
 }
 fn default_max_turns_per_client() -> usize {
-    64
+    256
 }
 
 impl Default for GatewayConfig {
