@@ -128,6 +128,57 @@ fn every_sdk_carries_the_hosts_0_2_wit_unchanged() {
     }
 }
 
+/// The current API version is written in one place (the host's
+/// `CURRENT_API`); every other place that must name it is checked here.
+#[test]
+fn every_place_naming_the_current_api_agrees_with_the_host() {
+    use clawhost_plugin_runtime::CURRENT_API as v;
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let read = |path: &str| std::fs::read_to_string(root.join(path)).unwrap();
+    let places = [
+        ("sdk/rust/Cargo.toml", format!("version = \"{v}\"")),
+        (
+            "sdk/rust/src/lib.rs",
+            format!("pub const API_VERSION: &str = \"{v}\";"),
+        ),
+        ("sdk/python/pyproject.toml", format!("version = \"{v}\"")),
+        (
+            "sdk/python/clawhost_sdk/__init__.py",
+            format!("API_VERSION = \"{v}\""),
+        ),
+        ("sdk/js/package.json", format!("\"version\": \"{v}\"")),
+        ("sdk/js/src/index.js", format!("'openclaw:plugin/host@{v}'")),
+        (
+            "wit/v0.2/worlds.wit",
+            format!("package openclaw:plugin@{v};"),
+        ),
+    ];
+    for (path, expected) in places {
+        assert!(
+            read(path).contains(&expected),
+            "{path} does not say {expected}"
+        );
+    }
+    // Every example is built against the current API; the fixtures pinned
+    // to an older one on purpose are named.
+    let pinned = [
+        "test-hostile",
+        "test-legacy-api",
+        "test-policy-guard-v0-1",
+        "test-policy-guard-v0-2-0",
+    ];
+    for entry in std::fs::read_dir(root.join("plugins")).unwrap() {
+        let dir = entry.unwrap().path();
+        let manifest = dir.join("openclaw.plugin.json");
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        if !manifest.is_file() || pinned.contains(&name.as_str()) {
+            continue;
+        }
+        let m: Value = serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+        assert_eq!(m["apiVersion"], v, "{name}");
+    }
+}
+
 /// 0.2.1 only adds to the released 0.2.0 (kept unchanged in the 0.2.0
 /// fixture): with its `@since(version = 0.2.1)` items and the package line
 /// taken out, every 0.2.0 file reads the same.

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
+use clawhost_plugin_runtime::CURRENT_API;
 
 /// The language of a new plugin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -31,7 +32,7 @@ fn manifest(id: &str, lang: &str) -> String {
         "name": id,
         "version": "0.1.0",
         "description": format!("A clawhost plugin in {lang}: a tool and a before_tool_call hook."),
-        "apiVersion": "0.2.1",
+        "apiVersion": CURRENT_API,
         "component": "plugin.wasm",
         "configSchema": {
             "type": "object",
@@ -60,7 +61,7 @@ fn files(lang: Lang, id: &str, sdk: Option<&Path>) -> Vec<(&'static str, String)
         Lang::Rust => {
             let dep = match sdk_path("rust") {
                 Some(p) => format!("clawhost-sdk = {{ path = {p:?} }}"),
-                None => "clawhost-sdk = \"0.2.1\"".into(),
+                None => format!("clawhost-sdk = \"{CURRENT_API}\""),
             };
             vec![
                 (
@@ -153,7 +154,8 @@ Then `clawhost plugins install .` copies it beside your config and pins it.
             ]
         }
         Lang::Python => {
-            let install = sdk_path("python").unwrap_or_else(|| "clawhost-sdk==0.2.1".into());
+            let install =
+                sdk_path("python").unwrap_or_else(|| format!("clawhost-sdk=={CURRENT_API}"));
             vec![
                 (
                     "app.py",
@@ -201,7 +203,7 @@ Then `clawhost plugins install .` copies it beside your config and pins it.
             let ts = lang == Lang::Ts;
             let dep = sdk_path("js")
                 .map(|p| format!("file:{p}"))
-                .unwrap_or_else(|| "0.2.1".into());
+                .unwrap_or_else(|| CURRENT_API.into());
             let module = if ts { "app.ts" } else { "app.js" };
             let event = if ts {
                 "(event: ToolCallEvent)"
@@ -376,7 +378,7 @@ mod tests {
             )
             .unwrap();
             assert_eq!(manifest["id"], "my-plugin");
-            assert_eq!(manifest["apiVersion"], "0.2.1");
+            assert_eq!(manifest["apiVersion"], CURRENT_API);
             assert!(std::fs::read_to_string(dir.join(file))
                 .unwrap()
                 .contains("my_plugin_echo"));

@@ -12,6 +12,12 @@ use crate::LoadError;
 /// WIT package of the plugin API.
 pub const API_PACKAGE: &str = "openclaw:plugin";
 
+/// The newest release of the plugin API: what `plugin new` writes and the
+/// SDKs carry. `tests/api_versions.rs` checks that every other place naming
+/// it (the SDKs' versions and constants, the WIT package, the examples'
+/// manifests) agrees, so a release changes this and what that test names.
+pub const CURRENT_API: &str = "0.2.1";
+
 /// `openclaw:plugin/<interface>@<version>` → (interface, version).
 fn ours(name: &str) -> Option<(&str, &str)> {
     let rest = name.strip_prefix(API_PACKAGE)?.strip_prefix('/')?;
