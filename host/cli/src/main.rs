@@ -297,6 +297,10 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 Some(clawhost::plugins::Action::Install { .. }) => {
                     clawhost_config::locate_or_new(cli.config.as_deref())?
                 }
+                // A running gateway's plugins need no config here.
+                Some(clawhost::plugins::Action::List {
+                    gateway: Some(_), ..
+                }) => PathBuf::new(),
                 _ => config_path()?,
             };
             clawhost::plugins::run(&path, action).await

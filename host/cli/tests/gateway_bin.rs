@@ -233,6 +233,27 @@ fn a_cancelled_hook_call_leaves_the_plugin_serving_the_next_hundred() {
     assert_eq!(misbehave["stats"]["failures"]["timeout"], 0, "{list}");
     let (_, ready) = request(gw.addr, "GET", "/readyz", &[], "");
     assert!(ready.contains("\"quarantined\":[]"), "{ready}");
+    // The operator's view of the same counters.
+    let out = Command::new(env!("CARGO_BIN_EXE_clawhost"))
+        .args([
+            "plugins",
+            "list",
+            "--gateway",
+            &format!("http://{}", gw.addr),
+        ])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        listed.contains("misbehave") && listed.contains("active") && listed.contains("3 cancelled"),
+        "{listed}"
+    );
 }
 
 #[test]
