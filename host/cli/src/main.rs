@@ -60,7 +60,7 @@ enum Command {
         /// or an https: URL (repeatable).
         #[arg(long = "image", value_name = "FILE|URL")]
         images: Vec<String>,
-        /// The user message.
+        /// The user message (`-`: read it from standard input).
         message: String,
     },
     /// Chat with an agent in a persistent session (`/new`, `/reset`, `/status`, `/quit`).
@@ -94,6 +94,12 @@ enum Command {
     },
     /// Show the model catalog and auth status of the current generation.
     Models,
+    /// Print a shell completion script (`clawhost completions bash >
+    /// ~/.local/share/bash-completion/completions/clawhost`).
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
     /// Check the config file, read, set or remove one key of it, or print
     /// its JSON Schema.
     Config {
@@ -256,6 +262,14 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
                 }
                 t => t.map(std::time::Duration::from_secs_f64),
             };
+            let message = if message == "-" {
+                let mut text = String::new();
+                std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                    .map_err(|e| anyhow::anyhow!("reading the message from standard input: {e}"))?;
+                text.trim_end_matches('\n').to_string()
+            } else {
+                message
+            };
             let args = clawhost::run::RunArgs {
                 agent,
                 model,
@@ -273,6 +287,16 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Gateway { bind } => clawhost::gateway::run(&config_path()?, bind.as_deref()).await,
         Command::Models => clawhost::run::models(&config_path()?),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "clawhost",
+                &mut std::io::stdout(),
+            );
+            Ok(())
+        }
         Command::Chat {
             agent,
             session,

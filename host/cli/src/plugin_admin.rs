@@ -260,6 +260,14 @@ pub async fn install(
     };
     let package = PluginPackage::read(&package_dir)?;
     let id = package.manifest.id.clone();
+    if !package.component_path().is_file() {
+        bail!(
+            "{} has no built component ({}); build it first: clawhost plugin build {}",
+            package_dir.display(),
+            package.manifest.component.display(),
+            package_dir.display()
+        );
+    }
     let root = install_root(path);
     let dest = root.join(&id);
     if dest.exists() && !flags.force {

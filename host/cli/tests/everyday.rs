@@ -176,3 +176,54 @@ fn config_validate_and_get_read_the_file_found() {
     assert!(!ok && err.contains("plugins.alow"), "{err}");
     assert_eq!(err.matches("plugins.alow").count(), 1, "{err}");
 }
+
+#[test]
+fn a_message_from_stdin_and_shell_completions() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    std::fs::write(
+        dir.join("script.json"),
+        json!([{"toolCalls": [{"name": "echo", "arguments": {"text": "{{user}}"}}]},
+               {"answer": "heard: {{results}}"}])
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("clawhost.json"),
+        json!({"models": {"providers": {"s": {"api": "scripted", "script": "script.json", "models": [{"id": "m"}]}}},
+               "agents": {"defaults": {"model": "s/m"}},
+               "tools": {"testFixtures": true}})
+        .to_string(),
+    )
+    .unwrap();
+    // `run -`: the message is read from standard input.
+    let mut child = clawhost(dir)
+        .args(["run", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"a line from a pipe\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("heard: ") && stdout.contains("a line from a pipe"),
+        "{stdout}"
+    );
+    // Completions need no config.
+    let empty = tempfile::tempdir().unwrap();
+    for shell in ["bash", "zsh", "fish"] {
+        let (ok, out, err) = outcome(clawhost(empty.path()).args(["completions", shell]));
+        assert!(ok, "{shell}: {err}");
+        assert!(
+            out.contains("gateway") && out.contains("plugins"),
+            "{shell}: {out}"
+        );
+    }
+}

@@ -47,6 +47,21 @@ fn install_enable_disable_doctor_and_uninstall_edit_the_config_in_place() {
     let config = operator_config(dir, greet_script());
     let run = |args: &[&str]| outcome(clawhost(dir).args(args));
 
+    // A package that was never built: the error says how to build it.
+    let unbuilt = dir.join("unbuilt");
+    std::fs::create_dir(&unbuilt).unwrap();
+    std::fs::copy(
+        built.join("hello-tool/openclaw.plugin.json"),
+        unbuilt.join("openclaw.plugin.json"),
+    )
+    .unwrap();
+    let (ok, _, err) = run(&["plugins", "install", unbuilt.to_str().unwrap()]);
+    assert!(
+        !ok && err.contains("build it first: clawhost plugin build") && err.contains("unbuilt"),
+        "{err}"
+    );
+    assert!(!dir.join("plugins/hello-tool").exists());
+
     // A directory package: verified, copied beside the config, pinned.
     let (ok, out, err) = run(&[
         "plugins",
