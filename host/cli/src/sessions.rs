@@ -21,8 +21,13 @@ use crate::transcript::{render_entry, render_refusal, Theme};
 /// `clawhost sessions` actions.
 #[derive(Debug, Subcommand)]
 pub enum Action {
-    /// List sessions, newest first.
-    List,
+    /// List sessions, newest first, with when each was last written.
+    List {
+        /// One JSON document (`{"object": "list", "data": [...]}`) instead
+        /// of a line each.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a session's entries.
     Show {
         /// Session id.
@@ -52,11 +57,21 @@ pub fn manage(config_path: &Path, agent: &str, action: Action) -> anyhow::Result
     let config = Config::load(config_path)?;
     let store = SessionStore::new(config.sessions_dir());
     match action {
-        Action::List => {
+        Action::List { json: true } => {
+            let rows = store.list(agent)?;
+            say!(
+                "{}",
+                serde_json::to_string_pretty(&serde_json::json!({"object": "list", "data": rows}))?
+            );
+        }
+        Action::List { json: false } => {
             for s in store.list(agent)? {
+                let updated =
+                    std::time::UNIX_EPOCH + std::time::Duration::from_millis(s.updated_at_ms);
                 say!(
-                    "{}  {} entries  runtime {}  {}{}",
+                    "{}  {}  {} entries  runtime {}  {}{}",
                     s.id,
+                    httpdate::fmt_http_date(updated),
                     s.entries,
                     s.runtime.as_deref().unwrap_or("-"),
                     s.title,

@@ -216,6 +216,19 @@ fn a_message_from_stdin_and_shell_completions() {
         stdout.contains("heard: ") && stdout.contains("a line from a pipe"),
         "{stdout}"
     );
+    // The session it stored, listed with its date, and as JSON.
+    let (ok, listed, err) = outcome(clawhost(dir).args(["sessions", "list"]));
+    assert!(
+        ok && listed.contains(" GMT  ") && listed.contains("a line from a pipe"),
+        "{listed}{err}"
+    );
+    let (ok, listed, err) = outcome(clawhost(dir).args(["sessions", "list", "--json"]));
+    assert!(ok, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&listed).unwrap();
+    assert!(
+        doc["data"][0]["updatedAtMs"].as_u64().unwrap() > 0,
+        "{doc}"
+    );
     // Completions need no config.
     let empty = tempfile::tempdir().unwrap();
     for shell in ["bash", "zsh", "fish"] {
