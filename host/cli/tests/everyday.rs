@@ -225,10 +225,7 @@ fn a_message_from_stdin_and_shell_completions() {
     let (ok, listed, err) = outcome(clawhost(dir).args(["sessions", "list", "--json"]));
     assert!(ok, "{err}");
     let doc: serde_json::Value = serde_json::from_str(&listed).unwrap();
-    assert!(
-        doc["data"][0]["updatedAtMs"].as_u64().unwrap() > 0,
-        "{doc}"
-    );
+    assert!(doc["data"][0]["updatedAtMs"].as_u64().unwrap() > 0, "{doc}");
     // Completions need no config.
     let empty = tempfile::tempdir().unwrap();
     for shell in ["bash", "zsh", "fish"] {
