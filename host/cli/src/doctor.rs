@@ -1,6 +1,7 @@
-//! `clawhost plugins doctor`: everything plugins depend on, checked in one
-//! pass, each finding marked `✓` (fine), `!` (works, but look) or `✗`
-//! (broken: the command exits 1).
+//! `clawhost doctor` (and `clawhost plugins doctor`): the config, each
+//! agent's model and its provider's credential, and everything plugins
+//! depend on, checked in one pass, each finding marked `✓` (fine), `!`
+//! (works, but look) or `✗` (broken: the command exits 1).
 
 use std::path::Path;
 use std::process::Command;
@@ -99,8 +100,33 @@ fn toolchains(report: &mut Report) {
     }
 }
 
-/// Run `clawhost plugins doctor` on the config at `path` (`json`: one JSON
-/// document of findings instead of lines).
+/// Each agent's model and whether its provider can be authenticated: a
+/// missing key of the provider an agent uses is a problem.
+fn models(report: &mut Report, config: &Config) {
+    let runtimes = clawhost_llm::ModelRuntimes::new();
+    let set = match runtimes.rebuild(config) {
+        Ok(set) => set,
+        Err(e) => return report.say(Mark::Broken, format!("models: {e:#}")),
+    };
+    for (agent, generation) in &set.agents {
+        let provider = generation.model.split('/').next().unwrap_or_default();
+        let model = &generation.model;
+        match generation.auth.iter().find(|a| a.provider == provider) {
+            Some(auth) if !auth.ready() => report.say(
+                Mark::Broken,
+                format!("agent {agent}: model {model}; provider `{provider}`: {} (set it, or `clawhost config set models.providers.{provider}.apiKey ...`)", auth.describe()),
+            ),
+            Some(auth) => report.say(
+                Mark::Fine,
+                format!("agent {agent}: model {model}; provider `{provider}`: {}", auth.describe()),
+            ),
+            None => report.say(Mark::Fine, format!("agent {agent}: model {model}")),
+        }
+    }
+}
+
+/// Run the doctor on the config at `path` (`json`: one JSON document of
+/// findings instead of lines).
 pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
     let mut report = Report {
         gathered: json.then(Vec::new),
@@ -117,6 +143,7 @@ pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
             anyhow::bail!("the config does not load; nothing else was checked");
         }
     };
+    models(&mut report, &config);
     for p in config
         .plugins
         .paths

@@ -94,6 +94,13 @@ enum Command {
     },
     /// Show the model catalog and auth status of the current generation.
     Models,
+    /// Check the config, each agent's model and provider credential, the
+    /// plugins, the component cache and the guest toolchains.
+    Doctor {
+        /// One JSON document of findings instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a shell completion script (`clawhost completions bash >
     /// ~/.local/share/bash-completion/completions/clawhost`).
     Completions {
@@ -287,6 +294,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Gateway { bind } => clawhost::gateway::run(&config_path()?, bind.as_deref()).await,
         Command::Models => clawhost::run::models(&config_path()?),
+        Command::Doctor { json } => clawhost::doctor::run(&config_path()?, json).await,
         Command::Completions { shell } => {
             use clap::CommandFactory;
             clap_complete::generate(

@@ -237,3 +237,40 @@ fn a_message_from_stdin_and_shell_completions() {
         );
     }
 }
+
+#[test]
+fn doctor_names_a_missing_provider_key_as_a_problem() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    std::fs::write(
+        dir.join("clawhost.json"),
+        json!({"models": {"providers": {"remote": {"api": "openai-completions",
+                 "baseUrl": "https://api.example.com/v1", "apiKeyEnv": "DOCTOR_TEST_KEY",
+                 "models": [{"id": "m"}]}}},
+               "agents": {"defaults": {"model": "remote/m"}}})
+        .to_string(),
+    )
+    .unwrap();
+    let (ok, out, _) = outcome(clawhost(dir).arg("doctor").env_remove("DOCTOR_TEST_KEY"));
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains(
+            "✗ agent main: model remote/m; provider `remote`: missing: $DOCTOR_TEST_KEY is not set"
+        ),
+        "{out}"
+    );
+    let (ok, out, err) = outcome(
+        clawhost(dir)
+            .args(["doctor", "--json"])
+            .env("DOCTOR_TEST_KEY", "k"),
+    );
+    assert!(ok, "{out}{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(doc["problems"], 0, "{doc}");
+    assert!(
+        doc["findings"]
+            .to_string()
+            .contains("api key from $DOCTOR_TEST_KEY"),
+        "{doc}"
+    );
+}
