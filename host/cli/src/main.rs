@@ -93,7 +93,11 @@ enum Command {
         action: clawhost::sessions::Action,
     },
     /// Show the model catalog and auth status of the current generation.
-    Models,
+    Models {
+        /// One JSON document instead of lines.
+        #[arg(long)]
+        json: bool,
+    },
     /// Check the config, each agent's model and provider credential, the
     /// plugins, the component cache and the guest toolchains.
     Doctor {
@@ -293,7 +297,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             clawhost::run::run(&config_path()?, args).await
         }
         Command::Gateway { bind } => clawhost::gateway::run(&config_path()?, bind.as_deref()).await,
-        Command::Models => clawhost::run::models(&config_path()?),
+        Command::Models { json } => clawhost::run::models(&config_path()?, json),
         Command::Doctor { json } => clawhost::doctor::run(&config_path()?, json).await,
         Command::Completions { shell } => {
             use clap::CommandFactory;

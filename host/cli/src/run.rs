@@ -199,13 +199,28 @@ pub async fn one_turn(
         .map(|reply| reply.outcome)
 }
 
-/// Print the catalog and auth of the current generation.
-pub fn models(config_path: &Path) -> anyhow::Result<()> {
+/// Print the catalog and auth of the current generation (`json`: one
+/// document: the generation, each agent's model, each provider's auth
+/// without its secret, the catalog).
+pub fn models(config_path: &Path, json: bool) -> anyhow::Result<()> {
     let config = Config::load(config_path)?;
     let runtimes = ModelRuntimes::new();
     let set = runtimes
         .rebuild(&config)
         .context("building the model runtime generation")?;
+    if json {
+        let any = set.agents.values().next();
+        let doc = serde_json::json!({
+            "generation": set.number,
+            "agents": set.agents.iter().map(|(id, g)| serde_json::json!({"id": id, "model": g.model})).collect::<Vec<_>>(),
+            "auth": any.map(|g| g.auth.iter().map(|a| serde_json::json!({
+                "provider": a.provider, "ready": a.ready(), "status": a.describe()
+            })).collect::<Vec<_>>()),
+            "catalog": any.map(|g| &g.catalog),
+        });
+        say!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
     say!("generation {}", set.number);
     for (id, g) in &set.agents {
         say!("agent {id}: model {}", g.model);

@@ -267,6 +267,20 @@ fn doctor_names_a_missing_provider_key_as_a_problem() {
     assert!(ok, "{out}{err}");
     let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(doc["problems"], 0, "{doc}");
+    // `models --json`: the same facts as a document, no secret in it.
+    let (ok, out, err) = outcome(
+        clawhost(dir)
+            .args(["models", "--json"])
+            .env("DOCTOR_TEST_KEY", "sekrit"),
+    );
+    assert!(ok, "{err}");
+    let models: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(models["agents"][0]["model"], "remote/m", "{models}");
+    assert_eq!(models["auth"][0]["ready"], true, "{models}");
+    assert!(
+        models["catalog"].to_string().contains("remote/m") && !out.contains("sekrit"),
+        "{out}"
+    );
     assert!(
         doc["findings"]
             .to_string()
