@@ -111,6 +111,15 @@ async fn a_plugin_that_keeps_failing_is_quarantined_then_retried_after_a_backoff
     assert!(reason.contains("2 failed calls in a row"), "{reason}");
     assert!(reason.contains("trapped"), "{reason}");
     assert!(retry_in_ms <= 400, "{retry_in_ms}");
+    // As `plugins list --json` and `/v1/plugins` show it.
+    assert_eq!(
+        serde_json::to_value(&host.statuses()[0].state).unwrap()["quarantined"]["reason"],
+        json!(reason)
+    );
+    assert_eq!(
+        serde_json::to_value(PluginState::Active).unwrap(),
+        json!("active")
+    );
     // Refused while the backoff runs, with the reason on every refusal.
     let err = call(&host, "ping", json!({})).await.unwrap_err();
     assert!(matches!(err, CallError::Quarantined { .. }), "{err}");

@@ -71,12 +71,7 @@ pub fn status_json(s: &PluginStatus) -> Value {
         "api": s.api.to_string(),
         "dir": s.dir,
         "sha256": s.sha256,
-        "state": match &s.state {
-            clawhost_plugin_runtime::PluginState::Active => json!("active"),
-            clawhost_plugin_runtime::PluginState::Quarantined { reason, retry_in_ms } => {
-                json!({"quarantined": {"reason": reason, "retryInMs": retry_in_ms}})
-            }
-        },
+        "state": s.state,
         "tools": s.tools,
         "hooks": s.hooks.iter().map(|(h, p)| json!({"hook": h, "priority": p})).collect::<Vec<_>>(),
         "withheld": s.withheld.iter().map(|(h, n)| json!({"hook": h, "needs": n})).collect::<Vec<_>>(),

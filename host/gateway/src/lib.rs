@@ -258,16 +258,7 @@ async fn plugins(State(gw): State<Arc<Gateway>>) -> Json<serde_json::Value> {
         .plugins()
         .statuses()
         .into_iter()
-        .map(|s| {
-            let state = match s.state {
-                PluginState::Active => json!("active"),
-                PluginState::Quarantined {
-                    reason,
-                    retry_in_ms,
-                } => json!({"quarantined": {"reason": reason, "retryInMs": retry_in_ms}}),
-            };
-            json!({"id": s.id, "version": s.version, "state": state, "stats": s.stats})
-        })
+        .map(|s| json!({"id": s.id, "version": s.version, "state": s.state, "stats": s.stats}))
         .collect();
     Json(json!({"object": "list", "data": data}))
 }

@@ -86,8 +86,10 @@ impl Interfaces {
     }
 }
 
-/// Whether a plugin serves calls.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Whether a plugin serves calls. As JSON: `"active"`, or
+/// `{"quarantined": {"reason", "retryInMs"}}`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase", rename_all_fields = "camelCase")]
 pub enum PluginState {
     /// Serving.
     Active,
