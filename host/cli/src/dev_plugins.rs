@@ -19,7 +19,7 @@ use crate::transcript::render_refusal;
 pub fn build_all(dirs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
     dirs.iter()
         .map(|dir| {
-            crate::plugin_build::build(dir)
+            crate::plugin_build::build(dir, false)
                 .with_context(|| format!("building --plugin {}", dir.display()))
         })
         .collect()
@@ -55,21 +55,13 @@ pub fn overlay(dirs: Vec<PathBuf>) -> ConfigOverlay {
     Arc::new(move |config: &mut Config| apply(&dirs, config))
 }
 
-/// Whether a path inside a package is a build output, not a source.
-fn is_output(name: &str) -> bool {
-    matches!(
-        name,
-        "target" | "node_modules" | "__pycache__" | ".git" | "plugin.wasm" | "dist"
-    ) || name.ends_with(".wasm")
-}
-
 /// The package's sources as (path, modified, size), sorted.
 fn fingerprint(dir: &Path, out: &mut Vec<(PathBuf, SystemTime, u64)>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
-        if is_output(&entry.file_name().to_string_lossy()) {
+        if crate::build_stamp::is_output(&entry.file_name().to_string_lossy()) {
             continue;
         }
         let Ok(meta) = entry.metadata() else { continue };

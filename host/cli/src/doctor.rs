@@ -67,7 +67,7 @@ fn runs(program: &str) -> bool {
 
 /// The guest toolchains a plugin author needs, for information only.
 fn toolchains(report: &mut Report) {
-    use crate::plugin_build::{rust_route, RustRoute};
+    use crate::toolchain::{rust_route, RustRoute};
     match rust_route() {
         Some(RustRoute::Rustup) => report.say(Mark::Fine, "Rust guests: the wasm32-wasip2 target is installed"),
         Some(RustRoute::DebianBuildStd) => report.say(

@@ -74,12 +74,7 @@ fn piped() -> mpsc::Receiver<String> {
 /// `~/.local/state/clawhost/chat_history`; the file is 0600 in a 0700
 /// directory.
 fn history_file() -> Option<std::path::PathBuf> {
-    let state = std::env::var_os("XDG_STATE_HOME")
-        .map(std::path::PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| std::path::Path::new(&h).join(".local/state"))
-        })?;
-    let dir = state.join("clawhost");
+    let dir = clawhost_config::xdg_dir("XDG_STATE_HOME", ".local/state")?;
     std::fs::create_dir_all(&dir).ok()?;
     // What the user typed is conversation: private, whatever the umask.
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};

@@ -60,6 +60,7 @@ pub fn styled_stderr() -> bool {
 
 pub mod approve;
 pub mod build;
+pub mod build_stamp;
 pub mod config_cmd;
 pub mod demo;
 pub mod dev_plugins;
@@ -75,6 +76,8 @@ pub mod plugins;
 pub mod progress;
 pub mod run;
 pub mod scaffold;
+pub mod sdk;
 pub mod sessions;
 pub mod telemetry;
+pub mod toolchain;
 pub mod transcript;

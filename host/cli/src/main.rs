@@ -149,6 +149,9 @@ enum PluginAction {
         /// The package directory.
         #[arg(default_value = ".")]
         dir: PathBuf,
+        /// Build even when the package is up to date.
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -318,12 +321,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             clawhost::sessions::manage(&config_path()?, &agent, action)
         }
         Command::Plugin {
-            action: PluginAction::Build { dir },
-        } => clawhost::plugin_build::build(&dir).map(|_| ()),
+            action: PluginAction::Build { dir, force },
+        } => clawhost::plugin_build::build(&dir, force).map(|_| ()),
         Command::Plugin {
             action: PluginAction::New { dir, lang, id },
         } => {
-            for path in clawhost::scaffold::new_plugin(&dir, lang, id.as_deref())? {
+            for path in clawhost::scaffold::new_plugin(
+                &dir,
+                lang,
+                id.as_deref(),
+                &clawhost::sdk::sdk_root()?,
+            )? {
                 clawhost::say!("wrote {}", path.display());
             }
             Ok(())

@@ -8,6 +8,9 @@ use std::process::Command;
 use anyhow::{bail, Context};
 use clawhost_plugin_runtime::PluginPackage;
 
+use crate::build_stamp;
+use crate::toolchain::{install_hint, on_path, rust_route, RustRoute, Tool};
+
 /// A package's language, as its files show it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -31,34 +34,6 @@ fn kind_of(dir: &Path) -> anyhow::Result<Kind> {
     }
 }
 
-/// How Rust guests are built on this machine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RustRoute {
-    /// rustup's `wasm32-wasip2` target is installed: the ordinary build.
-    Rustup,
-    /// Debian's rustc with `-Zbuild-std`, its std sources and wasi-libc
-    /// (what `plugins/build.sh` does where rustup cannot download targets).
-    DebianBuildStd,
-}
-
-/// The route Rust guests can take here, if any.
-pub fn rust_route() -> Option<RustRoute> {
-    let sysroot = Command::new("rustc")
-        .args(["--print", "sysroot"])
-        .output()
-        .ok()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    if sysroot.is_some_and(|s| Path::new(&s).join("lib/rustlib/wasm32-wasip2").is_dir()) {
-        Some(RustRoute::Rustup)
-    } else if Path::new("/usr/lib/wasm32-wasi").is_dir()
-        && Path::new("/usr/lib/rustlib/src/rust/library").is_dir()
-    {
-        Some(RustRoute::DebianBuildStd)
-    } else {
-        None
-    }
-}
-
 /// The cargo command that builds the Rust package in `dir` by [`rust_route`].
 fn rust_command(dir: &Path) -> anyhow::Result<Command> {
     let mut cmd;
@@ -76,7 +51,17 @@ fn rust_command(dir: &Path) -> anyhow::Result<Command> {
                 .env("RUSTC_BOOTSTRAP", "1")
                 .env_remove("RUSTUP_TOOLCHAIN");
         }
-        None => bail!("no Rust toolchain for wasm32-wasip2: run `rustup target add wasm32-wasip2`"),
+        None => bail!(
+            "no Rust toolchain builds wasm32-wasip2 here: {}",
+            install_hint(Tool::RustWasm)
+        ),
+    }
+    // One target dir for every plugin this user builds: dependencies, and
+    // the standard library where it is built from source, compile once.
+    if std::env::var_os("CARGO_TARGET_DIR").is_none() {
+        if let Some(cache) = clawhost_config::xdg_dir("XDG_CACHE_HOME", ".cache") {
+            cmd.env("CARGO_TARGET_DIR", cache.join("guest-target"));
+        }
     }
     cmd.arg("--message-format=json-render-diagnostics")
         .current_dir(dir)
@@ -103,7 +88,7 @@ fn cargo_artifact(messages: &str) -> Option<PathBuf> {
 }
 
 /// The package's `scripts.build` words after `clawhost-js`, for building
-/// with the checkout's JS SDK when the package has no node_modules yet.
+/// with this binary's JS SDK when the package has no node_modules yet.
 fn js_build_args(dir: &Path) -> anyhow::Result<Vec<String>> {
     let text = std::fs::read_to_string(dir.join("package.json"))?;
     let package: serde_json::Value = serde_json::from_str(&text).context("package.json")?;
@@ -117,14 +102,57 @@ fn js_build_args(dir: &Path) -> anyhow::Result<Vec<String>> {
     }
 }
 
-/// Build the package in `dir` and stage its component; returns the package.
-pub fn build(dir: &Path) -> anyhow::Result<PathBuf> {
+/// The version line of the compiler `kind` builds with (part of a build's
+/// inputs; empty when it does not run, and the build will say why).
+fn toolchain_version(kind: Kind) -> String {
+    let (program, arg) = match kind {
+        Kind::Rust if rust_route() == Some(RustRoute::DebianBuildStd) => ("/usr/bin/rustc", "-V"),
+        Kind::Rust => ("rustc", "-V"),
+        Kind::Python => ("python3", "--version"),
+        Kind::Js => ("node", "--version"),
+    };
+    Command::new(program)
+        .arg(arg)
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+/// Build the package in `dir` and stage its component, unless it is up to
+/// date (its sources, the SDK and the compiler unchanged since the build
+/// that gave its component) and `force` is false; returns the package.
+pub fn build(dir: &Path, force: bool) -> anyhow::Result<PathBuf> {
     let dir = std::path::absolute(dir)?;
     let kind = kind_of(&dir)?;
     // The manifest first: a package without a valid one is not worth building.
     let manifest = PluginPackage::read(&dir).map_err(anyhow::Error::from)?;
     let id = manifest.manifest.id.clone();
     let component = manifest.component_path();
+    let sdk = crate::sdk::sdk_root()?.join(match kind {
+        Kind::Rust => "rust",
+        Kind::Python => "python",
+        Kind::Js => "js",
+    });
+    // The SDK's own build tools first: installing them writes into the SDK.
+    let python_build = match kind {
+        Kind::Rust => None,
+        Kind::Python => Some(crate::sdk::python_build_tools(&sdk)?),
+        Kind::Js => {
+            crate::sdk::js_build_tools(&sdk)?;
+            None
+        }
+    };
+    let toolchain = toolchain_version(kind);
+    let inputs = build_stamp::inputs(&dir, &sdk, &toolchain)
+        .with_context(|| format!("reading the sources of {}", dir.display()))?;
+    if !force && build_stamp::is_current(&dir, &inputs, &component) {
+        say!(
+            "{id} {}: {} (up to date)",
+            manifest.manifest.version,
+            component.display()
+        );
+        return Ok(dir);
+    }
     let what = format!("building {id}");
     match kind {
         Kind::Rust => {
@@ -135,32 +163,29 @@ pub fn build(dir: &Path) -> anyhow::Result<PathBuf> {
             })?;
         }
         Kind::Python => {
-            let mut cmd = if which("clawhost-py") {
-                Command::new("clawhost-py")
-            } else if let Some(root) = crate::build::source_checkout() {
-                let mut cmd = Command::new("python3");
-                cmd.arg(root.join("sdk/python/clawhost_sdk/build.py"));
-                cmd
-            } else {
-                bail!("the Python SDK is not installed: `pip install clawhost-sdk` (gives clawhost-py)");
-            };
-            crate::progress::run(&what, cmd.args(["build", "."]).current_dir(&dir))?;
+            let build = python_build.context("the Python SDK's clawhost-py")?;
+            crate::progress::run(
+                &what,
+                Command::new(build).args(["build", "."]).current_dir(&dir),
+            )?;
         }
         Kind::Js => {
+            // The package's own install when it has one (`npm install`
+            // links this SDK), else this binary's SDK directly.
+            if !on_path("node") {
+                bail!(
+                    "building JavaScript plugins needs Node.js: {}",
+                    install_hint(Tool::Node)
+                );
+            }
             let mut cmd = if dir.join("node_modules/.bin/clawhost-js").exists() {
                 let mut cmd = Command::new("npm");
                 cmd.args(["run", "build"]);
                 cmd
-            } else if let Some(root) = crate::build::source_checkout() {
-                let mut cmd = Command::new("node");
-                cmd.arg(root.join("sdk/js/build.mjs"))
-                    .args(js_build_args(&dir)?);
-                cmd
             } else {
-                bail!(
-                    "the JS SDK is not installed here: run `npm install` in {}",
-                    dir.display()
-                );
+                let mut cmd = Command::new("node");
+                cmd.arg(sdk.join("build.mjs")).args(js_build_args(&dir)?);
+                cmd
             };
             crate::progress::run(&what, cmd.current_dir(&dir))?;
         }
@@ -176,6 +201,11 @@ pub fn build(dir: &Path) -> anyhow::Result<PathBuf> {
     {
         bail!("{} is not a WebAssembly component", component.display());
     }
+    // Stamped only when nothing changed while it built (an edit, or a
+    // lock file the first build wrote): else the next build runs again.
+    if build_stamp::inputs(&dir, &sdk, &toolchain).is_ok_and(|after| after == inputs) {
+        build_stamp::record(&dir, &inputs, &component);
+    }
     say!(
         "{id} {}: {} ({:.1} KiB)",
         manifest.manifest.version,
@@ -183,12 +213,6 @@ pub fn build(dir: &Path) -> anyhow::Result<PathBuf> {
         bytes as f64 / 1024.0
     );
     Ok(dir)
-}
-
-/// Whether `program` is on PATH.
-fn which(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|p| p.join(program).is_file()))
 }
 
 #[cfg(test)]

@@ -8,6 +8,9 @@ use std::time::Instant;
 
 use anyhow::{bail, Context};
 
+/// How often a plain (off-terminal) progress line is printed at most.
+const PLAIN_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Run `cmd` showing `what` as it goes; on failure the error holds the
 /// output. Returns the child's stdout.
 pub fn run(what: &str, cmd: &mut Command) -> anyhow::Result<String> {
@@ -38,14 +41,26 @@ pub fn run(what: &str, cmd: &mut Command) -> anyhow::Result<String> {
         out
     });
     let mut log = String::new();
+    let mut last_said = started;
     for line in BufReader::new(child.stderr.take().expect("piped"))
         .lines()
         .map_while(Result::ok)
     {
-        if let Some(bar) = &spinner {
-            bar.set_message(
+        match &spinner {
+            Some(bar) => bar.set_message(
                 crate::clawhost_agent_core::text::terminal_safe(line.trim()).to_string(),
-            );
+            ),
+            // Off a terminal, a line at most every PLAIN_EVERY: a long
+            // build still shows it is alive, and where it is.
+            None if last_said.elapsed() >= PLAIN_EVERY && !line.trim().is_empty() => {
+                last_said = Instant::now();
+                esay!(
+                    "{what}: {:.0} s: {}",
+                    started.elapsed().as_secs_f64(),
+                    line.trim()
+                );
+            }
+            None => {}
         }
         log.push_str(&line);
         log.push('\n');

@@ -19,13 +19,6 @@ pub enum Lang {
     Ts,
 }
 
-/// Where the SDKs are: this checkout's `sdk/` when it exists, else `None`
-/// (the package then names the published SDK versions).
-fn sdk_dir() -> Option<PathBuf> {
-    let sdk = crate::build::source_checkout()?.join("sdk");
-    sdk.join("rust").join("Cargo.toml").is_file().then_some(sdk)
-}
-
 fn manifest(id: &str, lang: &str) -> String {
     serde_json::to_string_pretty(&serde_json::json!({
         "id": id,
@@ -54,15 +47,12 @@ fn is_valid_id(id: &str) -> bool {
 }
 
 /// The files of a new package, relative to its directory.
-fn files(lang: Lang, id: &str, sdk: Option<&Path>) -> Vec<(&'static str, String)> {
+fn files(lang: Lang, id: &str, sdk: &Path) -> Vec<(&'static str, String)> {
     let tool = id.replace('-', "_");
-    let sdk_path = |sub: &str| sdk.map(|s| s.join(sub).display().to_string());
+    let sdk_path = |sub: &str| sdk.join(sub).display().to_string();
     match lang {
         Lang::Rust => {
-            let dep = match sdk_path("rust") {
-                Some(p) => format!("clawhost-sdk = {{ path = {p:?} }}"),
-                None => format!("clawhost-sdk = \"{CURRENT_API}\""),
-            };
+            let dep = format!("clawhost-sdk = {{ path = {:?} }}", sdk_path("rust"));
             vec![
                 (
                     "Cargo.toml",
@@ -154,8 +144,7 @@ Then `clawhost plugins install .` copies it beside your config and pins it.
             ]
         }
         Lang::Python => {
-            let install =
-                sdk_path("python").unwrap_or_else(|| format!("clawhost-sdk=={CURRENT_API}"));
+            let sdk = sdk_path("python");
             vec![
                 (
                     "app.py",
@@ -188,10 +177,13 @@ def guard(event: ToolCallEvent) -> Any:
                         r#"# {id}
 
 ```sh
-pip install {install}
-clawhost plugin build      # runs `clawhost-py build .`: writes plugin.wasm
+clawhost plugin build      # componentize-py, with the SDK clawhost carries: writes plugin.wasm
 clawhost run --plugin . "hello"   # or `clawhost chat --plugin .`: rebuilt on each edit
 ```
+
+The SDK is {sdk}: the first build gives it a virtual environment,
+`{sdk}/.venv`, with the componentize-py it pins; point your editor's Python
+there for completions and `mypy --strict`.
 
 Then `clawhost plugins install .` copies it beside your config and pins it.
 "#
@@ -201,9 +193,8 @@ Then `clawhost plugins install .` copies it beside your config and pins it.
         }
         Lang::Js | Lang::Ts => {
             let ts = lang == Lang::Ts;
-            let dep = sdk_path("js")
-                .map(|p| format!("file:{p}"))
-                .unwrap_or_else(|| CURRENT_API.into());
+            let sdk = sdk_path("js");
+            let dep = format!("file:{sdk}");
             let module = if ts { "app.ts" } else { "app.js" };
             let event = if ts {
                 "(event: ToolCallEvent)"
@@ -278,10 +269,12 @@ export default definePlugin({{
                         r#"# {id}
 
 ```sh
-npm install
-clawhost plugin build      # runs `npm run build`: writes plugin.wasm
+clawhost plugin build      # jco, with the SDK clawhost carries: writes plugin.wasm
 clawhost run --plugin . "hello"   # or `clawhost chat --plugin .`: rebuilt on each edit
 ```
+
+`@clawhost/sdk` is `file:{sdk}`: `npm install` links it for your editor's
+types (then `plugin build` runs `npm run build`).
 
 Then `clawhost plugins install .` copies it beside your config and pins it.
 "#
@@ -305,8 +298,14 @@ Then `clawhost plugins install .` copies it beside your config and pins it.
     }
 }
 
-/// Write a new plugin package into `dir` (which must not exist or be empty).
-pub fn new_plugin(dir: &Path, lang: Lang, id: Option<&str>) -> anyhow::Result<Vec<PathBuf>> {
+/// Write a new plugin package into `dir` (which must not exist or be empty),
+/// depending on the SDKs in `sdk` ([`crate::sdk::sdk_root`]) by path.
+pub fn new_plugin(
+    dir: &Path,
+    lang: Lang,
+    id: Option<&str>,
+    sdk: &Path,
+) -> anyhow::Result<Vec<PathBuf>> {
     let id = match id {
         Some(id) => id.to_string(),
         None => dir
@@ -331,7 +330,7 @@ pub fn new_plugin(dir: &Path, lang: Lang, id: Option<&str>) -> anyhow::Result<Ve
         Lang::Js => "JavaScript",
         Lang::Ts => "TypeScript",
     };
-    let mut all = files(lang, &id, sdk_dir().as_deref());
+    let mut all = files(lang, &id, sdk);
     all.push(("openclaw.plugin.json", manifest(&id, lang_name)));
     let mut written = Vec::new();
     for (name, text) in all {
@@ -358,7 +357,7 @@ mod tests {
         }
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("x"), "").unwrap();
-        let err = new_plugin(dir.path(), Lang::Rust, Some("p")).unwrap_err();
+        let err = new_plugin(dir.path(), Lang::Rust, Some("p"), Path::new("/sdk")).unwrap_err();
         assert!(err.to_string().contains("not empty"), "{err}");
     }
 
@@ -372,7 +371,7 @@ mod tests {
         ] {
             let root = tempfile::tempdir().unwrap();
             let dir = root.path().join("my-plugin");
-            new_plugin(&dir, lang, None).unwrap();
+            new_plugin(&dir, lang, None, Path::new("/opt/sdk")).unwrap();
             let manifest: serde_json::Value = serde_json::from_str(
                 &std::fs::read_to_string(dir.join("openclaw.plugin.json")).unwrap(),
             )
@@ -382,6 +381,14 @@ mod tests {
             assert!(std::fs::read_to_string(dir.join(file))
                 .unwrap()
                 .contains("my_plugin_echo"));
+            // The SDK by path, never a registry version that does not exist.
+            let (deps, wanted) = match lang {
+                Lang::Rust => ("Cargo.toml", "clawhost-sdk = { path = \"/opt/sdk/rust\" }"),
+                Lang::Python => ("README.md", "/opt/sdk/python/.venv"),
+                Lang::Js | Lang::Ts => ("package.json", "\"file:/opt/sdk/js\""),
+            };
+            let text = std::fs::read_to_string(dir.join(deps)).unwrap();
+            assert!(text.contains(wanted), "{lang:?}: {text}");
         }
     }
 }

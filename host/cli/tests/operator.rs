@@ -326,9 +326,24 @@ fn an_installed_binary_runs_away_from_its_checkout() {
     let (ok, out, err) = away(&["demo", "--plugins-dir", built.to_str().unwrap()]);
     assert!(ok, "{out}{err}");
     assert!(out.contains("turn finished"), "{out}");
-    // A new package names the published SDK when no checkout is there.
+    // A new package names the SDK the binary carries, unpacked by path
+    // (never a registry version that does not exist).
     let (ok, _, err) = away(&["plugin", "new", "far-away", "--lang", "rust"]);
     assert!(ok, "{err}");
     let cargo = std::fs::read_to_string(dir.join("far-away/Cargo.toml")).unwrap();
-    assert!(cargo.contains("clawhost-sdk = \"0.2.1\""), "{cargo}");
+    let sdk = cargo
+        .lines()
+        .find_map(|l| l.strip_prefix("clawhost-sdk = { path = \""))
+        .and_then(|l| l.strip_suffix("\" }"))
+        .unwrap_or_else(|| panic!("{cargo}"));
+    assert!(
+        sdk.starts_with(
+            &dir.join(".local/share/clawhost/sdk/0.")
+                .display()
+                .to_string()
+        ),
+        "{sdk}"
+    );
+    let sdk = std::path::Path::new(sdk);
+    assert!(sdk.join("Cargo.toml").is_file() && sdk.join("wit/worlds.wit").is_file());
 }

@@ -3,8 +3,6 @@
 //! and `OPENAI_BASE_URL` pointing the built-in `openai` provider at a local
 //! server that answers in the Responses API's streaming format.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::process::{Command, Stdio};
@@ -108,7 +106,6 @@ fn serve(replies: Vec<String>) -> (String, Seen) {
 
 #[test]
 fn the_readme_quick_start_works_from_an_installed_binary() {
-    common::plugins(); // the JS SDK's dependencies
     let script: String = quick_start()
         .lines()
         .filter(|l| !l.starts_with("cargo install"))
@@ -136,6 +133,9 @@ fn the_readme_quick_start_works_from_an_installed_binary() {
         .env("HOME", home.path())
         .env("OPENAI_BASE_URL", &url)
         .env("NO_COLOR", "1")
+        // The checkout out of reach: the SDK comes from the binary alone.
+        .env("CLAWHOST_SOURCE_DIR", home.path().join("no-checkout"))
+        .env_remove("XDG_DATA_HOME")
         .env_remove("XDG_CONFIG_HOME")
         .env_remove("XDG_CACHE_HOME")
         .env_remove("XDG_STATE_HOME")
@@ -181,4 +181,11 @@ fn the_readme_quick_start_works_from_an_installed_binary() {
         .path()
         .join(".config/clawhost/plugins/hello/plugin.wasm")
         .is_file());
+    // The scaffold names the SDK the binary unpacked, by path.
+    let package = std::fs::read_to_string(home.path().join("hello/package.json")).unwrap();
+    let sdk = home.path().join(".local/share/clawhost/sdk");
+    assert!(
+        package.contains(&format!("file:{}/", sdk.display())),
+        "{package}"
+    );
 }

@@ -30,7 +30,7 @@ pub use gateway::{GatewayAuth, GatewayConfig, GatewayLimits};
 pub use hooks::{
     FailPolicy, HookSettings, PluginHooks, AGENT_END_TIMEOUT_MS, HOOK_NAMES, MAX_HOOK_TIMEOUT_MS,
 };
-pub use locate::{locate, locate_or_new, NotFound};
+pub use locate::{locate, locate_or_new, xdg_dir, NotFound};
 pub use models::{ApiKind, ModelConfig, ModelsConfig, ProviderConfig, RetryConfig};
 pub use plugins::{
     default_fail_policy, Access, EnvGrant, FsGrant, PluginEntry, PluginGrants, PluginLimits,

@@ -44,10 +44,17 @@ pub fn locate(explicit: Option<&Path>) -> Result<PathBuf, NotFound> {
 /// The user's clawhost config dir: `$XDG_CONFIG_HOME/clawhost`, else
 /// `~/.config/clawhost`.
 fn user_dir() -> Option<PathBuf> {
-    std::env::var_os("XDG_CONFIG_HOME")
+    xdg_dir("XDG_CONFIG_HOME", ".config")
+}
+
+/// clawhost's directory under an XDG base directory: `$<var>/clawhost` when
+/// the variable is set and not empty, else `~/<home_default>/clawhost`
+/// (`None` without a home).
+pub fn xdg_dir(var: &str, home_default: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(home_default)))
         .map(|d| d.join("clawhost"))
 }
 

@@ -51,6 +51,13 @@ pub fn clawhost(dir: &Path) -> Command {
         .env_remove("CLAWHOST_LOG")
         .env_remove("RUST_LOG")
         .env("XDG_CONFIG_HOME", dir.join("xdg"))
+        .env("XDG_CACHE_HOME", dir.join("cache"))
+        // The SDKs the binary carries, unpacked (and their build tools
+        // installed) once for all tests.
+        .env(
+            "XDG_DATA_HOME",
+            clawhost::build::repo_root().join("target/test-sdk"),
+        )
         .env("NO_COLOR", "1");
     cmd
 }
