@@ -1,7 +1,9 @@
 //! `clawhost doctor` (and `clawhost plugins doctor`): the config, each
 //! agent's model and its provider's credential, and everything plugins
-//! depend on, checked in one pass, each finding marked `✓` (fine), `!`
-//! (works, but look) or `✗` (broken: the command exits 1).
+//! depend on, the SDKs and guest toolchains, checked in one pass, each
+//! finding marked `✓` (fine), `!` (works, but look) or `✗` (broken: the
+//! command exits 1), with what to do; `--json` gives one `{level, code,
+//! message, fix}` object per finding.
 
 use std::path::Path;
 use std::process::Command;
@@ -9,15 +11,19 @@ use std::process::Command;
 use clawhost_config::Config;
 use clawhost_plugin_runtime::{CacheOutcome, ComponentCache, PluginPackage};
 
-/// How a finding reads.
+/// How much a finding matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mark {
-    Fine,
-    Look,
-    Broken,
+enum Level {
+    /// Fine (`✓`).
+    Ok,
+    /// Works, but look (`!`).
+    Warning,
+    /// Broken: the command exits 1 (`✗`).
+    Error,
 }
 
-/// Findings: printed as they come, or gathered for one JSON document.
+/// Findings: printed as they come, or gathered for one JSON document of
+/// `{level, code, message, fix}` objects.
 #[derive(Default)]
 struct Report {
     broken: usize,
@@ -27,21 +33,41 @@ struct Report {
 }
 
 impl Report {
-    fn say(&mut self, mark: Mark, text: impl std::fmt::Display) {
-        let (sign, name) = match mark {
-            Mark::Fine => ("✓", "ok"),
-            Mark::Look => {
+    /// A finding without a fix.
+    fn say(&mut self, level: Level, code: &str, message: impl std::fmt::Display) {
+        self.finding(level, code, message, None::<String>);
+    }
+
+    /// A finding; `code` is stable (`area.what`), `fix` says what to do.
+    fn finding(
+        &mut self,
+        level: Level,
+        code: &str,
+        message: impl std::fmt::Display,
+        fix: Option<impl std::fmt::Display>,
+    ) {
+        let (sign, name) = match level {
+            Level::Ok => ("✓", "ok"),
+            Level::Warning => {
                 self.looks += 1;
-                ("!", "look")
+                ("!", "warning")
             }
-            Mark::Broken => {
+            Level::Error => {
                 self.broken += 1;
-                ("✗", "problem")
+                ("✗", "error")
             }
         };
+        let fix = fix.map(|f| f.to_string());
         match &mut self.gathered {
-            Some(all) => all.push(serde_json::json!({"mark": name, "text": text.to_string()})),
-            None => say!("{sign} {text}"),
+            Some(all) => all.push(serde_json::json!({
+                "level": name, "code": code, "message": message.to_string(), "fix": fix
+            })),
+            None => {
+                say!("{sign} {message}");
+                if let Some(fix) = fix {
+                    say!("    fix: {fix}");
+                }
+            }
         }
     }
 
@@ -57,46 +83,109 @@ impl Report {
     }
 }
 
-/// Whether `program` runs (`program --version` exits 0).
-fn runs(program: &str) -> bool {
+/// Whether `program` runs with `args` (exits 0).
+fn runs(program: &str, args: &[&str]) -> bool {
     Command::new(program)
-        .arg("--version")
+        .args(args)
         .output()
         .is_ok_and(|o| o.status.success())
 }
 
-/// The guest toolchains a plugin author needs, for information only.
-fn toolchains(report: &mut Report) {
-    use crate::toolchain::{rust_route, RustRoute};
-    match rust_route() {
-        Some(RustRoute::Rustup) => report.say(Mark::Fine, "Rust guests: the wasm32-wasip2 target is installed"),
-        Some(RustRoute::DebianBuildStd) => report.say(
-            Mark::Fine,
-            "Rust guests: no rustup wasm32-wasip2 target; Debian's std sources and wasi-libc are here (plugins/build.sh's -Zbuild-std route)",
+/// The SDKs new plugins build against, and the guest toolchains a plugin
+/// author needs (warnings only: running agents needs none of them).
+fn authoring(report: &mut Report) {
+    use crate::toolchain::{install_hint, rust_route, RustRoute, Tool};
+    match crate::sdk::sdk_root() {
+        Ok(dir) => report.say(
+            Level::Ok,
+            "sdk.ready",
+            format!(
+                "SDKs for plugin API {}: {}",
+                clawhost_plugin_runtime::CURRENT_API,
+                dir.display()
+            ),
         ),
-        None => report.say(
-            Mark::Look,
-            "Rust guests: no wasm32-wasip2 target (`rustup target add wasm32-wasip2`)",
+        Err(e) => report.finding(
+            Level::Warning,
+            "sdk.unavailable",
+            format!("the SDKs this binary carries cannot be unpacked: {e:#}"),
+            Some("set XDG_DATA_HOME to a writable directory"),
         ),
     }
-    for (program, guests, present, missing) in [
-        (
-            "componentize-py",
-            "Python",
-            "componentize-py is on PATH",
-            "componentize-py is not on PATH (`pip install componentize-py`)",
+    match rust_route() {
+        Some(RustRoute::Rustup) => report.say(
+            Level::Ok,
+            "toolchain.rust",
+            "Rust guests: the wasm32-wasip2 target is installed",
         ),
-        (
-            "node",
-            "JavaScript",
-            "node is on PATH (the JS SDK brings jco)",
-            "node is not on PATH",
+        Some(RustRoute::DebianBuildStd) => report.say(
+            Level::Ok,
+            "toolchain.rust",
+            "Rust guests: Debian's rustc with its std sources and wasi-libc (-Zbuild-std)",
         ),
-    ] {
-        match runs(program) {
-            true => report.say(Mark::Fine, format!("{guests} guests: {present}")),
-            false => report.say(Mark::Look, format!("{guests} guests: {missing}")),
-        }
+        None => report.finding(
+            Level::Warning,
+            "toolchain.rust",
+            "Rust guests: no toolchain builds wasm32-wasip2",
+            Some(install_hint(Tool::RustWasm)),
+        ),
+    }
+    if runs("python3", &["-c", "import venv, ensurepip"]) {
+        report.say(
+            Level::Ok,
+            "toolchain.python",
+            "Python guests: python3 with venv (the first build installs componentize-py)",
+        );
+    } else {
+        report.finding(
+            Level::Warning,
+            "toolchain.python",
+            "Python guests: no python3 with its venv module",
+            Some(install_hint(Tool::PythonVenv)),
+        );
+    }
+    if runs("node", &["--version"]) && runs("npm", &["--version"]) {
+        report.say(
+            Level::Ok,
+            "toolchain.js",
+            "JavaScript guests: node and npm (the first build installs jco)",
+        );
+    } else {
+        report.finding(
+            Level::Warning,
+            "toolchain.js",
+            "JavaScript guests: node or npm is missing",
+            Some(install_hint(Tool::Node)),
+        );
+    }
+}
+
+/// A directory holding conversations or keys: readable by others is a
+/// warning (the host tightens session directories as it opens them).
+fn private_dir(report: &mut Report, code: &str, what: &str, dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = &std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    match std::fs::metadata(dir) {
+        Err(_) => report.say(
+            Level::Ok,
+            code,
+            format!("{what} {} (made on first use)", dir.display()),
+        ),
+        Ok(meta) if meta.permissions().mode() & 0o077 != 0 => report.finding(
+            Level::Warning,
+            code,
+            format!(
+                "{what} {} is open to other users (mode {:o})",
+                dir.display(),
+                meta.permissions().mode() & 0o777
+            ),
+            Some(format!("chmod 700 {}", dir.display())),
+        ),
+        Ok(_) => report.say(
+            Level::Ok,
+            code,
+            format!("{what} {} (private)", dir.display()),
+        ),
     }
 }
 
@@ -106,21 +195,24 @@ fn models(report: &mut Report, config: &Config) {
     let runtimes = clawhost_llm::ModelRuntimes::new();
     let set = match runtimes.rebuild(config) {
         Ok(set) => set,
-        Err(e) => return report.say(Mark::Broken, format!("models: {e:#}")),
+        Err(e) => return report.say(Level::Error, "models.invalid", format!("models: {e:#}")),
     };
     for (agent, generation) in &set.agents {
         let provider = generation.model.split('/').next().unwrap_or_default();
         let model = &generation.model;
         match generation.auth.iter().find(|a| a.provider == provider) {
-            Some(auth) if !auth.ready() => report.say(
-                Mark::Broken,
-                format!("agent {agent}: model {model}; provider `{provider}`: {} (set it, or `clawhost config set models.providers.{provider}.apiKey ...`)", auth.describe()),
+            Some(auth) if !auth.ready() => report.finding(
+                Level::Error,
+                "model.no_key",
+                format!("agent {agent}: model {model}; provider `{provider}`: {}", auth.describe()),
+                Some(format!("set it, or `clawhost config set models.providers.{provider}.apiKey '${{VAR}}'`")),
             ),
             Some(auth) => report.say(
-                Mark::Fine,
+                Level::Ok,
+                "model.ready",
                 format!("agent {agent}: model {model}; provider `{provider}`: {}", auth.describe()),
             ),
-            None => report.say(Mark::Fine, format!("agent {agent}: model {model}")),
+            None => report.say(Level::Ok, "model.ready", format!("agent {agent}: model {model}")),
         }
     }
 }
@@ -134,11 +226,15 @@ pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
     };
     let config = match Config::load(path) {
         Ok(config) => {
-            report.say(Mark::Fine, format!("config {} is valid", path.display()));
+            report.say(
+                Level::Ok,
+                "config.valid",
+                format!("config {} is valid", path.display()),
+            );
             config
         }
         Err(e) => {
-            report.say(Mark::Broken, e);
+            report.say(Level::Error, "config.invalid", e);
             report.finish()?;
             anyhow::bail!("the config does not load; nothing else was checked");
         }
@@ -153,10 +249,15 @@ pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
         let dir = config.resolve(p);
         match clawhost_plugin_runtime::discover(&dir) {
             Ok(found) => report.say(
-                Mark::Fine,
+                Level::Ok,
+                "plugins.path",
                 format!("plugin path {}: {} package(s)", dir.display(), found.len()),
             ),
-            Err(e) => report.say(Mark::Broken, format!("plugin path {}: {e}", dir.display())),
+            Err(e) => report.say(
+                Level::Error,
+                "plugins.path",
+                format!("plugin path {}: {e}", dir.display()),
+            ),
         }
     }
     let cache_dir = config
@@ -166,14 +267,17 @@ pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
         .map(|d| config.resolve(d))
         .or_else(ComponentCache::default_dir);
     match &cache_dir {
-        None => report.say(
-            Mark::Look,
+        None => report.finding(
+            Level::Warning,
+            "cache.none",
             "no component cache (no plugins.cacheDir and no HOME): every start compiles",
+            Some("set plugins.cacheDir"),
         ),
         Some(dir) => {
             let bytes = ComponentCache::artifact_bytes(dir);
             report.say(
-                Mark::Fine,
+                Level::Ok,
+                "cache.ready",
                 format!(
                     "component cache {}: {:.1} MiB of at most {} MiB",
                     dir.display(),
@@ -188,7 +292,7 @@ pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
     let (runner, reports) = match clawhost_runner::EmbeddedRunner::wire(config.clone()).await {
         Ok(wired) => wired,
         Err(e) => {
-            report.say(Mark::Broken, format!("{e:#}"));
+            report.say(Level::Error, "plugins.engine", format!("{e:#}"));
             report.finish()?;
             anyhow::bail!("the plugin engine does not start");
         }
@@ -204,7 +308,11 @@ pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
             {
                 say!("· {id}: left out by the config ({e})");
             }
-            Err(e) => report.say(Mark::Broken, format!("{id} ({}): {e}", r.dir.display())),
+            Err(e) => report.say(
+                Level::Error,
+                "plugin.refused",
+                format!("{id} ({}): {e}", r.dir.display()),
+            ),
             Ok(()) => {}
         }
     }
@@ -214,7 +322,8 @@ pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
         // A warm start defers each component to its first call: load it.
         match plugin.load_component().await {
             Ok(outcome) => report.say(
-                Mark::Fine,
+                Level::Ok,
+                "plugin.loads",
                 format!(
                     "{id} {} loads (API {}, {})",
                     status.version,
@@ -226,7 +335,7 @@ pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
                     }
                 ),
             ),
-            Err(e) => report.say(Mark::Broken, format!("{id}: {e}")),
+            Err(e) => report.say(Level::Error, "plugin.load_failed", format!("{id}: {e}")),
         }
         if config
             .plugins
@@ -234,17 +343,26 @@ pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
             .get(id.as_str())
             .is_none_or(|e| e.sha256.is_none())
         {
-            report.say(
-                Mark::Look,
-                format!("{id} is not pinned: any component at {} loads as `{id}` (`plugins install` pins, or set plugins.entries.{id}.sha256 = {})", status.dir.display(), status.sha256),
+            report.finding(
+                Level::Warning,
+                "plugin.unpinned",
+                format!(
+                    "{id} is not pinned: any component at {} loads as `{id}`",
+                    status.dir.display()
+                ),
+                Some(format!(
+                    "`clawhost plugins install` pins, or set plugins.entries.{id}.sha256 = {}",
+                    status.sha256
+                )),
             );
         }
         for unasked in &status.grants.unasked {
-            report.say(Mark::Look, unasked.clone());
+            report.say(Level::Warning, "plugin.grant_unasked", unasked.clone());
         }
         for (hook, needs) in &status.withheld {
             report.say(
-                Mark::Look,
+                Level::Warning,
+                "plugin.hook_withheld",
                 format!("{id}: hook {hook} is withheld: {needs}"),
             );
         }
@@ -257,23 +375,36 @@ pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
                     .iter()
                     .any(|d| d.guest_path == dir.guest_path)
                 {
-                    report.say(
-                        Mark::Look,
+                    report.finding(
+                        Level::Warning,
+                        "plugin.fs_not_granted",
                         format!("{id} asks for {} and has no grant for it", dir.guest_path),
+                        Some(format!("`clawhost plugins install DIR --fs {}=HOST_DIR`, or plugins.entries.{id}.grants.fs", dir.guest_path)),
                     );
                 }
             }
             for name in &requested.env {
                 if !status.grants.env.iter().any(|(k, _)| k == name) {
-                    report.say(Mark::Look, format!("{id} asks to read ${name} and may not"));
+                    report.finding(
+                        Level::Warning,
+                        "plugin.env_not_granted",
+                        format!("{id} asks to read ${name} and may not"),
+                        Some(format!("`clawhost plugins install DIR --env {name}`, or plugins.entries.{id}.grants.env")),
+                    );
                 }
             }
         }
     }
     for mistake in crate::plugin_report::mistakes(&config, host, &reports, runner.withheld()) {
-        report.say(Mark::Broken, mistake);
+        report.say(Level::Error, "plugins.config", mistake);
     }
-    toolchains(&mut report);
+    private_dir(
+        &mut report,
+        "sessions.dir",
+        "sessions",
+        &config.sessions_dir(),
+    );
+    authoring(&mut report);
     report.finish()?;
     if report.broken > 0 {
         anyhow::bail!(

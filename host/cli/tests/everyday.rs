@@ -288,3 +288,98 @@ fn doctor_names_a_missing_provider_key_as_a_problem() {
         "{doc}"
     );
 }
+
+/// One finding of `doctor --json` by its code.
+fn finding<'a>(doc: &'a serde_json::Value, code: &str) -> &'a serde_json::Value {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == code)
+        .unwrap_or_else(|| panic!("no {code} in {doc}"))
+}
+
+#[test]
+fn doctor_findings_carry_a_level_a_code_a_message_and_a_fix() {
+    use std::os::unix::fs::PermissionsExt;
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    std::fs::write(
+        dir.join("clawhost.json"),
+        json!({"models": {"providers": {"remote": {"api": "openai-completions",
+                 "baseUrl": "https://api.example.com/v1", "apiKeyEnv": "DOCTOR_TEST_KEY",
+                 "models": [{"id": "m"}]}}},
+               "agents": {"defaults": {"model": "remote/m"}}})
+        .to_string(),
+    )
+    .unwrap();
+    // Sessions open to other users; no guest toolchain on PATH.
+    let sessions = dir.join(".clawhost/sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    std::fs::set_permissions(&sessions, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let empty = dir.join("empty-path");
+    std::fs::create_dir(&empty).unwrap();
+    let (ok, out, _) = outcome(
+        clawhost(dir)
+            .args(["doctor", "--json"])
+            .env_remove("DOCTOR_TEST_KEY")
+            .env("PATH", &empty),
+    );
+    assert!(!ok, "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for f in doc["findings"].as_array().unwrap() {
+        assert!(
+            ["ok", "warning", "error"].contains(&f["level"].as_str().unwrap())
+                && f["code"].as_str().is_some_and(|c| c.contains('.'))
+                && f["message"].is_string(),
+            "{f}"
+        );
+    }
+    assert_eq!(doc["problems"], 1, "{doc}");
+    let key = finding(&doc, "model.no_key");
+    assert_eq!(key["level"], "error");
+    assert!(
+        key["fix"]
+            .as_str()
+            .unwrap()
+            .contains("models.providers.remote.apiKey"),
+        "{key}"
+    );
+    let open = finding(&doc, "sessions.dir");
+    assert_eq!(open["level"], "warning", "{open}");
+    assert!(
+        open["message"].as_str().unwrap().contains("mode 755")
+            && open["fix"] == format!("chmod 700 {}", sessions.display()),
+        "{open}"
+    );
+    assert_eq!(finding(&doc, "config.valid")["level"], "ok");
+    let sdk = finding(&doc, "sdk.ready");
+    assert!(
+        sdk["message"].as_str().unwrap().contains("test-sdk"),
+        "{sdk}"
+    );
+    for code in ["toolchain.python", "toolchain.js"] {
+        let tool = finding(&doc, code);
+        assert_eq!(tool["level"], "warning", "{tool}");
+        // The install command for this platform (Debian here).
+        assert!(
+            tool["fix"].as_str().unwrap().contains("sudo apt install"),
+            "{tool}"
+        );
+    }
+    // In text, each fix follows its finding.
+    let (_, out, _) = outcome(
+        clawhost(dir)
+            .arg("doctor")
+            .env_remove("DOCTOR_TEST_KEY")
+            .env("PATH", &empty),
+    );
+    assert!(
+        out.contains(&format!(
+            "! sessions {} is open to other users (mode 755)\n    fix: chmod 700 {}",
+            sessions.display(),
+            sessions.display()
+        )),
+        "{out}"
+    );
+}
