@@ -56,6 +56,15 @@ pub enum Action {
 pub fn manage(config_path: &Path, agent: &str, action: Action) -> anyhow::Result<()> {
     let config = Config::load(config_path)?;
     let store = SessionStore::new(config.sessions_dir());
+    if let Some(old) = config.legacy_sessions_dir() {
+        if store.adopt(&old)? {
+            esay!(
+                "sessions moved from {} to {}",
+                old.display(),
+                config.sessions_dir().display()
+            );
+        }
+    }
     match action {
         Action::List { json: true } => {
             let rows = store.list(agent)?;

@@ -383,3 +383,49 @@ fn doctor_findings_carry_a_level_a_code_a_message_and_a_fix() {
         "{out}"
     );
 }
+
+#[test]
+fn the_user_configs_sessions_live_in_the_state_dir_and_old_ones_move_there() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    let user = dir.join("xdg/clawhost");
+    std::fs::create_dir_all(&user).unwrap();
+    let script = dir.join("script.json");
+    std::fs::write(
+        &script,
+        json!([{"answer": "hi"}, {"answer": "again"}]).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        user.join("clawhost.json5"),
+        json!({"models": {"providers": {"scripted": {"api": "scripted", "script": script}}},
+               "agents": {"defaults": {"model": "scripted/test"}}})
+        .to_string(),
+    )
+    .unwrap();
+    let state = dir.join("state");
+    let run = |args: &[&str]| outcome(clawhost(dir).args(args).env("XDG_STATE_HOME", &state));
+    let (ok, out, err) = run(&["run", "hello"]);
+    assert!(ok, "{out}{err}");
+    let sessions = state.join("clawhost/sessions");
+    assert!(sessions.join("main").is_dir(), "{out}{err}");
+    assert!(!user.join(".clawhost").exists());
+    // Where an older version kept them: beside the config. They move.
+    let old = user.join(".clawhost/sessions");
+    std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+    std::fs::rename(&sessions, &old).unwrap();
+    let (ok, out, err) = run(&["sessions", "list", "--json"]);
+    assert!(ok, "{err}");
+    assert!(err.contains("sessions moved from"), "{err}");
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(listed["data"].as_array().unwrap().len(), 1, "{out}");
+    assert!(sessions.join("main").is_dir() && !old.exists());
+    // A run moves them too, and continues there.
+    std::fs::rename(&sessions, &old).unwrap();
+    let (ok, out, err) = run(&["run", "again"]);
+    assert!(ok, "{out}{err}");
+    assert!(sessions.join("main").is_dir() && !old.exists());
+    let (_, out, _) = run(&["sessions", "list", "--json"]);
+    let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(listed["data"].as_array().unwrap().len(), 2, "{out}");
+}

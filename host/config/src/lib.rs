@@ -166,12 +166,37 @@ fn yes() -> bool {
 }
 
 impl Config {
-    /// The session store directory.
+    /// The session store directory: `sessions.dir`, else for the user's own
+    /// config (in `$XDG_CONFIG_HOME/clawhost`) `$XDG_STATE_HOME/clawhost/sessions`
+    /// (`~/.local/state/clawhost/sessions`), else `.clawhost/sessions` beside
+    /// the config (a project's config keeps its sessions with the project).
     pub fn sessions_dir(&self) -> PathBuf {
         match &self.sessions.dir {
             Some(dir) => self.resolve(dir),
-            None => self.base_dir.join(".clawhost").join("sessions"),
+            None => self
+                .is_user_config()
+                .then(|| locate::xdg_dir("XDG_STATE_HOME", ".local/state"))
+                .flatten()
+                .map(|state| state.join("sessions"))
+                .unwrap_or_else(|| self.base_dir.join(".clawhost").join("sessions")),
         }
+    }
+
+    /// Where sessions of the user's own config were kept before they moved
+    /// to [`Config::sessions_dir`] (`.clawhost/sessions` beside it), if that
+    /// is elsewhere now.
+    pub fn legacy_sessions_dir(&self) -> Option<PathBuf> {
+        let old = self.base_dir.join(".clawhost").join("sessions");
+        (self.sessions.dir.is_none() && self.sessions_dir() != old).then_some(old)
+    }
+
+    /// Whether this config was loaded from the user's config directory.
+    fn is_user_config(&self) -> bool {
+        let canonical = |p: &Path| std::fs::canonicalize(p).ok();
+        self.source.is_some()
+            && locate::xdg_dir("XDG_CONFIG_HOME", ".config")
+                .and_then(|d| canonical(&d))
+                .is_some_and(|user| canonical(&self.base_dir).as_ref() == Some(&user))
     }
 
     /// Parse configuration text, JSON or JSON5 (comments, trailing commas,

@@ -111,6 +111,11 @@ impl AgentHost {
             .rebuild(&config)
             .context("building the model runtime generation")?;
         let store = SessionStore::new(config.sessions_dir()).with_fsync(config.sessions.fsync);
+        if let Some(old) = config.legacy_sessions_dir() {
+            if store.adopt(&old).context("moving the sessions")? {
+                tracing::info!(from = %old.display(), to = %config.sessions_dir().display(), "sessions moved");
+            }
+        }
         let lanes = SessionLanes::new();
         let (runner, reports) = EmbeddedRunner::start(config).await?;
         let host = Self {

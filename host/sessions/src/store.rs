@@ -150,6 +150,20 @@ fn row(t: &Transcript, updated_at_ms: u64) -> IndexEntry {
 }
 
 impl SessionStore {
+    /// Move the store at `old` (where an older version kept it) to this
+    /// store's root, when the root does not exist yet and `old` does: the
+    /// sessions move, nothing is copied or lost. Returns whether it moved.
+    pub fn adopt(&self, old: &Path) -> Result<bool, SessionError> {
+        if self.root.exists() || !old.is_dir() {
+            return Ok(false);
+        }
+        if let Some(parent) = self.root.parent() {
+            crate::private::dir(parent).map_err(|e| SessionError::io(parent, e))?;
+        }
+        std::fs::rename(old, &self.root).map_err(|e| SessionError::io(old, e))?;
+        Ok(true)
+    }
+
     /// A store rooted at `root` (created on first write).
     pub fn new(root: impl Into<PathBuf>) -> Self {
         Self {
