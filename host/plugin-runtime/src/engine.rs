@@ -9,6 +9,7 @@ use std::time::Duration;
 use wasmtime::component::Linker;
 use wasmtime::{Config, Engine};
 
+use crate::cache::FunctionCache;
 use crate::state::PluginState;
 
 /// How often the epoch advances: a running guest yields and has its deadline
@@ -37,10 +38,15 @@ impl PluginEngine {
     /// allocates its memory and fiber stack at its first instantiation and
     /// keeps the stack for every later call. What one instance may take is
     /// bounded by its store's limiter (`MemoryCap`), not by a pool.
-    pub fn new() -> wasmtime::Result<Self> {
+    ///
+    /// Cranelift keeps each function it compiles in `functions` (on disk
+    /// once the component cache attaches it), so code compiled before is
+    /// not compiled again.
+    pub fn new(functions: Arc<FunctionCache>) -> wasmtime::Result<Self> {
         let mut config = Config::new();
         config.wasm_component_model(true);
         config.epoch_interruption(true);
+        config.enable_incremental_compilation(functions)?;
         let engine = Engine::new(&config)?;
 
         let stop = Arc::new(AtomicBool::new(false));

@@ -15,6 +15,7 @@ use crate::abi::{Answer, Declared, Request};
 use crate::api_version::ComponentFacts;
 use crate::cache::declarations::DeclarationKey;
 use crate::cache::ComponentCache;
+use crate::cache::FunctionCache;
 use crate::component_source::{self, Acquired, LazyComponent};
 use crate::engine::PluginEngine;
 use crate::instance::{CallLimits, PluginInstance};
@@ -63,7 +64,8 @@ impl PluginHost {
             .into_iter()
             .map(|(key, p)| (key, config.resolve(p)))
             .collect();
-        let engine = PluginEngine::new().map_err(|e| LoadError::Runtime {
+        let functions = Arc::new(FunctionCache::default());
+        let engine = PluginEngine::new(functions.clone()).map_err(|e| LoadError::Runtime {
             id: "(host)".into(),
             stage: "engine setup",
             reason: format!("{e:#}"),
@@ -91,6 +93,7 @@ impl PluginHost {
                 config.plugins.cache_max_mb.saturating_mul(1 << 20),
                 Duration::from_secs(config.plugins.cache_max_age_days.saturating_mul(86_400)),
             );
+        cache.attach_functions(&functions);
         let mut protected = ProtectedPaths::default();
         let plugin_paths: Vec<(String, PathBuf)> = package_paths
             .iter()

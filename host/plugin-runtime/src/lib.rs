@@ -35,7 +35,7 @@ mod stats;
 pub use abi::{ApiVersion, MAX_API, MIN_API};
 pub use admission::sha256_hex;
 pub use api_version::{API_PACKAGE, CURRENT_API};
-pub use cache::{CacheError, CacheOutcome, ComponentCache, Evicted};
+pub use cache::{CacheError, CacheOutcome, ComponentCache, Evicted, FunctionCache};
 pub use error::{CallError, LoadError};
 pub use host::{LoadReport, PluginHost};
 pub use logs::{LogLevel, LogLine, LogSource};

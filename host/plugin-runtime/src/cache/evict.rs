@@ -87,6 +87,9 @@ impl ComponentCache {
                 evicted.bytes += len;
             }
         }
+        // Compiled functions: a quarter of the size bound, the same age.
+        let functions = disk.dir.join(format!("functions-{}", self.engine_key));
+        super::functions::evict(&functions, self.max_bytes / 4, self.max_age);
         if evicted.files > 0 {
             tracing::info!(target: "clawhost::progress", files = evicted.files, bytes = evicted.bytes, "evicted compiled components from the cache");
         }

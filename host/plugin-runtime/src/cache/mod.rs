@@ -19,6 +19,8 @@ use wasmtime::Engine;
 
 use crate::owned_path::{self, OwnedPathError};
 
+pub use functions::FunctionCache;
+
 /// Tag length (keyed BLAKE3, for artifacts and package records).
 const TAG_LEN: usize = 32;
 /// Key length.
@@ -147,6 +149,16 @@ impl ComponentCache {
         self.max_bytes = max_bytes;
         self.max_age = max_age;
         self
+    }
+
+    /// Keep the compiled functions of `functions` (the engine's
+    /// incremental compilation cache) in this cache's dir, under its key,
+    /// bounded with the artifacts (a quarter of the size bound).
+    pub fn attach_functions(&self, functions: &FunctionCache) {
+        if let Some(disk) = &self.disk {
+            let dir = disk.dir.join(format!("functions-{}", self.engine_key));
+            functions.attach(&dir, disk.key);
+        }
     }
 
     /// The cache directory in use (canonical), if any.
@@ -305,6 +317,7 @@ fn load_or_create_key(path: &Path) -> Result<[u8; KEY_LEN], CacheError> {
 mod artifact;
 pub(crate) mod declarations;
 mod evict;
+mod functions;
 pub(crate) mod packages;
 mod sealed;
 

@@ -450,3 +450,109 @@ fn a_sealed_record_verifies_only_whole_and_under_its_own_context() {
     std::fs::write(&path, replace(&bytes, b"holds", b"holdz")).unwrap();
     assert_eq!(read(&[b"purpose a\0", b"key"]), None);
 }
+
+/// A component whose core module has `n` distinct functions.
+fn component_with_functions(n: usize) -> Vec<u8> {
+    let funcs: String = (0..n)
+        .map(|i| {
+            format!(
+                "(func (export \"f{i}\") (param i32) (result i32) local.get 0 i32.const {i} i32.add i32.const {} i32.mul)",
+                i + 3
+            )
+        })
+        .collect();
+    wat::parse_str(format!(
+        "(component (core module $m {funcs}) (core instance (instantiate $m)))"
+    ))
+    .unwrap()
+}
+
+#[test]
+fn compiled_functions_are_reused_by_another_component_only_while_their_tags_verify() {
+    let functions = std::sync::Arc::new(FunctionCache::default());
+    let mut config = wasmtime::Config::new();
+    config.wasm_component_model(true);
+    config
+        .enable_incremental_compilation(functions.clone())
+        .unwrap();
+    let engine = Engine::new(&config).unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path().join("cache");
+    let key = root.path().join("state").join("key");
+    let cache = ComponentCache::open(&engine, Some(dir.clone()), Some(key)).unwrap();
+    cache.attach_functions(&functions);
+
+    cache
+        .load(&engine, &"a1".repeat(32), &component_with_functions(20))
+        .unwrap();
+    // Cranelift also reuses within one component (trampolines of one
+    // signature): what counts is what each later compile stores anew.
+    let (_, stored) = functions.counts();
+    assert!(stored >= 20, "{stored}");
+    let store = dir.join(format!("functions-{}", cache.engine_key));
+    assert_eq!(
+        std::fs::metadata(&store).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    let entry = std::fs::read_dir(&store).unwrap().next().unwrap().unwrap();
+    assert_eq!(
+        entry.metadata().unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+
+    // One function more (an edit): the 20 others come from the cache.
+    cache
+        .load(&engine, &"a2".repeat(32), &component_with_functions(21))
+        .unwrap();
+    let (reused_now, stored_now) = functions.counts();
+    assert!(reused_now >= 20, "{reused_now}");
+    assert!(stored_now - stored < 5, "{stored} then {stored_now}");
+
+    // Every entry tampered with: none is taken, all are compiled again.
+    for entry in std::fs::read_dir(&store).unwrap() {
+        let path = entry.unwrap().path();
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 1;
+        std::fs::write(&path, bytes).unwrap();
+    }
+    let (component, _) = cache
+        .load(&engine, &"a3".repeat(32), &component_with_functions(22))
+        .unwrap();
+    let (_, stored_last) = functions.counts();
+    assert!(
+        stored_last - stored_now >= 22,
+        "{stored_now} then {stored_last}"
+    );
+    // What was compiled instead runs.
+    let mut store = wasmtime::Store::new(&engine, ());
+    let linker = wasmtime::component::Linker::new(&engine);
+    linker.instantiate(&mut store, &component).unwrap();
+}
+
+#[test]
+fn compiled_functions_keep_to_their_bound_oldest_first() {
+    let root = tempfile::tempdir().unwrap();
+    let start = std::time::SystemTime::now() - std::time::Duration::from_secs(100);
+    for i in 0..10u64 {
+        let path = root.path().join(format!("{i:02}"));
+        std::fs::write(&path, [0u8; 100]).unwrap();
+        let file = std::fs::File::options().write(true).open(&path).unwrap();
+        file.set_modified(start + std::time::Duration::from_secs(i))
+            .unwrap();
+    }
+    functions::evict(root.path(), 500, std::time::Duration::MAX);
+    let mut left: Vec<String> = std::fs::read_dir(root.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["05", "06", "07", "08", "09"]);
+    // Older than the age bound: gone whatever the size.
+    functions::evict(
+        root.path(),
+        u64::MAX,
+        std::time::Duration::from_millis(92_500),
+    );
+    assert_eq!(std::fs::read_dir(root.path()).unwrap().count(), 2);
+}
