@@ -10,7 +10,7 @@ use std::time::SystemTime;
 
 use anyhow::Context;
 use clawhost_config::Config;
-use clawhost_plugin_runtime::PluginPackage;
+use clawhost_plugin_runtime::{LoadReport, PluginPackage};
 use clawhost_runner::{AgentHost, ConfigOverlay};
 
 use crate::transcript::render_refusal;
@@ -25,18 +25,19 @@ pub fn build_all(dirs: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
         .collect()
 }
 
-/// Load the packages in `dirs` (built) into `config`: searched after
-/// `plugins.paths`, allowed, enabled, and pinned to their components as
-/// they are now, so a package installed under the same id gives way.
+/// Load the packages in `dirs` (built) into `config`: searched before any
+/// other path, allowed, enabled, and pinned to their components as they
+/// are now, so a package installed under the same id gives way (see
+/// [`render_report`]).
 pub fn apply(dirs: &[PathBuf], config: &mut Config) -> anyhow::Result<()> {
-    for dir in dirs {
+    for (i, dir) in dirs.iter().enumerate() {
         let package = PluginPackage::read(dir)?;
         let id = package.manifest.id.clone();
         let component = package.component_path();
         let bytes = std::fs::read(&component)
             .with_context(|| format!("reading {}", component.display()))?;
         let plugins = &mut config.plugins;
-        plugins.load.paths.push(dir.clone());
+        plugins.paths.insert(i, dir.clone());
         if let Some(allow) = &mut plugins.allow {
             if !allow.contains(&id) {
                 allow.push(id.clone());
@@ -48,6 +49,30 @@ pub fn apply(dirs: &[PathBuf], config: &mut Config) -> anyhow::Result<()> {
         entry.sha256 = Some(clawhost_plugin_runtime::sha256_hex(&bytes));
     }
     Ok(())
+}
+
+/// A load report as `run` and `chat` print it: a package that gives way to
+/// a `--plugin` copy of the same id is said to, not shown as refused.
+pub fn render_report(report: &LoadReport, dirs: &[PathBuf]) -> Option<String> {
+    let id = report.result.as_ref().err()?.plugin_id()?;
+    let dev = dirs.iter().find(|dir| {
+        PluginPackage::read(dir).is_ok_and(|p| p.manifest.id == id) && !same_dir(dir, &report.dir)
+    });
+    match dev {
+        Some(dev) => Some(format!(
+            "  · {id} at {} gives way to the --plugin copy at {}",
+            report.dir.display(),
+            dev.display()
+        )),
+        None => render_refusal(report),
+    }
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    }
 }
 
 /// [`apply`] as the host's reload overlay.
@@ -128,7 +153,11 @@ pub fn watch(
                         "plugins rebuilt and reloaded: generation {}",
                         report.generation
                     );
-                    for line in report.plugins.iter().filter_map(render_refusal) {
+                    for line in report
+                        .plugins
+                        .iter()
+                        .filter_map(|r| render_report(r, &dirs))
+                    {
                         esay!("{line}");
                     }
                 }

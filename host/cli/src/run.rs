@@ -10,7 +10,7 @@ use clawhost_llm::ModelRuntimes;
 use clawhost_runner::{AgentHost, HostTurnError, PersistError, RunError, TurnReply, TurnRequest};
 
 use crate::live::{Format, LivePrinter};
-use crate::transcript::{render_refusal, Theme};
+use crate::transcript::Theme;
 
 fn with_model(mut config: Config, agent: &str, model: Option<&str>) -> Config {
     if let Some(model) = model {
@@ -61,7 +61,10 @@ pub async fn run(config_path: &Path, args: RunArgs) -> anyhow::Result<()> {
     let dev = crate::dev_plugins::build_all(&args.dev_plugins)?;
     crate::dev_plugins::apply(&dev, &mut config)?;
     let (host, reports) = AgentHost::start(config, None).await?;
-    for line in reports.iter().filter_map(render_refusal) {
+    for line in reports
+        .iter()
+        .filter_map(|r| crate::dev_plugins::render_report(r, &dev))
+    {
         esay!("{line}");
     }
     let generation = host

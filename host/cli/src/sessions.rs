@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::approve::TerminalApprover;
 use crate::live::{Format, LivePrinter};
-use crate::transcript::{render_entry, render_refusal, Theme};
+use crate::transcript::{render_entry, Theme};
 
 /// `clawhost sessions` actions.
 #[derive(Debug, Subcommand)]
@@ -151,15 +151,24 @@ pub async fn chat(
     crate::dev_plugins::apply(&dev, &mut config)?;
     let (host, reports) = AgentHost::start(config, Some(config_path.to_path_buf())).await?;
     let host = Arc::new(host.with_overlay(crate::dev_plugins::overlay(dev.clone())));
-    let dev_watcher =
-        (!dev.is_empty()).then(|| crate::dev_plugins::watch(host.clone(), dev, dev_sources));
-    for line in reports.iter().filter_map(render_refusal) {
+    for line in reports
+        .iter()
+        .filter_map(|r| crate::dev_plugins::render_report(r, &dev))
+    {
         esay!("{line}");
     }
+    let dev_dirs = dev.clone();
+    let dev_watcher =
+        (!dev.is_empty()).then(|| crate::dev_plugins::watch(host.clone(), dev, dev_sources));
     if host.generation(agent).is_none() {
         return Err(anyhow!("agent `{agent}` is not configured (agents.list)"));
     }
-    let watcher = watch_config(host.clone(), config_path.to_path_buf(), config_seen);
+    let watcher = watch_config(
+        host.clone(),
+        config_path.to_path_buf(),
+        config_seen,
+        dev_dirs,
+    );
     // The approver reads its answers from the same lines, while a turn waits.
     let lines = crate::input::Lines::stdin();
     let mut chat = Chat {
@@ -225,6 +234,7 @@ fn watch_config(
     host: Arc<AgentHost>,
     path: std::path::PathBuf,
     mut last: Option<clawhost_llm::reload::Fingerprint>,
+    dev: Vec<std::path::PathBuf>,
 ) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
@@ -237,7 +247,11 @@ fn watch_config(
             match host.reload().await {
                 Ok(report) => {
                     esay!("config reloaded: generation {}", report.generation);
-                    for line in report.plugins.iter().filter_map(render_refusal) {
+                    for line in report
+                        .plugins
+                        .iter()
+                        .filter_map(|r| crate::dev_plugins::render_report(r, &dev))
+                    {
                         esay!("{line}");
                     }
                 }

@@ -238,6 +238,19 @@ fn a_dev_plugin_is_built_loaded_and_rebuilt_on_change_in_chat() {
         "{out}"
     );
     assert!(dir.join("dev-js/plugin.wasm").is_file());
+    // Installed under the same id: the --plugin copy stands in for the
+    // installed one, and that is what is said (not a refusal).
+    let (ok, _, err) = outcome(clawhost(dir).args(["plugins", "install", "dev-js"]));
+    assert!(ok, "{err}");
+    let (ok, out, err) = outcome(clawhost(dir).args(["run", "--plugin", "dev-js", "quiet words"]));
+    assert!(ok, "{out}{err}");
+    assert!(
+        err.contains("gives way to the --plugin copy at") && !err.contains('✗'),
+        "{err}"
+    );
+    assert!(out.contains("dev_js_echo returned"), "{out}");
+    let (ok, _, err) = outcome(clawhost(dir).args(["plugins", "uninstall", "dev-js"]));
+    assert!(ok, "{err}");
 
     // `chat --plugin`: an edit of the source rebuilds and reloads.
     let mut child = clawhost(dir)
