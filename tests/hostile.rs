@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use clawhost_agent_core::{Message, RunContext};
+use clawhost_agent_core::{Message, RunContext, ToolError};
 use clawhost_llm::ModelRuntimes;
 use clawhost_plugin_runtime::{CallError, PluginState};
 use clawhost_runner::persist::PersistError;
@@ -31,7 +31,10 @@ async fn malformed_answers_become_clear_errors_and_the_plugin_keeps_serving() {
         .await
         .unwrap();
     let message = bad_json.unwrap_err();
-    assert!(message.contains("not valid JSON"), "{message}");
+    assert!(
+        matches!(&message, ToolError::Failed(m) if m.contains("not valid JSON")),
+        "{message}"
+    );
 
     let bad_utf8 = call_tool(&host, "hostile", "bad_utf8", json!({}))
         .await
@@ -105,7 +108,7 @@ async fn the_network_is_closed_without_a_grant() {
     )
     .await
     .unwrap();
-    let message = result.unwrap_err();
+    let message = result.unwrap_err().to_string();
     assert!(message.contains("connect"), "{message}");
     let accepted = listener.accept();
     assert!(

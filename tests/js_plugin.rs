@@ -3,8 +3,8 @@
 //! hooks run, thrown errors become error results, 64-bit integers arrive as
 //! numbers.
 
-use clawhost_agent_core::{RunContext, ToolCallRequest, ToolExecutor};
-use clawhost_tests::{config, json_of, runner_with};
+use clawhost_agent_core::{RunContext, ToolCallRequest, ToolError, ToolExecutor};
+use clawhost_tests::{call_tool, config, json_of, runner_with};
 use serde_json::json;
 
 #[tokio::test]
@@ -31,10 +31,32 @@ async fn a_javascript_tool_and_hook_run_and_thrown_errors_are_results() {
     // A ToolError: invalid parameters; any other throw: a failed call.
     let out = d.execute(&call(json!({"text": " "})), &ctx).await;
     assert!(
-        out.is_error && out.content.contains("text is empty"),
+        out.is_error && out.content.contains("invalid parameters: text is empty"),
         "{}",
         out.content
     );
+    // The tool's typed error reaches the host case for case.
+    let typed = call_tool(
+        runner.plugins(),
+        "js-word-tools",
+        "js_shout",
+        json!({"text": " "}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        matches!(&typed, Err(ToolError::InvalidParams(m)) if m.contains("text is empty")),
+        "{typed:?}"
+    );
+    let typed = call_tool(
+        runner.plugins(),
+        "js-word-tools",
+        "js_shout",
+        json!({"text": "crash"}),
+    )
+    .await
+    .unwrap();
+    assert!(matches!(&typed, Err(ToolError::Failed(_))), "{typed:?}");
     let out = d.execute(&call(json!({"text": "crash"})), &ctx).await;
     assert!(
         out.is_error

@@ -9,7 +9,10 @@ async fn call(
     tool: &str,
     params: Value,
 ) -> Result<Result<Value, String>, CallError> {
-    call_tool(host, "misbehave", tool, params).await
+    // The tool's error as the model reads it.
+    call_tool(host, "misbehave", tool, params)
+        .await
+        .map(|r| r.map_err(|e| e.to_string()))
 }
 
 fn limits(timeout_ms: u64, memory_mb: u64, traps: u32) -> Value {

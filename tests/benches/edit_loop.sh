@@ -22,12 +22,16 @@ export CARGO_TARGET_DIR="$base/guest-target"
 unset CLAWHOST_CONFIG CLAWHOST_LOG RUST_LOG
 echo '[{"answer": "done"}, {"answer": "done"}, {"answer": "done"}, {"answer": "done"}]' >"$base/script.json"
 
-# Seconds `"$@"` takes (output kept in $base/out; a failure ends the bench).
+# Seconds `"$@"` takes (output kept in $base/out; a failure ends the bench);
+# its peak RSS in MiB is appended to $base/peaks.
 timed() {
   local start end
   start=$EPOCHREALTIME
-  "$@" >"$base/out" 2>&1 || { tail -n 20 "$base/out" >&2; exit 1; }
+  /usr/bin/time -f %M -o "$base/rss" "$@" >"$base/out" 2>&1 \
+    || { tail -n 20 "$base/out" >&2; exit 1; }
   end=$EPOCHREALTIME
+  peak=$(( $(cat "$base/rss") / 1024 ))
+  echo "$peak" >>"$base/peaks"
   echo "scale=3; (${end/./} - ${start/./}) / 1000000" | bc
 }
 
@@ -52,7 +56,7 @@ median() { tr ' ' '\n' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 
 report() {
   local what=$1; shift
-  printf '%-42s %6.3f s   (%s)\n' "$what" "$(echo "$@" | median)" "$*"
+  printf '%-44s %6.3f s   (%s)\n' "$what" "$(echo "$@" | median)" "$*"
 }
 
 # Warm what every author pays once: the SDKs' build tools, the std build.
@@ -62,7 +66,7 @@ for lang in $langs; do
 done
 
 for lang in $langs; do
-  first=() again=() edit=() second=()
+  first=() again=() edit=() second=() edit_rss=()
   for _ in $(seq "$runs"); do
     dir="$base/author"
     fresh "$dir" "$lang" "loop-$lang"
@@ -75,7 +79,9 @@ for lang in $langs; do
     esac
     sed -i 's/Echoes the text\./Echoes the text back./' "$dir/$src"
     grep -q 'Echoes the text back' "$dir/$src"
+    : >"$base/peaks"
     edit+=("$(run_plugin "$dir" "loop-$lang")")
+    edit_rss+=("$(cat "$base/peaks")")
     if [ "$lang" = python ]; then
       (cd "$dir" && "$bin" plugin new "other-$lang" --lang python >/dev/null \
         && XDG_CACHE_HOME="$dir/xdg-cache" "$bin" plugin build "other-$lang" >/dev/null 2>&1)
@@ -85,6 +91,7 @@ for lang in $langs; do
   report "$lang: first run --plugin (build + compile)" "${first[@]}"
   report "$lang: second run --plugin, no edit" "${again[@]}"
   report "$lang: edit one line, run --plugin" "${edit[@]}"
+  echo "    its peak RSS, MiB: ${edit_rss[*]}"
   if [ "${#second[@]}" -gt 0 ]; then
     report "$lang: another plugin's first run (built)" "${second[@]}"
   fi

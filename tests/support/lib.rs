@@ -114,7 +114,7 @@ pub async fn call_tool(
     plugin: &str,
     tool: &str,
     params: Value,
-) -> Result<Result<Value, String>, CallError> {
+) -> Result<Result<Value, clawhost_agent_core::ToolError>, CallError> {
     host.plugin(plugin)
         .unwrap_or_else(|| panic!("plugin `{plugin}` is loaded"))
         .call_tool(tool, "c", &params, &call_context())

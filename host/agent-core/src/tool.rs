@@ -17,6 +17,53 @@ pub struct ToolSpec {
     pub parameters: std::sync::Arc<serde_json::Value>,
 }
 
+/// Why a tool call failed (the plugin API's `tool-error`); what it displays
+/// is what the model sees.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// The parameters passed the schema but cannot be used (a path outside
+    /// the tool's reach, a pattern that does not compile).
+    #[error("invalid parameters: {0}")]
+    InvalidParams(String),
+    /// The tool ran and failed.
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl ToolError {
+    /// [`ToolError::InvalidParams`] with `message`.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::InvalidParams(message.into())
+    }
+
+    /// [`ToolError::Failed`] with `message`.
+    pub fn failed(message: impl Into<String>) -> Self {
+        Self::Failed(message.into())
+    }
+
+    /// The same error, its message prefixed with `what` (`what: message`).
+    pub fn context(self, what: impl std::fmt::Display) -> Self {
+        match self {
+            Self::InvalidParams(m) => Self::InvalidParams(format!("{what}: {m}")),
+            Self::Failed(m) => Self::Failed(format!("{what}: {m}")),
+        }
+    }
+}
+
+/// A bare message: the tool ran and failed.
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        Self::Failed(message)
+    }
+}
+
+/// A bare message: the tool ran and failed.
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        Self::Failed(message.into())
+    }
+}
+
 /// Who is running: passed to tools and hooks.
 #[derive(Debug, Clone)]
 pub struct RunContext {

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use clawhost_agent_core::{
-    Harness, HarnessError, PreparedTurn, Route, RunContext, Support, ToolSpec, TurnServices,
+    Harness, HarnessError, PreparedTurn, Route, RunContext, Support, ToolError, ToolSpec,
+    TurnServices,
 };
 use clawhost_hooks::{
     CallContext, HookError, HookEvent, HookHandler, HookKind, HookOutcome, HookRegistration,
@@ -252,7 +253,7 @@ impl LoadedPlugin {
         call_id: &str,
         params: &Value,
         ctx: &CallContext,
-    ) -> Result<Result<Value, String>, CallError> {
+    ) -> Result<Result<Value, ToolError>, CallError> {
         self.call_tool_text(tool, call_id, &json_text(params), ctx)
             .await
     }
@@ -264,7 +265,7 @@ impl LoadedPlugin {
         call_id: &str,
         params: &str,
         ctx: &CallContext,
-    ) -> Result<Result<Value, String>, CallError> {
+    ) -> Result<Result<Value, ToolError>, CallError> {
         let call = Request::CallTool {
             tool,
             call_id,
@@ -273,10 +274,10 @@ impl LoadedPlugin {
         };
         match self.instance.call(call).await? {
             Answer::Tool(Ok(text)) => Ok(serde_json::from_str(&text).map_err(|e| {
-                format!(
+                ToolError::failed(format!(
                     "plugin `{}` returned a result that is not valid JSON: {e}",
                     self.id()
-                )
+                ))
             })),
             Answer::Tool(Err(message)) => Ok(Err(message)),
             _ => unreachable!("call-tool answers with a tool response"),
@@ -382,7 +383,7 @@ impl Tool for PluginTool {
         call_id: &str,
         params: clawhost_tools::SharedJson,
         ctx: &RunContext,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ToolError> {
         let ctx = CallContext {
             agent_id: ctx.agent_id.clone(),
             session_id: ctx.session_id.clone(),
@@ -394,7 +395,7 @@ impl Tool for PluginTool {
             .await
         {
             Ok(result) => result,
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(ToolError::failed(e.to_string())),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Tools built into the host. They go through the same dispatch path as plugin tools.
 
 use async_trait::async_trait;
-use clawhost_agent_core::{RunContext, ToolSpec};
+use clawhost_agent_core::{RunContext, ToolError, ToolSpec};
 use serde_json::{json, Value};
 
 use crate::{Tool, ToolOrigin};
@@ -51,7 +51,7 @@ impl Tool for EchoTool {
         _call_id: &str,
         params: clawhost_hooks::SharedJson,
         _ctx: &RunContext,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ToolError> {
         Ok(json!({ "text": params["text"] }))
     }
 }

@@ -221,7 +221,9 @@ impl ToolDispatcher {
             .tool
             .call(&call.id, params.clone(), ctx)
             .await
-            .map(SharedJson::new);
+            .map(SharedJson::new)
+            // Hooks see the error as the model will.
+            .map_err(|e| e.to_string());
         let duration_ms = started.elapsed().as_millis() as u64;
         let event = AfterToolCallEvent {
             tool: call.name.clone(),

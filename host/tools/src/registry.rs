@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 use async_trait::async_trait;
-use clawhost_agent_core::{RunContext, ToolSpec};
+use clawhost_agent_core::{RunContext, ToolError, ToolSpec};
 use serde_json::Value;
 
 /// Where a tool comes from.
@@ -24,13 +24,13 @@ pub trait Tool: Send + Sync {
     /// Who provides it.
     fn origin(&self) -> ToolOrigin;
     /// Run it with validated parameters (shared with the hooks; their JSON
-    /// text is made once); `Err` is a message the model sees.
+    /// text is made once); the error displays as the model sees it.
     async fn call(
         &self,
         call_id: &str,
         params: clawhost_hooks::SharedJson,
         ctx: &RunContext,
-    ) -> Result<Value, String>;
+    ) -> Result<Value, ToolError>;
     /// Whether this call needs the operator's approval first (asked on the
     /// dispatch path unless a plugin's hook already had the call approved).
     fn approval(&self, _params: &Value) -> Option<clawhost_agent_core::ApprovalRequest> {
@@ -366,7 +366,7 @@ mod tests {
             _: &str,
             params: clawhost_hooks::SharedJson,
             _: &RunContext,
-        ) -> Result<Value, String> {
+        ) -> Result<Value, ToolError> {
             Ok(params.into_value())
         }
         fn compiled_schema(&self) -> Option<CompiledSchema> {

@@ -1,5 +1,6 @@
 //! `edit`: exact search and replace in one file.
 
+use clawhost_agent_core::ToolError;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -43,7 +44,7 @@ impl WorkspaceTool for Edit {
         &self.base
     }
 
-    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String> {
+    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, ToolError> {
         let path = text(&params, "path").to_string();
         let old = text(&params, "old_string").to_string();
         let new = text(&params, "new_string").to_string();
@@ -56,22 +57,28 @@ impl WorkspaceTool for Edit {
     }
 }
 
-fn edit_file(ws: &Workspace, path: &str, old: &str, new: &str, all: bool) -> Result<usize, String> {
+fn edit_file(
+    ws: &Workspace,
+    path: &str,
+    old: &str,
+    new: &str,
+    all: bool,
+) -> Result<usize, ToolError> {
     if old.is_empty() {
-        return Err("old_string is empty".into());
+        return Err(ToolError::invalid("old_string is empty"));
     }
     let content = read_text(ws, path)?;
     let count = content.matches(old).count();
     match (count, all) {
         (0, _) => {
-            return Err(format!(
+            return Err(ToolError::invalid(format!(
                 "old_string was not found in {path}; read the file and copy the text exactly (whitespace included)"
-            ))
+            )))
         }
         (n, false) if n > 1 => {
-            return Err(format!(
+            return Err(ToolError::invalid(format!(
                 "old_string occurs {n} times in {path}; include more surrounding lines to make it unique, or set replace_all"
-            ))
+            )))
         }
         _ => {}
     }
@@ -94,9 +101,12 @@ mod tests {
         let ws = Workspace::open(tmp.path()).unwrap();
         write_file(&ws, "f.txt", "a b a").unwrap();
         let none = edit_file(&ws, "f.txt", "c", "d", false).unwrap_err();
-        assert!(none.contains("not found"), "{none}");
+        assert!(
+            matches!(&none, ToolError::InvalidParams(m) if m.contains("not found")),
+            "{none:?}"
+        );
         let two = edit_file(&ws, "f.txt", "a", "x", false).unwrap_err();
-        assert!(two.contains("occurs 2 times"), "{two}");
+        assert!(two.to_string().contains("occurs 2 times"), "{two}");
         assert_eq!(read_text(&ws, "f.txt").unwrap(), "a b a");
         assert_eq!(edit_file(&ws, "f.txt", "b", "y", false), Ok(1));
         assert_eq!(edit_file(&ws, "f.txt", "a", "z", true), Ok(2));

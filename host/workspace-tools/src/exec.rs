@@ -11,7 +11,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use clawhost_agent_core::{ApprovalRequest, Severity, TimeoutBehavior};
+use clawhost_agent_core::{ApprovalRequest, Severity, TimeoutBehavior, ToolError};
 use clawhost_config::ExecConfig;
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -161,8 +161,8 @@ impl Exec {
         ws: &Workspace,
         command: &str,
         cwd: &str,
-    ) -> Result<tokio::process::Child, String> {
-        let rel = ws.relative(cwd).map_err(|e| e.to_string())?;
+    ) -> Result<tokio::process::Child, ToolError> {
+        let rel = ws.relative(cwd)?;
         let dir = ws.real_dir(&rel)?;
         let mut cmd = tokio::process::Command::new("/bin/sh");
         cmd.arg("-c")
@@ -181,7 +181,7 @@ impl Exec {
             .process_group(0)
             .kill_on_drop(true);
         cmd.spawn()
-            .map_err(|e| format!("cannot start the command: {e}"))
+            .map_err(|e| ToolError::failed(format!("cannot start the command: {e}")))
     }
 
     async fn run(
@@ -189,7 +189,7 @@ impl Exec {
         params: Value,
         ws: Arc<Workspace>,
         agent_id: &str,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ToolError> {
         let command = text(&params, "command").to_string();
         let cwd = text(&params, "cwd").to_string();
         let limit = params["timeout_ms"]
@@ -254,7 +254,7 @@ impl Exec {
         mut child: tokio::process::Child,
         started: Started,
         limit: u64,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ToolError> {
         let pid = started.pid;
         let mut running = self.processes.running.lock().expect("processes");
         let live = running
@@ -265,7 +265,7 @@ impl Exec {
             kill_group(pid);
             return Err(format!(
                 "{MAX_BACKGROUND} background commands are running already; kill one with the process tool"
-            ));
+            ).into());
         }
         let id = {
             let mut next = self.processes.next.lock().expect("process ids");
@@ -309,7 +309,7 @@ impl HostTool for Exec {
         &self,
         params: Value,
         ctx: &clawhost_agent_core::RunContext,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ToolError> {
         let ws = self.base.workspace(ctx)?;
         self.run(params, ws, &ctx.agent_id).await
     }
@@ -358,7 +358,7 @@ impl Process {
         }
     }
 
-    fn act(&self, agent_id: &str, params: &Value) -> Result<Value, String> {
+    fn act(&self, agent_id: &str, params: &Value) -> Result<Value, ToolError> {
         let mut running = self.processes.running.lock().expect("processes");
         let action = text(params, "action");
         if action == "list" {
@@ -373,10 +373,10 @@ impl Process {
         }
         let id = text(params, "id");
         let Some(p) = running.get(id).filter(|p| p.started.agent_id == agent_id) else {
-            return Err(format!(
+            return Err(ToolError::invalid(format!(
                 "no background process `{}`",
                 clawhost_agent_core::text::clip(id, 64)
-            ));
+            )));
         };
         if action == "kill" {
             kill_group(p.started.pid);
@@ -410,7 +410,7 @@ impl HostTool for Process {
         &self,
         params: Value,
         ctx: &clawhost_agent_core::RunContext,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ToolError> {
         self.act(&ctx.agent_id, &params)
     }
 }

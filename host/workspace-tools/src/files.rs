@@ -1,5 +1,6 @@
 //! `read`, `write` and `ls`.
 
+use clawhost_agent_core::ToolError;
 use std::io::{BufRead, BufReader, Read as _};
 use std::sync::Arc;
 
@@ -54,7 +55,7 @@ impl WorkspaceTool for Read {
         &self.base
     }
 
-    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String> {
+    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, ToolError> {
         let path = text(&params, "path").to_string();
         let offset = params["offset"].as_u64().unwrap_or(1).max(1);
         let limit = params["limit"].as_u64().unwrap_or(DEFAULT_LIMIT).max(1);
@@ -62,12 +63,12 @@ impl WorkspaceTool for Read {
     }
 }
 
-fn read_lines(ws: &Workspace, path: &str, offset: u64, limit: u64) -> Result<Value, String> {
-    let rel = ws.relative(path).map_err(|e| e.to_string())?;
+fn read_lines(ws: &Workspace, path: &str, offset: u64, limit: u64) -> Result<Value, ToolError> {
+    let rel = ws.relative(path)?;
     let file = ws.dir().open(&rel).map_err(|e| format!("{path}: {e}"))?;
     let meta = file.metadata().map_err(|e| format!("{path}: {e}"))?;
     if meta.is_dir() {
-        return Err(format!("{path} is a directory; use ls"));
+        return Err(ToolError::invalid(format!("{path} is a directory; use ls")));
     }
     let mut reader = BufReader::new(file);
     let head = reader.fill_buf().map_err(|e| format!("{path}: {e}"))?;
@@ -75,10 +76,7 @@ fn read_lines(ws: &Workspace, path: &str, offset: u64, limit: u64) -> Result<Val
         return read_image(reader, path, media_type, meta.len());
     }
     if head[..head.len().min(BINARY_SNIFF)].contains(&0) {
-        return Err(format!(
-            "{path} is a binary file ({} bytes); not shown",
-            meta.len()
-        ));
+        return Err(format!("{path} is a binary file ({} bytes); not shown", meta.len()).into());
     }
     let mut content = String::new();
     let (mut number, mut shown, mut truncated) = (0u64, 0u64, false);
@@ -123,12 +121,12 @@ fn read_image(
     path: &str,
     media_type: &str,
     len: u64,
-) -> Result<Value, String> {
+) -> Result<Value, ToolError> {
     use clawhost_agent_core::{Image, MAX_IMAGE_BYTES};
     if len > MAX_IMAGE_BYTES as u64 {
         return Err(format!(
             "{path} is an image ({media_type}) of {len} bytes; at most {MAX_IMAGE_BYTES} can be shown"
-        ));
+        ).into());
     }
     let mut bytes = Vec::new();
     reader
@@ -137,7 +135,7 @@ fn read_image(
         .map_err(|e| format!("{path}: {e}"))?;
     let image = Image::from_bytes(&bytes).map_err(|e| format!("{path}: {e}"))?;
     let Image::Base64 { media_type, data } = image else {
-        return Err(format!("{path}: not an inline image"));
+        return Err(format!("{path}: not an inline image").into());
     };
     Ok(json!({
         "content": [
@@ -179,7 +177,7 @@ impl WorkspaceTool for Write {
         &self.base
     }
 
-    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String> {
+    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, ToolError> {
         let path = text(&params, "path").to_string();
         let content = text(&params, "content").to_string();
         blocking(move || {
@@ -191,14 +189,14 @@ impl WorkspaceTool for Write {
 }
 
 /// Write `content` to `path` in `ws`, creating parent directories.
-pub(crate) fn write_file(ws: &Workspace, path: &str, content: &str) -> Result<usize, String> {
+pub(crate) fn write_file(ws: &Workspace, path: &str, content: &str) -> Result<usize, ToolError> {
     if content.len() > MAX_WRITE {
-        return Err(format!(
+        return Err(ToolError::invalid(format!(
             "{path}: {} bytes is over the limit of {MAX_WRITE} bytes",
             content.len()
-        ));
+        )));
     }
-    let rel = ws.relative(path).map_err(|e| e.to_string())?;
+    let rel = ws.relative(path)?;
     if let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
         ws.dir()
             .create_dir_all(parent)
@@ -211,17 +209,17 @@ pub(crate) fn write_file(ws: &Workspace, path: &str, content: &str) -> Result<us
 }
 
 /// Read `path` in `ws` as UTF-8 text (at most [`MAX_WRITE`] bytes).
-pub(crate) fn read_text(ws: &Workspace, path: &str) -> Result<String, String> {
-    let rel = ws.relative(path).map_err(|e| e.to_string())?;
+pub(crate) fn read_text(ws: &Workspace, path: &str) -> Result<String, ToolError> {
+    let rel = ws.relative(path)?;
     let file = ws.dir().open(&rel).map_err(|e| format!("{path}: {e}"))?;
     let mut bytes = Vec::new();
     file.take(MAX_WRITE as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("{path}: {e}"))?;
     if bytes.len() > MAX_WRITE {
-        return Err(format!("{path} is over {MAX_WRITE} bytes"));
+        return Err(format!("{path} is over {MAX_WRITE} bytes").into());
     }
-    String::from_utf8(bytes).map_err(|_| format!("{path} is not UTF-8 text"))
+    String::from_utf8(bytes).map_err(|_| ToolError::invalid(format!("{path} is not UTF-8 text")))
 }
 
 /// `ls`: a directory's entries.
@@ -254,10 +252,10 @@ impl WorkspaceTool for Ls {
         &self.base
     }
 
-    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String> {
+    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, ToolError> {
         let path = text(&params, "path").to_string();
         blocking(move || {
-            let rel = ws.relative(&path).map_err(|e| e.to_string())?;
+            let rel = ws.relative(&path)?;
             let dir = ws
                 .dir()
                 .open_dir(&rel)

@@ -4,6 +4,7 @@
 //! before any is written, and a hunk that matches nowhere fails the whole
 //! patch with the hunk it could not place.
 
+use clawhost_agent_core::ToolError;
 use std::sync::Arc;
 
 use serde_json::{json, Value};
@@ -38,18 +39,20 @@ struct Hunk {
     new: Vec<String>,
 }
 
-fn parse(input: &str) -> Result<Vec<FileChange>, String> {
+fn parse(input: &str) -> Result<Vec<FileChange>, ToolError> {
     let input = input.trim();
     if input.starts_with("*** Begin Patch") {
         parse_codex(input)
     } else if input.starts_with("--- ") || input.starts_with("diff ") {
         parse_unified(input)
     } else {
-        Err("a patch starts with `*** Begin Patch` or is a unified diff (`--- a/file`)".into())
+        Err(ToolError::invalid(
+            "a patch starts with `*** Begin Patch` or is a unified diff (`--- a/file`)",
+        ))
     }
 }
 
-fn parse_codex(input: &str) -> Result<Vec<FileChange>, String> {
+fn parse_codex(input: &str) -> Result<Vec<FileChange>, ToolError> {
     let mut lines = input.lines().skip(1).peekable();
     let mut changes = Vec::new();
     let mut ended = false;
@@ -62,7 +65,9 @@ fn parse_codex(input: &str) -> Result<Vec<FileChange>, String> {
             let mut content = String::new();
             while let Some(l) = lines.next_if(|l| !l.starts_with("***")) {
                 let added = l.strip_prefix('+').ok_or_else(|| {
-                    format!("a line of added file {path} does not start with `+`: {l}")
+                    ToolError::invalid(format!(
+                        "a line of added file {path} does not start with `+`: {l}"
+                    ))
                 })?;
                 content.push_str(added);
                 content.push('\n');
@@ -98,7 +103,7 @@ fn parse_codex(input: &str) -> Result<Vec<FileChange>, String> {
                     hunks.push(Hunk::default());
                 }
                 let hunk = hunks.last_mut().expect("one hunk at least");
-                push_line(hunk, l).map_err(|e| format!("{path}: {e}"))?;
+                push_line(hunk, l).map_err(|e| e.context(path))?;
             }
             changes.push(FileChange::Update {
                 path: path.trim().into(),
@@ -106,17 +111,21 @@ fn parse_codex(input: &str) -> Result<Vec<FileChange>, String> {
                 hunks,
             });
         } else if !line.trim().is_empty() {
-            return Err(format!("unexpected line in the patch: {line}"));
+            return Err(ToolError::invalid(format!(
+                "unexpected line in the patch: {line}"
+            )));
         }
     }
     if !ended {
-        return Err("the patch does not end with `*** End Patch`".into());
+        return Err(ToolError::invalid(
+            "the patch does not end with `*** End Patch`",
+        ));
     }
     Ok(changes)
 }
 
 /// Add one hunk body line (` ctx`, `-old`, `+new`; an empty line is empty context).
-fn push_line(hunk: &mut Hunk, line: &str) -> Result<(), String> {
+fn push_line(hunk: &mut Hunk, line: &str) -> Result<(), ToolError> {
     match line.chars().next() {
         None => {
             hunk.old.push(String::new());
@@ -130,9 +139,9 @@ fn push_line(hunk: &mut Hunk, line: &str) -> Result<(), String> {
         Some('+') => hunk.new.push(line[1..].into()),
         Some('\\') => {} // "\ No newline at end of file"
         Some(_) => {
-            return Err(format!(
+            return Err(ToolError::invalid(format!(
                 "a hunk line must start with ' ', '-' or '+': {line}"
-            ))
+            )))
         }
     }
     Ok(())
@@ -151,7 +160,7 @@ fn unified_path(header: &str) -> Option<String> {
     )
 }
 
-fn parse_unified(input: &str) -> Result<Vec<FileChange>, String> {
+fn parse_unified(input: &str) -> Result<Vec<FileChange>, ToolError> {
     let mut lines = input.lines().peekable();
     let mut changes = Vec::new();
     while let Some(line) = lines.next() {
@@ -161,7 +170,7 @@ fn parse_unified(input: &str) -> Result<Vec<FileChange>, String> {
         let new = lines
             .next()
             .and_then(|l| l.strip_prefix("+++ "))
-            .ok_or("a `--- ` line must be followed by a `+++ ` line")?;
+            .ok_or_else(|| ToolError::invalid("a `--- ` line must be followed by a `+++ ` line"))?;
         let (old, new) = (unified_path(old), unified_path(new));
         let mut hunks = Vec::new();
         while let Some(l) = lines.next_if(|l| !l.starts_with("--- ") && !l.starts_with("diff ")) {
@@ -186,11 +195,11 @@ fn parse_unified(input: &str) -> Result<Vec<FileChange>, String> {
                 path: from,
                 hunks,
             },
-            (None, None) => return Err("a diff from /dev/null to /dev/null".into()),
+            (None, None) => return Err(ToolError::invalid("a diff from /dev/null to /dev/null")),
         });
     }
     if changes.is_empty() {
-        return Err("the diff names no file".into());
+        return Err(ToolError::invalid("the diff names no file"));
     }
     Ok(changes)
 }
@@ -209,7 +218,7 @@ fn find(lines: &[String], old: &[String], from: usize) -> Option<usize> {
     })
 }
 
-fn apply_hunks(path: &str, content: &str, hunks: &[Hunk]) -> Result<String, String> {
+fn apply_hunks(path: &str, content: &str, hunks: &[Hunk]) -> Result<String, ToolError> {
     let trailing_newline = content.ends_with('\n') || content.is_empty();
     let mut lines: Vec<String> = content.lines().map(str::to_string).collect();
     let mut cursor = 0;
@@ -218,7 +227,12 @@ fn apply_hunks(path: &str, content: &str, hunks: &[Hunk]) -> Result<String, Stri
             let at = lines[cursor..]
                 .iter()
                 .position(|l| l.trim() == anchor.trim())
-                .ok_or_else(|| format!("{path}: hunk {} anchor `{anchor}` not found", n + 1))?;
+                .ok_or_else(|| {
+                    ToolError::invalid(format!(
+                        "{path}: hunk {} anchor `{anchor}` not found",
+                        n + 1
+                    ))
+                })?;
             cursor += at + 1;
         }
         let at = if hunk.old.is_empty() {
@@ -229,11 +243,11 @@ fn apply_hunks(path: &str, content: &str, hunks: &[Hunk]) -> Result<String, Stri
             }
         } else {
             find(&lines, &hunk.old, cursor).ok_or_else(|| {
-                format!(
+                ToolError::invalid(format!(
                     "{path}: hunk {} does not match the file (its first line: `{}`); read the file and make the context lines exact",
                     n + 1,
                     hunk.old[0]
-                )
+                ))
             })?
         };
         lines.splice(at..at + hunk.old.len(), hunk.new.iter().cloned());
@@ -254,7 +268,7 @@ struct Applied {
     deleted: Vec<String>,
 }
 
-fn apply(ws: &Workspace, input: &str) -> Result<Applied, String> {
+fn apply(ws: &Workspace, input: &str) -> Result<Applied, ToolError> {
     let changes = parse(input)?;
     // Everything is checked (paths, hunks) before anything is written.
     let mut writes: Vec<(String, String)> = Vec::new();
@@ -263,22 +277,26 @@ fn apply(ws: &Workspace, input: &str) -> Result<Applied, String> {
     for change in changes {
         match change {
             FileChange::Add { path, content } => {
-                let rel = ws.relative(&path).map_err(|e| e.to_string())?;
+                let rel = ws.relative(&path)?;
                 if ws.dir().exists(&rel) {
-                    return Err(format!("{path} already exists; update it instead"));
+                    return Err(ToolError::invalid(format!(
+                        "{path} already exists; update it instead"
+                    )));
                 }
                 applied.added.push(path.clone());
                 writes.push((path, content));
             }
             FileChange::Delete { path } => {
-                let rel = ws.relative(&path).map_err(|e| e.to_string())?;
+                let rel = ws.relative(&path)?;
                 if !ws
                     .dir()
                     .metadata(&rel)
                     .map(|m| m.is_file())
                     .unwrap_or(false)
                 {
-                    return Err(format!("{path} is not a file of the workspace"));
+                    return Err(ToolError::invalid(format!(
+                        "{path} is not a file of the workspace"
+                    )));
                 }
                 applied.deleted.push(path.clone());
                 removes.push(path);
@@ -292,7 +310,7 @@ fn apply(ws: &Workspace, input: &str) -> Result<Applied, String> {
                 let edited = apply_hunks(&path, &content, &hunks)?;
                 match move_to {
                     Some(to) => {
-                        ws.relative(&to).map_err(|e| e.to_string())?;
+                        ws.relative(&to)?;
                         applied.updated.push(format!("{path} -> {to}"));
                         removes.push(path);
                         writes.push((to, edited));
@@ -306,7 +324,7 @@ fn apply(ws: &Workspace, input: &str) -> Result<Applied, String> {
         }
     }
     for path in removes {
-        let rel = ws.relative(&path).map_err(|e| e.to_string())?;
+        let rel = ws.relative(&path)?;
         ws.dir()
             .remove_file(&rel)
             .map_err(|e| format!("{path}: {e}"))?;
@@ -348,7 +366,7 @@ impl WorkspaceTool for ApplyPatch {
         &self.base
     }
 
-    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String> {
+    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, ToolError> {
         let input = text(&params, "input").to_string();
         blocking(move || {
             let applied = apply(&ws, &input)?;
@@ -421,21 +439,23 @@ mod tests {
         let patch = "*** Begin Patch\n*** Add File: new.txt\n+x\n*** Update File: a.txt\n@@\n-three\n+four\n*** End Patch";
         let err = apply(&ws, patch).unwrap_err();
         assert!(
-            err.contains("hunk 1 does not match") && err.contains("three"),
+            err.to_string().contains("hunk 1 does not match") && err.to_string().contains("three"),
             "{err}"
         );
         assert!(read_text(&ws, "new.txt").is_err());
         assert_eq!(read_text(&ws, "a.txt").unwrap(), "one\ntwo\n");
         // Paths stay in the workspace.
         let out = "*** Begin Patch\n*** Add File: ../x\n+x\n*** End Patch";
-        assert!(apply(&ws, out).unwrap_err().contains(".."));
+        assert!(matches!(apply(&ws, out), Err(ToolError::InvalidParams(m)) if m.contains("..")));
         let abs = "*** Begin Patch\n*** Delete File: /etc/hosts\n*** End Patch";
         assert!(apply(&ws, abs)
             .unwrap_err()
+            .to_string()
             .contains("outside the workspace"));
-        assert!(apply(&ws, "*** Begin Patch\n*** Add File: y\n+y\n")
-            .unwrap_err()
-            .contains("End Patch"));
+        assert!(matches!(
+            apply(&ws, "*** Begin Patch\n*** Add File: y\n+y\n"),
+            Err(ToolError::InvalidParams(m)) if m.contains("End Patch")
+        ));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `find` (globs) and `grep` (regular expressions) over the workspace,
 //! honouring `.gitignore` (the `ignore` crate) and never following symlinks.
 
+use clawhost_agent_core::ToolError;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -26,8 +27,8 @@ const MAX_MATCH_CHARS: usize = 500;
 fn walk(
     ws: &Workspace,
     path: &str,
-) -> Result<impl Iterator<Item = (String, std::path::PathBuf)>, String> {
-    let rel = ws.relative(path).map_err(|e| e.to_string())?;
+) -> Result<impl Iterator<Item = (String, std::path::PathBuf)>, ToolError> {
+    let rel = ws.relative(path)?;
     let start = ws.real_dir(&rel)?;
     let root = ws.root().to_path_buf();
     let walker = WalkBuilder::new(start)
@@ -49,7 +50,7 @@ fn walk(
 }
 
 /// A glob matcher: a pattern without `/` matches a file name at any depth.
-fn glob(pattern: &str) -> Result<globset::GlobMatcher, String> {
+fn glob(pattern: &str) -> Result<globset::GlobMatcher, ToolError> {
     let pattern = if pattern.contains('/') {
         pattern.to_string()
     } else {
@@ -59,7 +60,7 @@ fn glob(pattern: &str) -> Result<globset::GlobMatcher, String> {
         .literal_separator(true)
         .build()
         .map(|g| g.compile_matcher())
-        .map_err(|e| format!("bad glob: {e}"))
+        .map_err(|e| ToolError::invalid(format!("bad glob: {e}")))
 }
 
 /// `find`: workspace files whose path matches a glob.
@@ -94,7 +95,7 @@ impl WorkspaceTool for Find {
         &self.base
     }
 
-    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String> {
+    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, ToolError> {
         let pattern = text(&params, "pattern").to_string();
         let path = text(&params, "path").to_string();
         blocking(move || {
@@ -151,7 +152,7 @@ impl WorkspaceTool for Grep {
         &self.base
     }
 
-    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String> {
+    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, ToolError> {
         let pattern = text(&params, "pattern").to_string();
         let path = text(&params, "path").to_string();
         let only = params["glob"].as_str().map(glob).transpose()?;
@@ -161,7 +162,7 @@ impl WorkspaceTool for Grep {
                 .case_insensitive(ignore_case)
                 .size_limit(1 << 20)
                 .build(&pattern)
-                .map_err(|e| format!("bad regular expression: {e}"))?;
+                .map_err(|e| ToolError::invalid(format!("bad regular expression: {e}")))?;
             let mut searcher = SearcherBuilder::new()
                 .binary_detection(BinaryDetection::quit(0))
                 .line_number(true)

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use clawhost_agent_core::{ApprovalRequest, RunContext, ToolSpec};
+use clawhost_agent_core::{ApprovalRequest, RunContext, ToolError, ToolSpec};
 use clawhost_tools::{Tool, ToolOrigin};
 use serde_json::Value;
 
@@ -29,10 +29,8 @@ impl Base {
     }
 
     /// The workspace of the run's agent.
-    pub fn workspace(&self, ctx: &RunContext) -> Result<Arc<Workspace>, String> {
-        self.workspaces
-            .for_agent(&ctx.agent_id)
-            .map_err(|e| e.to_string())
+    pub fn workspace(&self, ctx: &RunContext) -> Result<Arc<Workspace>, ToolError> {
+        Ok(self.workspaces.for_agent(&ctx.agent_id)?)
     }
 }
 
@@ -43,8 +41,8 @@ pub(crate) fn text<'a>(params: &'a Value, key: &str) -> &'a str {
 
 /// Run blocking file work off the async runtime.
 pub(crate) async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, String> + Send + 'static,
-) -> Result<T, String> {
+    work: impl FnOnce() -> Result<T, ToolError> + Send + 'static,
+) -> Result<T, ToolError> {
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|e| format!("the tool stopped: {e}"))?
@@ -56,7 +54,7 @@ pub(crate) trait HostTool: Send + Sync {
     /// Name, description and parameter schema.
     fn spec(&self) -> &ToolSpec;
     /// Run one call with validated parameters.
-    async fn invoke(&self, params: Value, ctx: &RunContext) -> Result<Value, String>;
+    async fn invoke(&self, params: Value, ctx: &RunContext) -> Result<Value, ToolError>;
     /// An approval the call needs first, if any.
     fn approval(&self, _params: &Value) -> Option<ApprovalRequest> {
         None
@@ -69,7 +67,7 @@ pub(crate) trait WorkspaceTool: Send + Sync {
     /// Its spec and workspaces.
     fn base(&self) -> &Base;
     /// Run one call in `ws`.
-    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, String>;
+    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, ToolError>;
 }
 
 #[async_trait]
@@ -77,7 +75,7 @@ impl<T: WorkspaceTool> HostTool for T {
     fn spec(&self) -> &ToolSpec {
         &self.base().spec
     }
-    async fn invoke(&self, params: Value, ctx: &RunContext) -> Result<Value, String> {
+    async fn invoke(&self, params: Value, ctx: &RunContext) -> Result<Value, ToolError> {
         let ws = self.base().workspace(ctx)?;
         self.run(params, ws).await
     }
@@ -99,7 +97,7 @@ impl<T: HostTool> Tool for Builtin<T> {
         _call_id: &str,
         params: clawhost_tools::SharedJson,
         ctx: &RunContext,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ToolError> {
         self.0.invoke(params.into_value(), ctx).await
     }
     fn approval(&self, params: &Value) -> Option<ApprovalRequest> {

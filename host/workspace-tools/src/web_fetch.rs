@@ -7,6 +7,7 @@
 //! DNS server could answer differently, and no proxy from the environment).
 //! Size and time are capped.
 
+use clawhost_agent_core::ToolError;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
@@ -79,9 +80,13 @@ impl WebFetch {
     }
 
     /// The checked address to connect to for `url`.
-    async fn address(&self, url: &reqwest::Url) -> Result<SocketAddr, String> {
-        let host = url.host_str().ok_or("the URL has no host")?;
-        let port = url.port_or_known_default().ok_or("the URL has no port")?;
+    async fn address(&self, url: &reqwest::Url) -> Result<SocketAddr, ToolError> {
+        let host = url
+            .host_str()
+            .ok_or_else(|| ToolError::invalid("the URL has no host"))?;
+        let port = url
+            .port_or_known_default()
+            .ok_or_else(|| ToolError::invalid("the URL has no port"))?;
         let host = host.trim_start_matches('[').trim_end_matches(']');
         let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, port))
             .await
@@ -95,22 +100,23 @@ impl WebFetch {
                 return Err(format!(
                     "refused: {host} resolves to {}, which is not a public address (tools.web.allowPrivate allows it)",
                     bad.ip()
-                ));
+                ).into());
             }
         }
         Ok(first)
     }
 
-    async fn fetch(&self, url: &str) -> Result<Value, String> {
-        let mut url = reqwest::Url::parse(url).map_err(|e| format!("bad URL: {e}"))?;
+    async fn fetch(&self, url: &str) -> Result<Value, ToolError> {
+        let mut url =
+            reqwest::Url::parse(url).map_err(|e| ToolError::invalid(format!("bad URL: {e}")))?;
         let deadline = tokio::time::Instant::now() + Duration::from_millis(self.config.timeout_ms);
         let cap = usize::try_from(self.config.max_kb << 10).unwrap_or(usize::MAX);
         for _ in 0..=MAX_REDIRECTS {
             if !matches!(url.scheme(), "http" | "https") {
-                return Err(format!(
+                return Err(ToolError::invalid(format!(
                     "only http and https URLs are fetched, not {}",
                     url.scheme()
-                ));
+                )));
             }
             let addr = self.address(&url).await?;
             // No proxy from the environment either: the request goes to the
@@ -172,7 +178,7 @@ impl WebFetch {
             {
                 String::from_utf8_lossy(&body).into_owned()
             } else {
-                return Err(format!("{url} is {content_type}, not text"));
+                return Err(format!("{url} is {content_type}, not text").into());
             };
             return Ok(json!({
                 "url": url.as_str(),
@@ -182,7 +188,7 @@ impl WebFetch {
                 "truncated": truncated,
             }));
         }
-        Err(format!("more than {MAX_REDIRECTS} redirects"))
+        Err(format!("more than {MAX_REDIRECTS} redirects").into())
     }
 }
 
@@ -195,7 +201,7 @@ impl HostTool for WebFetch {
         &self,
         params: Value,
         _ctx: &clawhost_agent_core::RunContext,
-    ) -> Result<Value, String> {
+    ) -> Result<Value, ToolError> {
         self.fetch(text(&params, "url")).await
     }
 }

@@ -1,6 +1,7 @@
 //! An agent's workspace directory, and the confinement of every path a tool
 //! is given to it.
 
+use clawhost_agent_core::ToolError;
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -91,7 +92,7 @@ impl Workspace {
     /// The real path of directory `rel` for walkers that need one: opened
     /// through the handle first (a symlink out of the workspace fails), then
     /// checked to resolve inside the root.
-    pub fn real_dir(&self, rel: &Path) -> Result<PathBuf, String> {
+    pub fn real_dir(&self, rel: &Path) -> Result<PathBuf, ToolError> {
         self.dir
             .open_dir(rel)
             .map_err(|e| format!("{}: {e}", rel.display()))?;
@@ -101,7 +102,7 @@ impl Workspace {
             .canonicalize()
             .map_err(|e| format!("{}: {e}", rel.display()))?;
         if !real.starts_with(&self.root) {
-            return Err(WorkspaceError::Outside(rel.display().to_string()).to_string());
+            return Err(WorkspaceError::Outside(rel.display().to_string()).into());
         }
         Ok(real)
     }
@@ -136,6 +137,19 @@ impl Workspaces {
         let ws = Arc::new(Workspace::open(root)?);
         open.insert(root.clone(), ws.clone());
         Ok(ws)
+    }
+}
+
+/// A path the tool may not use is an invalid parameter; a workspace that
+/// does not open is a failure.
+impl From<WorkspaceError> for ToolError {
+    fn from(e: WorkspaceError) -> Self {
+        match e {
+            WorkspaceError::Outside(_) | WorkspaceError::ParentDir(_) => {
+                ToolError::InvalidParams(e.to_string())
+            }
+            WorkspaceError::Open { .. } => ToolError::Failed(e.to_string()),
+        }
     }
 }
 

@@ -153,8 +153,8 @@ impl Request<'_> {
 pub(crate) enum Answer {
     /// To `Register`.
     Declared(Declared),
-    /// To `CallTool`: JSON text, or the error the model sees.
-    Tool(Result<String, String>),
+    /// To `CallTool`: JSON text, or the tool's error.
+    Tool(Result<String, clawhost_agent_core::ToolError>),
     /// To `Hook`: the outcome, or why it is unusable (e.g. invalid JSON).
     Hook(Result<HookOutcome, HookError>),
     /// To `Supports`.

@@ -143,6 +143,8 @@ impl Guest {
                 let size = match &result {
                     Ok(s) | Err(s) => s.len(),
                 };
+                // 0.1's tool error is a message: the tool failed.
+                let result = result.map_err(clawhost_agent_core::ToolError::Failed);
                 Reply::new(Answer::Tool(result), size)
             }
             Request::Hook(event, _) => {

@@ -22,11 +22,11 @@ pub(super) fn context(ctx: &CallContext) -> wit::CallContext<'_> {
     }
 }
 
-/// A plugin tool's error as the model sees it.
-pub(super) fn tool_error(e: wit::ToolError) -> String {
+/// A plugin tool's error, case for case.
+pub(super) fn tool_error(e: wit::ToolError) -> clawhost_agent_core::ToolError {
     match e {
-        wit::ToolError::InvalidParams(m) => format!("invalid parameters: {m}"),
-        wit::ToolError::Failed(m) => m,
+        wit::ToolError::InvalidParams(m) => clawhost_agent_core::ToolError::InvalidParams(m),
+        wit::ToolError::Failed(m) => clawhost_agent_core::ToolError::Failed(m),
     }
 }
 

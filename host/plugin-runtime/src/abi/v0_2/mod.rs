@@ -179,10 +179,11 @@ impl Guest {
                     context: convert::context(context),
                 };
                 let result = provider.call_call(&mut *store, call).await?;
-                let result = result.map_err(convert::tool_error);
                 let size = match &result {
-                    Ok(s) | Err(s) => s.len(),
+                    Ok(s) => s.len(),
+                    Err(wit::ToolError::InvalidParams(m) | wit::ToolError::Failed(m)) => m.len(),
                 };
+                let result = result.map_err(convert::tool_error);
                 Reply::new(Answer::Tool(result), size)
             }
             Request::Hook(event, _) => self.hook(store, event).await?,
