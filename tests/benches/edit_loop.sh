@@ -77,7 +77,7 @@ for lang in $langs; do
       python) src="loop-$lang/app.py" ;;
       *) src="loop-$lang/app.js" ;;
     esac
-    sed -i 's/Echoes the text\./Echoes the text back./' "$dir/$src"
+    sed -i 's/Echoes the text/Echoes the text back/' "$dir/$src"
     grep -q 'Echoes the text back' "$dir/$src"
     : >"$base/peaks"
     edit+=("$(run_plugin "$dir" "loop-$lang")")

@@ -92,8 +92,8 @@ impl PluginHost {
             .with_limits(
                 config.plugins.cache_max_mb.saturating_mul(1 << 20),
                 Duration::from_secs(config.plugins.cache_max_age_days.saturating_mul(86_400)),
-            );
-        cache.attach_functions(&functions);
+            )
+            .with_functions(functions);
         let mut protected = ProtectedPaths::default();
         let plugin_paths: Vec<(String, PathBuf)> = package_paths
             .iter()

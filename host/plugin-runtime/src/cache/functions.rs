@@ -5,23 +5,32 @@
 //! the whole CPython core with its previous build: its compile takes less
 //! than half the time (BENCHMARKS.md).
 //!
-//! Entries are native code, so each is authenticated like an artifact:
-//! `<dir>/<BLAKE3 of the key>` holds a keyed-BLAKE3 tag over the key and the
-//! value, then the value. An entry whose tag fails is ignored (compiled
-//! again and rewritten). The directory is per engine (`functions-<engine
-//! key>`): another wasmtime or other settings never read these entries.
+//! The functions one compile stores are kept in memory and written at its
+//! end as one pack file (`<random>.pack`): thousands of small files would
+//! cost more than the compile saves. A pack is a run of entries, each
+//! `BLAKE3(key) | value length (u32 LE) | tag | value`, the tag a keyed
+//! BLAKE3 over the key and the value under the cache key: entries are native
+//! code, so one whose tag fails is compiled again, never used. The
+//! directory is per engine (`functions-<engine key>`): another wasmtime or
+//! other settings never read these entries.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use wasmtime::CacheStore;
 
 use super::TAG_LEN;
 
 /// Largest entry read (a function's compiled code and metadata).
-const MAX_ENTRY: u64 = 64 << 20;
+const MAX_ENTRY: u32 = 64 << 20;
+/// Bytes before an entry's value: its key's hash, its length, its tag.
+const HEADER: u64 = 32 + 4 + TAG_LEN as u64;
 
 /// The store Cranelift reads and writes while compiling; it keeps nothing
 /// until [`FunctionCache::attach`] gives it a directory and key (the engine
@@ -29,8 +38,18 @@ const MAX_ENTRY: u64 = 64 << 20;
 #[derive(Debug, Default)]
 pub struct FunctionCache {
     disk: OnceLock<(PathBuf, [u8; 32])>,
+    state: Mutex<State>,
     reused: AtomicU64,
     stored: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Where each entry of the packs on disk is (its tag's offset and its
+    /// value's length), read at the first lookup.
+    index: Option<HashMap<[u8; 32], (Arc<File>, u64, u32)>>,
+    /// Entries stored since the last [`FunctionCache::flush`]: tag, value.
+    fresh: HashMap<[u8; 32], ([u8; TAG_LEN], Vec<u8>)>,
 }
 
 impl FunctionCache {
@@ -51,34 +70,122 @@ impl FunctionCache {
             self.stored.load(Ordering::Relaxed),
         )
     }
+
+    /// Write the functions stored since the last flush as one pack (called
+    /// when a compile ends); best effort: what is not written is compiled
+    /// again next time.
+    pub(super) fn flush(&self) {
+        let Some((dir, _)) = self.disk.get() else {
+            return;
+        };
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let fresh = std::mem::take(&mut state.fresh);
+        if fresh.is_empty() {
+            return;
+        }
+        let written = tempfile::Builder::new()
+            .suffix(".pack")
+            .tempfile_in(dir)
+            .and_then(|mut tmp| {
+                let mut out = std::io::BufWriter::new(tmp.as_file_mut());
+                for (hash, (tag, value)) in &fresh {
+                    out.write_all(hash)?;
+                    out.write_all(&(value.len() as u32).to_le_bytes())?;
+                    out.write_all(tag)?;
+                    out.write_all(value)?;
+                }
+                out.flush()?;
+                drop(out);
+                let (file, path) = tmp.keep().map_err(|e| e.error)?;
+                Ok((file, path))
+            });
+        match written {
+            Ok((file, path)) => {
+                if let Some(index) = &mut state.index {
+                    index_pack(index, Arc::new(file), &path);
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "could not store compiled functions"),
+        }
+    }
 }
 
-fn tag(secret: &[u8; 32], key: &[u8], value: &[u8]) -> blake3::Hash {
+fn tag(secret: &[u8; 32], key: &[u8], value: &[u8]) -> [u8; TAG_LEN] {
     let mut mac = blake3::Hasher::new_keyed(secret);
     mac.update(b"clawhost function cache v1\0");
     mac.update(&(key.len() as u64).to_le_bytes());
     mac.update(key);
     mac.update(value);
-    mac.finalize()
+    *mac.finalize().as_bytes()
 }
 
-fn entry_path(dir: &Path, key: &[u8]) -> PathBuf {
-    dir.join(blake3::hash(key).to_hex().as_str())
+/// Add the entries of the pack `file` to `index` (a pack that does not
+/// parse to its end contributes the entries before the damage).
+fn index_pack(index: &mut HashMap<[u8; 32], (Arc<File>, u64, u32)>, file: Arc<File>, path: &Path) {
+    let Ok(len) = file.metadata().map(|m| m.len()) else {
+        return;
+    };
+    let mut reader = BufReader::new(&*file);
+    if reader.seek(SeekFrom::Start(0)).is_err() {
+        return;
+    }
+    let mut at = 0u64;
+    while at + HEADER <= len {
+        let mut head = [0u8; HEADER as usize];
+        if reader.read_exact(&mut head).is_err() {
+            break;
+        }
+        let hash: [u8; 32] = head[..32].try_into().expect("32 bytes");
+        let size = u32::from_le_bytes(head[32..36].try_into().expect("4 bytes"));
+        if size > MAX_ENTRY || at + HEADER + u64::from(size) > len {
+            tracing::warn!(path = %path.display(), "a damaged pack of compiled functions");
+            break;
+        }
+        // The tag and the value follow the length: one read gets both.
+        index.insert(hash, (file.clone(), at + 36, size));
+        if reader.seek_relative(i64::from(size)).is_err() {
+            break;
+        }
+        at += HEADER + u64::from(size);
+    }
+}
+
+/// Index every pack in `dir` that is a private file of this user.
+fn load_index(dir: &Path) -> HashMap<[u8; 32], (Arc<File>, u64, u32)> {
+    let mut index = HashMap::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return index;
+    };
+    for path in entries.filter_map(|e| e.ok()).map(|e| e.path()) {
+        if path.extension().is_some_and(|x| x == "pack") {
+            if let Ok(file) = crate::owned_path::open_private_file(&path) {
+                index_pack(&mut index, Arc::new(file), &path);
+            }
+        }
+    }
+    index
 }
 
 impl CacheStore for FunctionCache {
     fn get(&self, key: &[u8]) -> Option<Cow<'_, [u8]>> {
         let (dir, secret) = self.disk.get()?;
-        let path = entry_path(dir, key);
-        let file = crate::owned_path::open_private_file(&path).ok()?;
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::Read::take(&file, MAX_ENTRY), &mut bytes).ok()?;
-        if bytes.len() < TAG_LEN {
-            return None;
+        let hash = *blake3::hash(key).as_bytes();
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, value)) = state.fresh.get(&hash) {
+            self.reused.fetch_add(1, Ordering::Relaxed);
+            return Some(Cow::Owned(value.clone()));
         }
+        let (file, offset, size) = state
+            .index
+            .get_or_insert_with(|| load_index(dir))
+            .get(&hash)?
+            .clone();
+        drop(state);
+        let mut bytes = vec![0u8; TAG_LEN + size as usize];
+        file.read_exact_at(&mut bytes, offset).ok()?;
         let value = bytes.split_off(TAG_LEN);
-        if tag(secret, key, &value) != blake3::Hash::from_bytes(bytes.try_into().ok()?) {
-            tracing::warn!(path = %path.display(), "refusing a cached function; compiling it");
+        if tag(secret, key, &value)[..] != bytes[..] {
+            tracing::warn!("refusing a cached function whose tag fails; compiling it");
             return None;
         }
         self.reused.fetch_add(1, Ordering::Relaxed);
@@ -86,27 +193,23 @@ impl CacheStore for FunctionCache {
     }
 
     fn insert(&self, key: &[u8], value: Vec<u8>) -> bool {
-        let Some((dir, secret)) = self.disk.get() else {
+        let Some((_, secret)) = self.disk.get() else {
             return false;
         };
-        let path = entry_path(dir, key);
-        let mut bytes = tag(secret, key, &value).as_bytes().to_vec();
-        bytes.extend_from_slice(&value);
-        // Written whole under a private temporary name, then renamed over.
-        tempfile::NamedTempFile::new_in(dir)
-            .and_then(|mut tmp| {
-                std::io::Write::write_all(&mut tmp, &bytes)?;
-                tmp.persist(&path).map_err(|e| e.error)
-            })
-            .inspect(|_| {
-                self.stored.fetch_add(1, Ordering::Relaxed);
-            })
-            .is_ok()
+        if value.len() > MAX_ENTRY as usize {
+            return false;
+        }
+        let hash = *blake3::hash(key).as_bytes();
+        let tag = tag(secret, key, &value);
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.fresh.insert(hash, (tag, value));
+        self.stored.fetch_add(1, Ordering::Relaxed);
+        true
     }
 }
 
-/// Remove the oldest entries of `dir` until the rest fit `max_bytes`, and
-/// every entry older than `max_age`.
+/// Remove the oldest packs of `dir` until the rest fit `max_bytes`, and
+/// every pack older than `max_age`.
 pub(super) fn evict(dir: &Path, max_bytes: u64, max_age: std::time::Duration) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;

@@ -34,6 +34,8 @@ pub struct ComponentCache {
     /// Bounds of the artifacts kept: total bytes and age since last use.
     max_bytes: u64,
     max_age: std::time::Duration,
+    /// The engine's compiled functions, written after each compile.
+    functions: Option<std::sync::Arc<FunctionCache>>,
 }
 
 /// What [`ComponentCache::evict`] removed.
@@ -140,6 +142,7 @@ impl ComponentCache {
             engine_key,
             max_bytes: u64::MAX,
             max_age: std::time::Duration::MAX,
+            functions: None,
         })
     }
 
@@ -151,14 +154,17 @@ impl ComponentCache {
         self
     }
 
-    /// Keep the compiled functions of `functions` (the engine's
-    /// incremental compilation cache) in this cache's dir, under its key,
-    /// bounded with the artifacts (a quarter of the size bound).
-    pub fn attach_functions(&self, functions: &FunctionCache) {
+    /// The same cache, keeping the compiled functions of `functions` (the
+    /// engine's incremental compilation cache) in its dir, under its key,
+    /// written at the end of each compile and bounded with the artifacts (a
+    /// quarter of the size bound).
+    pub fn with_functions(mut self, functions: std::sync::Arc<FunctionCache>) -> Self {
         if let Some(disk) = &self.disk {
             let dir = disk.dir.join(format!("functions-{}", self.engine_key));
             functions.attach(&dir, disk.key);
         }
+        self.functions = Some(functions);
+        self
     }
 
     /// The cache directory in use (canonical), if any.
@@ -253,7 +259,11 @@ impl ComponentCache {
         sha256: &str,
         bytes: &[u8],
     ) -> wasmtime::Result<Component> {
-        let component = Component::new(engine, bytes)?;
+        let component = Component::new(engine, bytes);
+        if let Some(functions) = &self.functions {
+            functions.flush();
+        }
+        let component = component?;
         if let Some(disk) = &self.disk {
             let path = self.path(disk, sha256);
             let stored = component

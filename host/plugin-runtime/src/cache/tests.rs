@@ -479,8 +479,9 @@ fn compiled_functions_are_reused_by_another_component_only_while_their_tags_veri
     let root = tempfile::tempdir().unwrap();
     let dir = root.path().join("cache");
     let key = root.path().join("state").join("key");
-    let cache = ComponentCache::open(&engine, Some(dir.clone()), Some(key)).unwrap();
-    cache.attach_functions(&functions);
+    let cache = ComponentCache::open(&engine, Some(dir.clone()), Some(key))
+        .unwrap()
+        .with_functions(functions.clone());
 
     cache
         .load(&engine, &"a1".repeat(32), &component_with_functions(20))
@@ -508,12 +509,17 @@ fn compiled_functions_are_reused_by_another_component_only_while_their_tags_veri
     assert!(reused_now >= 20, "{reused_now}");
     assert!(stored_now - stored < 5, "{stored} then {stored_now}");
 
-    // Every entry tampered with: none is taken, all are compiled again.
+    // Every entry tampered with (one byte of its code flipped, its header
+    // kept): none is taken, all are compiled again.
     for entry in std::fs::read_dir(&store).unwrap() {
         let path = entry.unwrap().path();
         let mut bytes = std::fs::read(&path).unwrap();
-        let last = bytes.len() - 1;
-        bytes[last] ^= 1;
+        let mut at = 0;
+        while at < bytes.len() {
+            let size = u32::from_le_bytes(bytes[at + 32..at + 36].try_into().unwrap()) as usize;
+            bytes[at + 68] ^= 1;
+            at += 68 + size;
+        }
         std::fs::write(&path, bytes).unwrap();
     }
     let (component, _) = cache
