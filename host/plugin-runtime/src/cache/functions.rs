@@ -43,11 +43,15 @@ pub struct FunctionCache {
     stored: AtomicU64,
 }
 
+/// Where each entry of the packs on disk is: its pack, its tag's offset and
+/// its value's length, by its key's hash.
+type Index = HashMap<[u8; 32], (Arc<File>, u64, u32)>;
+
 #[derive(Debug, Default)]
 struct State {
     /// Where each entry of the packs on disk is (its tag's offset and its
     /// value's length), read at the first lookup.
-    index: Option<HashMap<[u8; 32], (Arc<File>, u64, u32)>>,
+    index: Option<Index>,
     /// Entries stored since the last [`FunctionCache::flush`]: tag, value.
     fresh: HashMap<[u8; 32], ([u8; TAG_LEN], Vec<u8>)>,
 }
@@ -121,7 +125,7 @@ fn tag(secret: &[u8; 32], key: &[u8], value: &[u8]) -> [u8; TAG_LEN] {
 
 /// Add the entries of the pack `file` to `index` (a pack that does not
 /// parse to its end contributes the entries before the damage).
-fn index_pack(index: &mut HashMap<[u8; 32], (Arc<File>, u64, u32)>, file: Arc<File>, path: &Path) {
+fn index_pack(index: &mut Index, file: Arc<File>, path: &Path) {
     let Ok(len) = file.metadata().map(|m| m.len()) else {
         return;
     };
@@ -151,7 +155,7 @@ fn index_pack(index: &mut HashMap<[u8; 32], (Arc<File>, u64, u32)>, file: Arc<Fi
 }
 
 /// Index every pack in `dir` that is a private file of this user.
-fn load_index(dir: &Path) -> HashMap<[u8; 32], (Arc<File>, u64, u32)> {
+fn load_index(dir: &Path) -> Index {
     let mut index = HashMap::new();
     let Ok(entries) = std::fs::read_dir(dir) else {
         return index;
