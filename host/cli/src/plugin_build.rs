@@ -35,9 +35,9 @@ fn kind_of(dir: &Path) -> anyhow::Result<Kind> {
 }
 
 /// The cargo command that builds the Rust package in `dir` by [`rust_route`].
-fn rust_command(dir: &Path) -> anyhow::Result<Command> {
+fn rust_command(dir: &Path, route: Option<RustRoute>) -> anyhow::Result<Command> {
     let mut cmd;
-    match rust_route() {
+    match route {
         Some(RustRoute::Rustup) => {
             cmd = Command::new("cargo");
             cmd.args(["build", "--release", "--target", "wasm32-wasip2"]);
@@ -104,9 +104,9 @@ fn js_build_args(dir: &Path) -> anyhow::Result<Vec<String>> {
 
 /// The version line of the compiler `kind` builds with (part of a build's
 /// inputs; empty when it does not run, and the build will say why).
-fn toolchain_version(kind: Kind) -> String {
+fn toolchain_version(kind: Kind, route: Option<RustRoute>) -> String {
     let (program, arg) = match kind {
-        Kind::Rust if rust_route() == Some(RustRoute::DebianBuildStd) => ("/usr/bin/rustc", "-V"),
+        Kind::Rust if route == Some(RustRoute::DebianBuildStd) => ("/usr/bin/rustc", "-V"),
         Kind::Rust => ("rustc", "-V"),
         Kind::Python => ("python3", "--version"),
         Kind::Js => ("node", "--version"),
@@ -142,7 +142,9 @@ pub fn build(dir: &Path, force: bool) -> anyhow::Result<PathBuf> {
             None
         }
     };
-    let toolchain = toolchain_version(kind);
+    // Found once: each look runs rustc.
+    let route = (kind == Kind::Rust).then(rust_route).flatten();
+    let toolchain = toolchain_version(kind, route);
     let inputs = build_stamp::inputs(&dir, &sdk, &toolchain)
         .with_context(|| format!("reading the sources of {}", dir.display()))?;
     if !force && build_stamp::is_current(&dir, &inputs, &component) {
@@ -156,7 +158,7 @@ pub fn build(dir: &Path, force: bool) -> anyhow::Result<PathBuf> {
     let what = format!("building {id}");
     match kind {
         Kind::Rust => {
-            let out = crate::progress::run(&what, &mut rust_command(&dir)?)?;
+            let out = crate::progress::run(&what, &mut rust_command(&dir, route)?)?;
             let artifact = cargo_artifact(&out).context("cargo reported no .wasm artifact")?;
             std::fs::copy(&artifact, &component).with_context(|| {
                 format!("copying {} to {}", artifact.display(), component.display())
