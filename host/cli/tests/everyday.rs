@@ -238,10 +238,8 @@ fn a_message_from_stdin_and_shell_completions() {
     }
 }
 
-#[test]
-fn doctor_names_a_missing_provider_key_as_a_problem() {
-    let root = tempfile::tempdir().unwrap();
-    let dir = root.path();
+/// A config whose agent's provider takes its key from $DOCTOR_TEST_KEY.
+fn write_doctor_config(dir: &std::path::Path) {
     std::fs::write(
         dir.join("clawhost.json"),
         json!({"models": {"providers": {"remote": {"api": "openai-completions",
@@ -251,6 +249,13 @@ fn doctor_names_a_missing_provider_key_as_a_problem() {
         .to_string(),
     )
     .unwrap();
+}
+
+#[test]
+fn doctor_names_a_missing_provider_key_as_a_problem() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    write_doctor_config(dir);
     let (ok, out, _) = outcome(clawhost(dir).arg("doctor").env_remove("DOCTOR_TEST_KEY"));
     assert!(!ok, "{out}");
     assert!(
@@ -304,15 +309,7 @@ fn doctor_findings_carry_a_level_a_code_a_message_and_a_fix() {
     use std::os::unix::fs::PermissionsExt;
     let root = tempfile::tempdir().unwrap();
     let dir = root.path();
-    std::fs::write(
-        dir.join("clawhost.json"),
-        json!({"models": {"providers": {"remote": {"api": "openai-completions",
-                 "baseUrl": "https://api.example.com/v1", "apiKeyEnv": "DOCTOR_TEST_KEY",
-                 "models": [{"id": "m"}]}}},
-               "agents": {"defaults": {"model": "remote/m"}}})
-        .to_string(),
-    )
-    .unwrap();
+    write_doctor_config(dir);
     // Sessions open to other users; no guest toolchain on PATH.
     let sessions = dir.join(".clawhost/sessions");
     std::fs::create_dir_all(&sessions).unwrap();

@@ -89,19 +89,6 @@ fn engine_key(engine: &Engine) -> String {
     format!("{:016x}", hasher.finish())
 }
 
-fn user_dir(var: &str, home_suffix: &[&str]) -> Option<PathBuf> {
-    std::env::var_os(var)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME").map(|h| {
-                home_suffix
-                    .iter()
-                    .fold(PathBuf::from(h), |path, part| path.join(part))
-            })
-        })
-}
-
 impl ComponentCache {
     /// A cache in `dir` authenticated by the key in `key_file` (created when
     /// missing), or no caching when `dir` is `None`. The dir is created 0700
@@ -175,14 +162,14 @@ impl ComponentCache {
     /// The default cache directory: `$XDG_CACHE_HOME/clawhost/components`,
     /// else `~/.cache/clawhost/components`.
     pub fn default_dir() -> Option<PathBuf> {
-        user_dir("XDG_CACHE_HOME", &[".cache"]).map(|d| d.join("clawhost").join("components"))
+        clawhost_config::xdg_dir("XDG_CACHE_HOME", ".cache").map(|d| d.join("components"))
     }
 
     /// The default key file: `$XDG_STATE_HOME/clawhost/component-cache.key`,
     /// else `~/.local/state/clawhost/component-cache.key`.
     pub fn default_key_file() -> Option<PathBuf> {
-        user_dir("XDG_STATE_HOME", &[".local", "state"])
-            .map(|d| d.join("clawhost").join("component-cache.key"))
+        clawhost_config::xdg_dir("XDG_STATE_HOME", ".local/state")
+            .map(|d| d.join("component-cache.key"))
     }
 
     fn path(&self, disk: &Disk, sha256: &str) -> PathBuf {
