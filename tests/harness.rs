@@ -55,7 +55,7 @@ async fn a_harness_turn_still_goes_through_policy_hooks() {
     let events = ctx.events.snapshot();
     assert!(events.iter().any(|e| matches!(e,
         TurnEvent::HookDecision { hook, plugin, decision, .. }
-            if hook == "before_tool_call" && plugin == "policy-guard" && decision.contains("word_count"))), "{events:#?}");
+            if hook.name() == "before_tool_call" && plugin == "policy-guard" && decision.contains("word_count"))), "{events:#?}");
     assert!(events.iter().any(
         |e| matches!(e, TurnEvent::ToolResult { tool, is_error: true, content, .. }
         if tool == "word_count" && content.contains("blocked"))

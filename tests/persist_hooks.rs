@@ -102,9 +102,9 @@ async fn stored_results_and_messages_are_redacted_while_the_model_saw_them_whole
         "{second}"
     );
     assert!(run.events.iter().any(|e| matches!(e,
-        TurnEvent::HookDecision { hook, decision, .. } if hook == "tool_result_persist" && decision.starts_with("replace"))));
+        TurnEvent::HookDecision { hook, decision, .. } if hook.name() == "tool_result_persist" && decision.starts_with("replace"))));
     assert!(run.events.iter().any(|e| matches!(e,
-        TurnEvent::HookDecision { hook, decision, .. } if hook == "before_message_write" && decision == "replace")));
+        TurnEvent::HookDecision { hook, decision, .. } if hook.name() == "before_message_write" && decision == "replace")));
 }
 
 #[tokio::test]
@@ -143,5 +143,5 @@ async fn a_blocked_message_is_kept_out_of_the_transcript() {
     assert_eq!(stored.len(), 3, "{stored:?}");
     assert!(stored.iter().all(|t| !t.contains("bob@")), "{stored:?}");
     assert!(run.events.iter().any(|e| matches!(e,
-        TurnEvent::HookDecision { hook, decision, .. } if hook == "before_message_write" && decision.starts_with("block: mentions `bob@`"))));
+        TurnEvent::HookDecision { hook, decision, .. } if hook.name() == "before_message_write" && decision.starts_with("block: mentions `bob@`"))));
 }

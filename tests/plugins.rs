@@ -65,7 +65,7 @@ async fn before_tool_call_blocks_by_rule_even_for_host_tools() {
     );
     assert!(ctx.events.snapshot().iter().any(|e| matches!(e,
         TurnEvent::HookDecision { hook, plugin, decision, .. }
-            if hook == "before_tool_call" && plugin == "policy-guard" && decision.starts_with("block"))));
+            if hook.name() == "before_tool_call" && plugin == "policy-guard" && decision.starts_with("block"))));
     // Other tools pass.
     let (out, _) = dispatch(&runner, "word_count", json!({"text": "fine"})).await;
     assert_eq!(json_of(&out)["words"], 1);
@@ -197,7 +197,7 @@ async fn granted_tool_result_middleware_replaces_the_result_the_model_sees() {
     let (out, ctx) = dispatch(&runner, "echo", json!({"text": "nothing to hide"})).await;
     assert_eq!(json_of(&out), json!({"text": "nothing to hide"}));
     assert!(ctx.events.snapshot().iter().any(|e| matches!(e,
-        TurnEvent::HookDecision { hook, decision, .. } if hook == "tool_result" && decision == "keep")));
+        TurnEvent::HookDecision { hook, decision, .. } if hook.name() == "tool_result" && decision == "keep")));
 
     // Without the grant the middleware is withheld: the result stays as the tool gave it.
     let runner = runner_with(config(json!({}), dir.path()), &["redact-results"]).await;
@@ -223,7 +223,7 @@ async fn after_tool_call_observers_never_change_the_result_even_when_they_fail()
     assert_eq!(json_of(&out), json!({"text": "hi"}));
     assert!(ctx.events.snapshot().iter().any(|e| matches!(e,
         TurnEvent::HookDecision { hook, plugin, decision, .. }
-            if hook == "after_tool_call" && plugin == "context-hooks" && decision == "observed")));
+            if hook.name() == "after_tool_call" && plugin == "context-hooks" && decision == "observed")));
     let logs = runner.plugins().plugin("context-hooks").unwrap().logs();
     assert!(logs.iter().any(|l| l.message
         == "observed after_tool_call echo ok=true duration_ms=0"

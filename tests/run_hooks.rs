@@ -79,7 +79,7 @@ async fn before_model_resolve_moves_the_run_to_another_catalog_model() {
     assert_eq!(s.fake.requests()[0].body["model"], "big");
     assert!(ctx.events.snapshot().iter().any(|e| matches!(e,
         TurnEvent::HookDecision { hook, decision, .. }
-            if hook == "before_model_resolve" && decision == "override: provider fake model big")));
+            if hook.name() == "before_model_resolve" && decision == "override: provider fake model big")));
     // The model-call hooks saw the call's metadata (no content).
     s.runner
         .end_session("s1", "main", clawhost_hooks::SessionEndReason::Quit)
@@ -112,7 +112,7 @@ async fn an_override_to_a_model_the_catalog_lacks_is_refused_and_the_run_keeps_i
     assert_eq!(s.fake.requests()[0].body["model"], "m");
     assert!(ctx.events.snapshot().iter().any(|e| matches!(e,
         TurnEvent::HookDecision { hook, decision, .. }
-            if hook == "before_model_resolve" && decision.starts_with("override refused"))));
+            if hook.name() == "before_model_resolve" && decision.starts_with("override refused"))));
 }
 
 #[tokio::test]

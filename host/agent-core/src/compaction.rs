@@ -249,7 +249,7 @@ mod tests {
                 images: vec![image],
                 ..match result("c1", "shot") {
                     Message::ToolResult(r) => r,
-                    _ => unreachable!(),
+                    other => panic!("result() built {other:?}"),
                 }
             })
         };

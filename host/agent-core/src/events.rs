@@ -34,8 +34,8 @@ pub enum TurnEvent {
     },
     /// A hook decided something about a tool call.
     HookDecision {
-        /// Hook name (`before_tool_call`, `after_tool_call`).
-        hook: String,
+        /// The hook (serialized as its name, `before_tool_call`).
+        hook: clawhost_config::HookKind,
         /// Plugin that decided.
         plugin: String,
         /// Tool call id.

@@ -120,13 +120,22 @@ fn inspect_json(plugin: &std::sync::Arc<LoadedPlugin>) -> Value {
     out
 }
 
+/// What `clawhost plugins` reports from the plugins a run would load.
+enum Report {
+    Text,
+    Json,
+    Precompile,
+    /// A plugin id, and JSON or not.
+    Inspect(String, bool),
+}
+
 /// Run `clawhost plugins` on the config at `path`.
 pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
     let action = action.unwrap_or(Action::List {
         json: false,
         gateway: None,
     });
-    match &action {
+    let report = match &action {
         Action::List {
             json,
             gateway: Some(url),
@@ -144,10 +153,13 @@ pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
             return crate::plugin_admin::set_enabled(path, id, false, *json)
         }
         Action::Doctor { json } => return crate::doctor::run(path, *json).await,
-        _ => {}
-    }
+        Action::List { json: true, .. } => Report::Json,
+        Action::List { json: false, .. } => Report::Text,
+        Action::Precompile => Report::Precompile,
+        Action::Inspect { id, json } => Report::Inspect(id.clone(), *json),
+    };
     let config = Config::load(path)?;
-    if matches!(action, Action::Precompile)
+    if matches!(report, Report::Precompile)
         && config.plugins.cache_dir.is_none()
         && clawhost_plugin_runtime::ComponentCache::default_dir().is_none()
     {
@@ -163,8 +175,8 @@ pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
         .filter(|r| r.result.is_err())
         .filter(|r| !r.id.as_deref().is_some_and(|id| left_out(&config, id)))
         .collect();
-    match action {
-        Action::Inspect { id, json } => {
+    match report {
+        Report::Inspect(id, json) => {
             let Some(plugin) = host.plugin(&id) else {
                 let why = reports
                     .iter()
@@ -215,7 +227,7 @@ pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
             }
             return Ok(());
         }
-        Action::List { json: true, .. } => {
+        Report::Json => {
             let doc = json!({
                 "loaded": host.statuses().iter().map(status_json).collect::<Vec<_>>(),
                 "refused": reports.iter().filter_map(refusal_json).collect::<Vec<_>>(),
@@ -223,13 +235,8 @@ pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
             });
             say!("{}", serde_json::to_string_pretty(&doc)?);
         }
-        Action::Install { .. }
-        | Action::Uninstall { .. }
-        | Action::Enable { .. }
-        | Action::Disable { .. }
-        | Action::Doctor { .. } => unreachable!("handled above"),
-        Action::List { json: false, .. } | Action::Precompile => {
-            let precompile = matches!(action, Action::Precompile);
+        Report::Text | Report::Precompile => {
+            let precompile = matches!(report, Report::Precompile);
             for plugin in host.plugins() {
                 let status = plugin.status();
                 if precompile {

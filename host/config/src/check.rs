@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::{ApiKind, Config, HOOK_NAMES, MAX_APPROVAL_TIMEOUT_MS, MAX_HOOK_TIMEOUT_MS};
+use crate::{ApiKind, Config, HookKind, MAX_APPROVAL_TIMEOUT_MS, MAX_HOOK_TIMEOUT_MS};
 
 /// A value that cannot be used, with its key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -165,12 +165,13 @@ impl Config {
             }
             let hooks = &entry.hooks;
             let known = |key: String, hook: &str| {
-                if HOOK_NAMES.contains(&hook) {
+                if HookKind::from_name(hook).is_some() {
                     Ok(())
                 } else {
+                    let known: Vec<&str> = HookKind::ALL.iter().map(|k| k.name()).collect();
                     fail(
                         key,
-                        format!("unknown hook; known hooks: {}", HOOK_NAMES.join(", ")),
+                        format!("unknown hook; known hooks: {}", known.join(", ")),
                     )
                 }
             };

@@ -5,30 +5,6 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-/// Hook names a plugin may subscribe to (the hook catalog; the `hooks` crate
-/// checks that its catalog matches this list).
-pub const HOOK_NAMES: &[&str] = &[
-    "before_tool_call",
-    "after_tool_call",
-    "tool_result",
-    "session_start",
-    "session_end",
-    "before_prompt_build",
-    "llm_input",
-    "llm_output",
-    "before_compaction",
-    "after_compaction",
-    "agent_end",
-    "before_reset",
-    "tool_result_persist",
-    "before_message_write",
-    "before_model_resolve",
-    "before_agent_start",
-    "model_call_started",
-    "model_call_ended",
-    "compaction_provider",
-];
-
 /// What the host does when a hook handler traps, times out or answers wrongly.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -60,10 +36,6 @@ pub struct HookSettings {
 /// Longest hook deadline an operator may set, in milliseconds (OpenClaw's bound).
 pub const MAX_HOOK_TIMEOUT_MS: u64 = 600_000;
 
-/// Deadline of `agent_end` when nothing sets one (OpenClaw's 30 s), in
-/// milliseconds; other hooks default to `plugins.limits.callTimeoutMs`.
-pub const AGENT_END_TIMEOUT_MS: u64 = 30_000;
-
 /// `plugins.entries.<id>.hooks`: OpenClaw's per-plugin hook settings
 /// (`timeoutMs`, `timeouts`, `allowConversationAccess`,
 /// `allowPromptInjection`) beside clawhost's settings per hook name.
@@ -71,7 +43,8 @@ pub const AGENT_END_TIMEOUT_MS: u64 = 30_000;
 pub struct PluginHooks {
     /// Deadline of every hook call of this plugin, in milliseconds.
     pub timeout_ms: Option<u64>,
-    /// Deadline per hook name, in milliseconds (wins over `timeout_ms`).
+    /// Deadline per hook name, in milliseconds (wins over `timeout_ms`);
+    /// [`Config::check`](crate::Config) refuses unknown names.
     pub timeouts: BTreeMap<String, u64>,
     /// Deliver the hooks that see the conversation (`llm_input`,
     /// `llm_output`, `agent_end`) to this plugin. Off by default, as in OpenClaw.

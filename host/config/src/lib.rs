@@ -7,6 +7,7 @@ mod check;
 pub mod edit;
 mod env_vars;
 mod gateway;
+mod hook_table;
 mod hooks;
 mod json_text;
 mod locate;
@@ -27,14 +28,12 @@ pub use agents::{
 pub use approvals::{ApprovalsConfig, NonInteractivePolicy, MAX_APPROVAL_TIMEOUT_MS};
 pub use check::CheckError;
 pub use gateway::{GatewayAuth, GatewayConfig, GatewayLimits};
-pub use hooks::{
-    FailPolicy, HookSettings, PluginHooks, AGENT_END_TIMEOUT_MS, HOOK_NAMES, MAX_HOOK_TIMEOUT_MS,
-};
+pub use hook_table::{HookGate, HookKind, HookMode};
+pub use hooks::{FailPolicy, HookSettings, PluginHooks, MAX_HOOK_TIMEOUT_MS};
 pub use locate::{locate, locate_or_new, xdg_dir, NotFound};
 pub use models::{ApiKind, ModelConfig, ModelsConfig, ProviderConfig, RetryConfig};
 pub use plugins::{
-    default_fail_policy, Access, EnvGrant, FsGrant, PluginEntry, PluginGrants, PluginLimits,
-    PluginSlots, PluginsConfig,
+    Access, EnvGrant, FsGrant, PluginEntry, PluginGrants, PluginLimits, PluginSlots, PluginsConfig,
 };
 pub use provider_catalog::{builtin_provider, BUILTIN_PROVIDERS};
 pub use runtime::{HarnessPolicy, RuntimePolicy};

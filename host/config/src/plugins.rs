@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use crate::hooks::{FailPolicy, PluginHooks, AGENT_END_TIMEOUT_MS};
+use crate::hooks::{FailPolicy, HookSettings, PluginHooks};
+use crate::{HookGate, HookKind};
 
 /// The `plugins` section.
 #[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
@@ -266,65 +267,54 @@ pub struct PluginEntry {
 
 impl PluginEntry {
     /// The fail policy of `hook` for this plugin: the hook's own setting, else
-    /// the plugin's, else the safe default (`before_tool_call` and
-    /// `tool_result` fail closed, every other hook fails open).
-    pub fn fail_policy_for(&self, hook: &str) -> FailPolicy {
-        self.hooks
-            .per_hook
-            .get(hook)
+    /// the plugin's, else the hook's default ([`HookKind::default_fail_policy`]).
+    pub fn fail_policy_for(&self, hook: HookKind) -> FailPolicy {
+        self.hook_settings(hook)
             .and_then(|h| h.fail_policy)
             .or(self.fail_policy)
-            .unwrap_or_else(|| default_fail_policy(hook))
+            .unwrap_or_else(|| hook.default_fail_policy())
     }
 
     /// The priority the operator pinned for `hook`, overriding the plugin's own.
-    pub fn priority_for(&self, hook: &str) -> Option<i32> {
-        self.hooks.per_hook.get(hook).and_then(|h| h.priority)
+    pub fn priority_for(&self, hook: HookKind) -> Option<i32> {
+        self.hook_settings(hook).and_then(|h| h.priority)
     }
 
     /// The deadline of one call of `hook`, in milliseconds: the hook's own
     /// (`hooks.<hook>.timeoutMs` or `hooks.timeouts.<hook>`), else the
-    /// plugin's (`hooks.timeoutMs`), else 30 s for `agent_end`; `None` means
-    /// the plugin call deadline (`plugins.limits.callTimeoutMs`).
-    pub fn timeout_ms_for(&self, hook: &str) -> Option<u64> {
-        self.hooks
-            .per_hook
-            .get(hook)
+    /// plugin's (`hooks.timeoutMs`), else the hook's default (30 s for
+    /// `agent_end`); `None` means the plugin call deadline
+    /// (`plugins.limits.callTimeoutMs`).
+    pub fn timeout_ms_for(&self, hook: HookKind) -> Option<u64> {
+        self.hook_settings(hook)
             .and_then(|h| h.timeout_ms)
-            .or_else(|| self.hooks.timeouts.get(hook).copied())
+            .or_else(|| self.hooks.timeouts.get(hook.name()).copied())
             .or(self.hooks.timeout_ms)
-            .or((hook == "agent_end").then_some(AGENT_END_TIMEOUT_MS))
+            .or(hook.default_deadline_ms())
     }
 
-    /// Whether `hook` may be delivered to this plugin: the hooks that see the
-    /// conversation (OpenClaw's three, and `before_message_write`, which sees
-    /// every stored message) need `hooks.allowConversationAccess`, the prompt-mutating
-    /// one must not be turned off by `hooks.allowPromptInjection: false`,
-    /// the tool-result middleware needs `grants.toolResults`, the
-    /// compaction-provider seam `grants.compaction`.
-    /// `Err` names the setting that withholds it.
-    pub fn hook_allowed(&self, hook: &str) -> Result<(), &'static str> {
-        match hook {
-            "llm_input" | "llm_output" | "agent_end" | "before_message_write"
-                if !self.hooks.allow_conversation_access =>
-            {
-                Err("hooks.allowConversationAccess")
-            }
-            "before_prompt_build" if !self.hooks.allow_prompt_injection => {
-                Err("hooks.allowPromptInjection")
-            }
-            "tool_result" if !self.grants.tool_results => Err("grants.toolResults"),
-            "compaction_provider" if !self.grants.compaction => Err("grants.compaction"),
+    /// Whether `hook` may be delivered to this plugin, by its
+    /// [`HookGate`]: the hooks that see the conversation need
+    /// `hooks.allowConversationAccess`, the prompt-mutating one must not be
+    /// turned off by `hooks.allowPromptInjection: false`, the tool-result
+    /// middleware needs `grants.toolResults`, the compaction-provider seam
+    /// `grants.compaction`. `Err` names the setting that withholds it.
+    pub fn hook_allowed(&self, hook: HookKind) -> Result<(), &'static str> {
+        let allowed = match hook.gate() {
+            HookGate::Open => true,
+            HookGate::ConversationAccess => self.hooks.allow_conversation_access,
+            HookGate::PromptInjection => self.hooks.allow_prompt_injection,
+            HookGate::ToolResults => self.grants.tool_results,
+            HookGate::Compaction => self.grants.compaction,
+        };
+        match hook.gate().setting() {
+            Some(setting) if !allowed => Err(setting),
             _ => Ok(()),
         }
     }
-}
 
-/// The fail policy of a hook no operator setting covers.
-pub fn default_fail_policy(hook: &str) -> FailPolicy {
-    match hook {
-        "before_tool_call" | "tool_result" | "tool_result_persist" => FailPolicy::Block,
-        _ => FailPolicy::Ignore,
+    fn hook_settings(&self, hook: HookKind) -> Option<&HookSettings> {
+        self.hooks.per_hook.get(hook.name())
     }
 }
 
@@ -440,6 +430,10 @@ mod tests {
         serde_json::from_value(serde_json::json!({ "hooks": hooks })).unwrap()
     }
 
+    fn kind(name: &str) -> HookKind {
+        HookKind::from_name(name).unwrap()
+    }
+
     #[test]
     fn a_hook_deadline_comes_from_the_narrowest_setting() {
         let e = entry(serde_json::json!({
@@ -447,31 +441,31 @@ mod tests {
             "timeouts": {"llm_input": 2000},
             "before_tool_call": {"timeoutMs": 1000}
         }));
-        assert_eq!(e.timeout_ms_for("before_tool_call"), Some(1000));
-        assert_eq!(e.timeout_ms_for("llm_input"), Some(2000));
-        assert_eq!(e.timeout_ms_for("session_start"), Some(3000));
-        assert_eq!(e.timeout_ms_for("agent_end"), Some(3000));
+        assert_eq!(e.timeout_ms_for(kind("before_tool_call")), Some(1000));
+        assert_eq!(e.timeout_ms_for(kind("llm_input")), Some(2000));
+        assert_eq!(e.timeout_ms_for(kind("session_start")), Some(3000));
+        assert_eq!(e.timeout_ms_for(kind("agent_end")), Some(3000));
         // Unset: agent_end gets OpenClaw's 30 s, the rest the call deadline.
         let e = entry(serde_json::json!({}));
-        assert_eq!(e.timeout_ms_for("agent_end"), Some(AGENT_END_TIMEOUT_MS));
-        assert_eq!(e.timeout_ms_for("before_tool_call"), None);
+        assert_eq!(e.timeout_ms_for(kind("agent_end")), Some(30_000));
+        assert_eq!(e.timeout_ms_for(kind("before_tool_call")), None);
     }
 
     #[test]
     fn conversation_hooks_need_access_and_prompt_injection_can_be_turned_off() {
         let e = entry(serde_json::json!({}));
         assert_eq!(
-            e.hook_allowed("llm_input"),
+            e.hook_allowed(kind("llm_input")),
             Err("hooks.allowConversationAccess")
         );
-        assert_eq!(e.hook_allowed("before_prompt_build"), Ok(()));
-        assert_eq!(e.hook_allowed("before_tool_call"), Ok(()));
+        assert_eq!(e.hook_allowed(kind("before_prompt_build")), Ok(()));
+        assert_eq!(e.hook_allowed(kind("before_tool_call")), Ok(()));
         let e = entry(
             serde_json::json!({"allowConversationAccess": true, "allowPromptInjection": false}),
         );
-        assert_eq!(e.hook_allowed("agent_end"), Ok(()));
+        assert_eq!(e.hook_allowed(kind("agent_end")), Ok(()));
         assert_eq!(
-            e.hook_allowed("before_prompt_build"),
+            e.hook_allowed(kind("before_prompt_build")),
             Err("hooks.allowPromptInjection")
         );
     }

@@ -7,117 +7,7 @@ pub use crate::run_events::{
 };
 use serde_json::Value;
 
-/// Hooks a plugin can subscribe to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum HookKind {
-    /// Before a tool runs (modifying).
-    BeforeToolCall,
-    /// After a tool ran (observe).
-    AfterToolCall,
-    /// Tool-result middleware: may replace the result the model sees
-    /// (modifying; the operator must grant it).
-    ToolResult,
-    /// A session started or resumed (observe).
-    SessionStart,
-    /// A session ended (observe).
-    SessionEnd,
-    /// Before the prompt is sent (modifying).
-    BeforePromptBuild,
-    /// A model request is about to go out (observe).
-    LlmInput,
-    /// A model reply arrived (observe).
-    LlmOutput,
-    /// Before compaction (observe; summaries come from the compaction-provider seam).
-    BeforeCompaction,
-    /// After compaction (observe).
-    AfterCompaction,
-    /// A turn ended (observe).
-    AgentEnd,
-    /// A session is about to be reset (observe).
-    BeforeReset,
-    /// A tool result is about to be stored in the transcript (modifying: may
-    /// replace the stored text).
-    ToolResultPersist,
-    /// A message is about to be stored (modifying: may replace it or keep it out).
-    BeforeMessageWrite,
-    /// Before a run's model is resolved (modifying: may override it).
-    BeforeModelResolve,
-    /// Before a run starts (modifying: may stop it).
-    BeforeAgentStart,
-    /// One model call started (observe).
-    ModelCallStarted,
-    /// One model call ended (observe).
-    ModelCallEnded,
-    /// The compaction-provider seam: may supply a summary (modifying; the
-    /// operator must grant it).
-    CompactionProvider,
-}
-
-impl HookKind {
-    /// Every hook, in catalog order.
-    pub const ALL: [HookKind; 19] = [
-        HookKind::BeforeToolCall,
-        HookKind::AfterToolCall,
-        HookKind::ToolResult,
-        HookKind::SessionStart,
-        HookKind::SessionEnd,
-        HookKind::BeforePromptBuild,
-        HookKind::LlmInput,
-        HookKind::LlmOutput,
-        HookKind::BeforeCompaction,
-        HookKind::AfterCompaction,
-        HookKind::AgentEnd,
-        HookKind::BeforeReset,
-        HookKind::ToolResultPersist,
-        HookKind::BeforeMessageWrite,
-        HookKind::BeforeModelResolve,
-        HookKind::BeforeAgentStart,
-        HookKind::ModelCallStarted,
-        HookKind::ModelCallEnded,
-        HookKind::CompactionProvider,
-    ];
-
-    /// The hook's catalog name.
-    pub fn name(self) -> &'static str {
-        match self {
-            HookKind::BeforeToolCall => "before_tool_call",
-            HookKind::AfterToolCall => "after_tool_call",
-            HookKind::ToolResult => "tool_result",
-            HookKind::SessionStart => "session_start",
-            HookKind::SessionEnd => "session_end",
-            HookKind::BeforePromptBuild => "before_prompt_build",
-            HookKind::LlmInput => "llm_input",
-            HookKind::LlmOutput => "llm_output",
-            HookKind::BeforeCompaction => "before_compaction",
-            HookKind::AfterCompaction => "after_compaction",
-            HookKind::AgentEnd => "agent_end",
-            HookKind::BeforeReset => "before_reset",
-            HookKind::ToolResultPersist => "tool_result_persist",
-            HookKind::BeforeMessageWrite => "before_message_write",
-            HookKind::BeforeModelResolve => "before_model_resolve",
-            HookKind::BeforeAgentStart => "before_agent_start",
-            HookKind::ModelCallStarted => "model_call_started",
-            HookKind::ModelCallEnded => "model_call_ended",
-            HookKind::CompactionProvider => "compaction_provider",
-        }
-    }
-
-    /// Whether the hook only observes (its handlers run concurrently and
-    /// cannot change anything).
-    pub fn observe_only(self) -> bool {
-        !matches!(
-            self,
-            HookKind::BeforeToolCall
-                | HookKind::ToolResult
-                | HookKind::BeforePromptBuild
-                | HookKind::ToolResultPersist
-                | HookKind::BeforeMessageWrite
-                | HookKind::BeforeModelResolve
-                | HookKind::BeforeAgentStart
-                | HookKind::CompactionProvider
-        )
-    }
-}
+pub use clawhost_config::HookKind;
 
 /// `before_reset`: a session is about to be reset.
 #[derive(Debug, Clone, PartialEq)]
@@ -428,142 +318,106 @@ pub enum ToolResultOutcome {
     Replace(Result<Value, String>),
 }
 
-/// An event delivered to a handler.
-#[derive(Debug, Clone, PartialEq)]
-pub enum HookEvent {
-    /// See [`BeforeToolCallEvent`].
-    BeforeToolCall(BeforeToolCallEvent),
-    /// See [`AfterToolCallEvent`] (observe).
-    AfterToolCall(AfterToolCallEvent),
-    /// The tool-result middleware: see [`AfterToolCallEvent`].
-    ToolResult(AfterToolCallEvent),
-    /// See [`SessionStartEvent`].
-    SessionStart(SessionStartEvent),
-    /// See [`SessionEndEvent`].
-    SessionEnd(SessionEndEvent),
-    /// See [`BeforePromptBuildEvent`].
-    BeforePromptBuild(BeforePromptBuildEvent),
-    /// See [`LlmInputEvent`].
-    LlmInput(LlmInputEvent),
-    /// See [`LlmOutputEvent`].
-    LlmOutput(LlmOutputEvent),
-    /// See [`BeforeCompactionEvent`].
-    BeforeCompaction(BeforeCompactionEvent),
-    /// See [`AfterCompactionEvent`].
-    AfterCompaction(AfterCompactionEvent),
-    /// See [`AgentEndEvent`].
-    AgentEnd(AgentEndEvent),
-    /// See [`BeforeResetEvent`].
-    BeforeReset(BeforeResetEvent),
-    /// The answer to an approval request, for the plugin that asked (part of
-    /// its `before_tool_call` subscription).
-    ApprovalResolved(ApprovalResolvedEvent),
-    /// See [`ToolResultPersistEvent`].
-    ToolResultPersist(ToolResultPersistEvent),
-    /// See [`MessageWriteEvent`].
-    BeforeMessageWrite(MessageWriteEvent),
-    /// See [`ModelResolveEvent`].
-    BeforeModelResolve(ModelResolveEvent),
-    /// See [`AgentStartEvent`].
-    BeforeAgentStart(AgentStartEvent),
-    /// See [`ModelCall`].
-    ModelCallStarted(ModelCall),
-    /// See [`ModelCallEndedEvent`].
-    ModelCallEnded(ModelCallEndedEvent),
-    /// The compaction-provider seam, asked with the `before_compaction` event.
-    CompactionProvider(BeforeCompactionEvent),
-}
-
-impl HookEvent {
-    /// Which hook this event is for.
-    pub fn kind(&self) -> HookKind {
-        match self {
-            HookEvent::BeforeToolCall(_) => HookKind::BeforeToolCall,
-            HookEvent::AfterToolCall(_) => HookKind::AfterToolCall,
-            HookEvent::ToolResult(_) => HookKind::ToolResult,
-            HookEvent::SessionStart(_) => HookKind::SessionStart,
-            HookEvent::SessionEnd(_) => HookKind::SessionEnd,
-            HookEvent::BeforePromptBuild(_) => HookKind::BeforePromptBuild,
-            HookEvent::LlmInput(_) => HookKind::LlmInput,
-            HookEvent::LlmOutput(_) => HookKind::LlmOutput,
-            HookEvent::BeforeCompaction(_) => HookKind::BeforeCompaction,
-            HookEvent::AfterCompaction(_) => HookKind::AfterCompaction,
-            HookEvent::AgentEnd(_) => HookKind::AgentEnd,
-            HookEvent::BeforeReset(_) => HookKind::BeforeReset,
-            HookEvent::ApprovalResolved(_) => HookKind::BeforeToolCall,
-            HookEvent::ToolResultPersist(_) => HookKind::ToolResultPersist,
-            HookEvent::BeforeMessageWrite(_) => HookKind::BeforeMessageWrite,
-            HookEvent::BeforeModelResolve(_) => HookKind::BeforeModelResolve,
-            HookEvent::BeforeAgentStart(_) => HookKind::BeforeAgentStart,
-            HookEvent::ModelCallStarted(_) => HookKind::ModelCallStarted,
-            HookEvent::ModelCallEnded(_) => HookKind::ModelCallEnded,
-            HookEvent::CompactionProvider(_) => HookKind::CompactionProvider,
+macro_rules! hook_events {
+    ($($name:literal $variant:ident $mode:ident $fail:ident $gate:ident $deadline:tt
+        $doc:literal $event:ident $outcome:ty;)*) => {
+        /// An event delivered to a handler, borrowed from the runner that
+        /// owns it (one variant per row of the hook table).
+        #[derive(Debug, Clone, Copy, PartialEq)]
+        pub enum HookEvent<'a> {
+            $(#[doc = $doc] $variant(&'a $event),)*
         }
-    }
-}
 
-/// A handler's answer.
-#[derive(Debug, Clone, PartialEq)]
-pub enum HookOutcome {
-    /// Answer to `before_tool_call`.
-    BeforeToolCall(BeforeToolCallOutcome),
-    /// Answer to `tool_result`.
-    ToolResult(ToolResultOutcome),
-    /// Answer to `before_prompt_build` (`None`: no change).
-    BeforePromptBuild(Option<PromptEdit>),
-    /// Answer of a compaction provider (`Some`: use this summary).
-    CompactionSummary(Option<String>),
-    /// Answer to `before_model_resolve` (`Some`: use this model instead).
-    BeforeModelResolve(Option<ModelOverride>),
-    /// Answer to `before_agent_start` (`Err`: do not run, for this reason).
-    BeforeAgentStart(Result<(), String>),
-    /// Answer to `tool_result_persist` (`Some`: store this text).
-    ToolResultPersist(Option<String>),
-    /// Answer to `before_message_write`.
-    BeforeMessageWrite(MessageWriteOutcome),
-    /// Answer to an observe-only hook (and to an approval resolution).
-    Observed,
-}
-
-impl HookOutcome {
-    /// The kind of answer, for messages.
-    pub fn name(&self) -> &'static str {
-        match self {
-            HookOutcome::BeforeToolCall(_) => "before_tool_call",
-            HookOutcome::ToolResult(_) => "tool_result",
-            HookOutcome::BeforePromptBuild(_) => "before_prompt_build",
-            HookOutcome::CompactionSummary(_) => "compaction_provider",
-            HookOutcome::BeforeModelResolve(_) => "before_model_resolve",
-            HookOutcome::BeforeAgentStart(_) => "before_agent_start",
-            HookOutcome::ToolResultPersist(_) => "tool_result_persist",
-            HookOutcome::BeforeMessageWrite(_) => "before_message_write",
-            HookOutcome::Observed => "observed",
+        impl HookEvent<'_> {
+            /// Which hook this event is for.
+            pub fn kind(&self) -> HookKind {
+                match self { $(HookEvent::$variant(_) => HookKind::$variant,)* }
+            }
         }
-    }
 
-    /// Whether this outcome answers an event of `kind`.
-    pub fn answers(&self, kind: HookKind) -> bool {
-        match self {
-            HookOutcome::BeforeToolCall(_) => kind == HookKind::BeforeToolCall,
-            HookOutcome::ToolResult(_) => kind == HookKind::ToolResult,
-            HookOutcome::BeforePromptBuild(_) => kind == HookKind::BeforePromptBuild,
-            HookOutcome::CompactionSummary(_) => kind == HookKind::CompactionProvider,
-            HookOutcome::BeforeModelResolve(_) => kind == HookKind::BeforeModelResolve,
-            HookOutcome::BeforeAgentStart(_) => kind == HookKind::BeforeAgentStart,
-            HookOutcome::ToolResultPersist(_) => kind == HookKind::ToolResultPersist,
-            HookOutcome::BeforeMessageWrite(_) => kind == HookKind::BeforeMessageWrite,
-            HookOutcome::Observed => kind.observe_only(),
+        /// A handler's answer (one variant per row of the hook table;
+        /// observe-only hooks answer `()`).
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum HookOutcome {
+            $(#[doc = $doc] $variant($outcome),)*
         }
-    }
+
+        impl HookOutcome {
+            /// Which hook this answers.
+            pub fn kind(&self) -> HookKind {
+                match self { $(HookOutcome::$variant(_) => HookKind::$variant,)* }
+            }
+
+            /// The answer of an observe-only hook `kind` (`None` for the others).
+            pub fn observed(kind: HookKind) -> Option<Self> {
+                match kind { $(HookKind::$variant => observed!($mode $variant),)* }
+            }
+        }
+    };
 }
+
+macro_rules! observed {
+    (Observe $variant:ident) => {
+        Some(HookOutcome::$variant(()))
+    };
+    ($mode:ident $variant:ident) => {
+        None
+    };
+}
+
+clawhost_config::hook_table!(hook_events);
 
 #[cfg(test)]
 mod tests {
-    use super::HookKind;
+    use super::*;
 
     #[test]
-    fn the_catalog_matches_the_hook_names_config_accepts() {
-        let names: Vec<&str> = HookKind::ALL.iter().map(|k| k.name()).collect();
-        assert_eq!(names, clawhost_config::HOOK_NAMES);
+    fn events_and_outcomes_name_their_hook() {
+        let e = BeforeResetEvent {
+            session_id: "s".into(),
+            agent_id: "a".into(),
+            message_count: 1,
+        };
+        assert_eq!(HookEvent::BeforeReset(&e).kind(), HookKind::BeforeReset);
+        assert_eq!(HookOutcome::AgentEnd(()).kind(), HookKind::AgentEnd);
+        assert_eq!(
+            HookOutcome::CompactionProvider(None).kind(),
+            HookKind::CompactionProvider
+        );
+        assert_eq!(
+            HookOutcome::observed(HookKind::AgentEnd),
+            Some(HookOutcome::AgentEnd(()))
+        );
+        assert_eq!(HookOutcome::observed(HookKind::BeforeToolCall), None);
+    }
+
+    /// The README's hook catalog has a row for every hook of the table, and
+    /// its fail policy and gate columns say what the table says.
+    #[test]
+    fn the_readme_catalog_follows_the_hook_table() {
+        let readme =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"))
+                .unwrap();
+        let section = readme.split("## Hook catalog").nth(1).unwrap();
+        let rows: Vec<Vec<&str>> = section
+            .lines()
+            .take_while(|l| !l.starts_with("## "))
+            .filter(|l| l.starts_with("| `"))
+            .map(|l| l.split(" | ").collect())
+            .collect();
+        for kind in HookKind::ALL {
+            let name = format!("`{}`", kind.name());
+            let row = rows
+                .iter()
+                .find(|r| r[0].split(['|', ',', ' ']).any(|n| n == name))
+                .unwrap_or_else(|| panic!("README's hook catalog has no row for {name}"));
+            let (fail, gate) = (row[5], row[6]);
+            let closed = kind.default_fail_policy() == clawhost_config::FailPolicy::Block;
+            assert_eq!(fail.starts_with("`block`"), closed, "{name}: {fail}");
+            match kind.gate().setting() {
+                Some(setting) => assert!(gate.contains(setting), "{name}: {gate}"),
+                None => assert_eq!(gate, "—", "{name}"),
+            }
+        }
     }
 }

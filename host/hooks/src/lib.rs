@@ -1,7 +1,9 @@
 //! The plugin hook catalog and the hook runner.
 //!
-//! The catalog ([`HookKind`], typed events and outcomes) mirrors OpenClaw's
-//! plugin SDK; the runner applies its rules: modifying hooks run one after
+//! The catalog mirrors OpenClaw's plugin SDK. Each hook is one row of the
+//! hook table (`clawhost_config::hook_table!`), from which [`HookKind`] and
+//! the typed [`HookEvent`] (borrowed from the runner) and [`HookOutcome`]
+//! follow; CONTRIBUTING.md says how to add one. The runner applies its rules: modifying hooks run one after
 //! another by descending priority (ties keep load order), observe-only hooks
 //! run concurrently and can never block or change anything. Per hook:
 //! `before_tool_call` (original params to every handler, the last

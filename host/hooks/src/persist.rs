@@ -46,13 +46,16 @@ impl HookRunner {
     pub async fn tool_result_persist(&self, event: ToolResultPersistEvent) -> PersistRun<String> {
         let kind = HookKind::ToolResultPersist;
         let mut decisions = Vec::new();
-        let tool = event.tool.clone();
-        let mut current = HookEvent::ToolResultPersist(event);
-        for reg in self.handlers(kind).filter(|r| r.receives(&tool)) {
-            let answer = reg.handler.handle(&current).await;
-            let HookEvent::ToolResultPersist(event) = &mut current else {
-                unreachable!("only the content changes")
-            };
+        let mut event = event;
+        let regs: Vec<_> = self
+            .handlers(kind)
+            .filter(|r| r.receives(&event.tool))
+            .collect();
+        for reg in regs {
+            let answer = reg
+                .handler
+                .handle(HookEvent::ToolResultPersist(&event))
+                .await;
             let error = match answer {
                 Ok(HookOutcome::ToolResultPersist(None)) => {
                     decisions.push(Self::record(kind, &reg.plugin_id, "keep".into()));
@@ -71,9 +74,6 @@ impl HookRunner {
                 break;
             }
         }
-        let HookEvent::ToolResultPersist(event) = current else {
-            unreachable!("only the content changes")
-        };
         PersistRun {
             stored: Some(event.content),
             decisions,
@@ -88,12 +88,12 @@ impl HookRunner {
     pub async fn before_message_write(&self, event: MessageWriteEvent) -> PersistRun<Message> {
         let kind = HookKind::BeforeMessageWrite;
         let mut decisions = Vec::new();
-        let mut current = HookEvent::BeforeMessageWrite(event);
+        let mut event = event;
         for reg in self.handlers(kind) {
-            let answer = reg.handler.handle(&current).await;
-            let HookEvent::BeforeMessageWrite(event) = &mut current else {
-                unreachable!("only the message changes")
-            };
+            let answer = reg
+                .handler
+                .handle(HookEvent::BeforeMessageWrite(&event))
+                .await;
             let error = match answer {
                 Ok(HookOutcome::BeforeMessageWrite(MessageWriteOutcome::Keep)) => {
                     decisions.push(Self::record(kind, &reg.plugin_id, "keep".into()));
@@ -126,9 +126,6 @@ impl HookRunner {
                 };
             }
         }
-        let HookEvent::BeforeMessageWrite(event) = current else {
-            unreachable!("only the message changes")
-        };
         PersistRun {
             stored: Some(event.message),
             decisions,

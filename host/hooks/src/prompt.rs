@@ -39,9 +39,9 @@ impl HookRunner {
         let mut decisions = Vec::new();
         let mut blocked = None;
         let mut edits: Vec<PromptEdit> = Vec::new();
-        let asked = HookEvent::BeforePromptBuild(event);
         for reg in self.handlers(HookKind::BeforePromptBuild) {
-            let error = match reg.handler.handle(&asked).await {
+            let asked = HookEvent::BeforePromptBuild(&event);
+            let error = match reg.handler.handle(asked).await {
                 Ok(HookOutcome::BeforePromptBuild(edit)) => {
                     let decision = if edit.is_some() { "edit" } else { "keep" };
                     decisions.push(Self::record(
@@ -59,9 +59,6 @@ impl HookRunner {
                 break;
             }
         }
-        let HookEvent::BeforePromptBuild(event) = asked else {
-            unreachable!("asked is a before_prompt_build event")
-        };
         let pieces = |pick: fn(&PromptEdit) -> &Option<String>| -> Option<String> {
             let parts: Vec<&str> = edits
                 .iter()

@@ -35,9 +35,12 @@ impl HookRunner {
     pub async fn before_model_resolve(&self, event: ModelResolveEvent) -> ModelResolveRun {
         let kind = HookKind::BeforeModelResolve;
         let mut run = ModelResolveRun::default();
-        let asked = HookEvent::BeforeModelResolve(event);
         for reg in self.handlers(kind) {
-            let error = match reg.handler.handle(&asked).await {
+            let error = match reg
+                .handler
+                .handle(HookEvent::BeforeModelResolve(&event))
+                .await
+            {
                 Ok(HookOutcome::BeforeModelResolve(None)) => {
                     run.decisions
                         .push(Self::record(kind, &reg.plugin_id, "keep".into()));
@@ -69,9 +72,12 @@ impl HookRunner {
     pub async fn before_agent_start(&self, event: AgentStartEvent) -> AgentStartRun {
         let kind = HookKind::BeforeAgentStart;
         let mut run = AgentStartRun::default();
-        let asked = HookEvent::BeforeAgentStart(event);
         for reg in self.handlers(kind) {
-            let error = match reg.handler.handle(&asked).await {
+            let error = match reg
+                .handler
+                .handle(HookEvent::BeforeAgentStart(&event))
+                .await
+            {
                 Ok(HookOutcome::BeforeAgentStart(Ok(()))) => {
                     run.decisions
                         .push(Self::record(kind, &reg.plugin_id, "allow".into()));
@@ -105,16 +111,21 @@ impl HookRunner {
     pub async fn compaction_summary(&self, event: BeforeCompactionEvent) -> CompactionHookResult {
         let kind = HookKind::CompactionProvider;
         let mut result = CompactionHookResult::default();
-        let asked = HookEvent::CompactionProvider(event);
         for reg in self.handlers(kind) {
-            let error = match reg.handler.handle(&asked).await {
-                Ok(HookOutcome::CompactionSummary(Some(summary))) if !summary.trim().is_empty() => {
+            let error = match reg
+                .handler
+                .handle(HookEvent::CompactionProvider(&event))
+                .await
+            {
+                Ok(HookOutcome::CompactionProvider(Some(summary)))
+                    if !summary.trim().is_empty() =>
+                {
                     let record = Self::record(kind, &reg.plugin_id, "summary".into());
                     result.decisions.push(record);
                     result.summary = Some((reg.plugin_id.clone(), summary));
                     return result;
                 }
-                Ok(HookOutcome::CompactionSummary(_)) => {
+                Ok(HookOutcome::CompactionProvider(_)) => {
                     let record = Self::record(kind, &reg.plugin_id, "none".into());
                     result.decisions.push(record);
                     continue;
@@ -133,8 +144,13 @@ impl HookRunner {
     /// on a task of their own, under their deadlines; what they decide is
     /// only logged. Used for the hooks OpenClaw runs fire-and-forget
     /// (`llm_input`, `llm_output`), so a slow observer never delays a run.
-    pub fn observe_detached(self: &Arc<Self>, event: HookEvent) {
-        if self.handlers(event.kind()).next().is_none() {
+    /// `wrap` borrows it as a [`HookEvent`], e.g. `|e| HookEvent::LlmInput(e)`.
+    pub fn observe_detached<E: Send + Sync + 'static>(
+        self: &Arc<Self>,
+        event: E,
+        wrap: for<'a> fn(&'a E) -> HookEvent<'a>,
+    ) {
+        if self.handlers(wrap(&event).kind()).next().is_none() {
             return;
         }
         let runner = self.clone();
@@ -142,7 +158,7 @@ impl HookRunner {
         // Forget the ones that finished.
         while detached.try_join_next().is_some() {}
         detached.spawn(async move {
-            let observed = runner.observe(event).await;
+            let observed = runner.observe(wrap(&event)).await;
             for d in observed.decisions {
                 tracing::debug!(hook = d.hook.name(), plugin = %d.plugin_id, decision = %d.decision, "detached hook");
             }

@@ -19,9 +19,9 @@ pub enum HookError {
     #[error("answered {answered} to a {asked} event")]
     WrongOutcome {
         /// The hook asked.
-        asked: &'static str,
-        /// What it answered.
-        answered: &'static str,
+        asked: HookKind,
+        /// The hook it answered.
+        answered: HookKind,
     },
 }
 
@@ -32,8 +32,8 @@ impl HookError {
         match answer {
             Err(e) => e,
             Ok(o) => HookError::WrongOutcome {
-                asked: asked.name(),
-                answered: o.name(),
+                asked,
+                answered: o.kind(),
             },
         }
     }
@@ -43,7 +43,14 @@ impl HookError {
 #[async_trait]
 pub trait HookHandler: Send + Sync {
     /// Handle one event.
-    async fn handle(&self, event: &HookEvent) -> Result<HookOutcome, HookError>;
+    async fn handle(&self, event: HookEvent<'_>) -> Result<HookOutcome, HookError>;
+
+    /// Tell the handler how the approval its `before_tool_call` asked for
+    /// was answered (OpenClaw's `onResolution`); by default there is no one to tell.
+    async fn approval_resolved(&self, event: &ApprovalResolvedEvent) -> Result<(), HookError> {
+        let _ = event;
+        Ok(())
+    }
 }
 
 /// One handler subscribed to one hook.
@@ -118,7 +125,7 @@ impl HookRegistration {
             plugin_id: plugin_id.into(),
             kind,
             priority,
-            fail_policy: clawhost_config::default_fail_policy(kind.name()),
+            fail_policy: kind.default_fail_policy(),
             tools: None,
             handler,
         }
@@ -276,11 +283,7 @@ impl HookRunner {
         let mut decisions = Vec::new();
         // Every handler sees the same, original event; nothing is copied
         // unless a handler rewrites.
-        let asked = HookEvent::BeforeToolCall(event);
-        let HookEvent::BeforeToolCall(original) = &asked else {
-            unreachable!("asked is a before_tool_call event")
-        };
-        let (tool, original) = (&original.tool, &original.params);
+        let (tool, original) = (&event.tool, &event.params);
         // Handlers that answered, with what each approved (`None`: the originals).
         let mut approved: Vec<(&HookRegistration, Option<Value>)> = Vec::new();
         let mut last: Option<Value> = None;
@@ -290,7 +293,7 @@ impl HookRunner {
             .handlers(HookKind::BeforeToolCall)
             .filter(|r| r.receives(tool))
         {
-            let answer = reg.handler.handle(&asked).await;
+            let answer = reg.handler.handle(HookEvent::BeforeToolCall(&event)).await;
             match self.before_step(reg, answer, &mut decisions) {
                 Step::Allow => approved.push((reg, None)),
                 Step::Rewrite(_) if approval.is_some() => {
@@ -325,9 +328,6 @@ impl HookRunner {
         let last = match last {
             Some(last) if *original != last => last,
             _ => {
-                let HookEvent::BeforeToolCall(event) = asked else {
-                    unreachable!("asked is a before_tool_call event")
-                };
                 return BeforeToolCallResult {
                     verdict: Ok(event.params),
                     decisions,
@@ -335,19 +335,13 @@ impl HookRunner {
                 };
             }
         };
-        let HookEvent::BeforeToolCall(mut event) = asked else {
-            unreachable!("asked is a before_tool_call event")
-        };
+        let mut event = event;
         event.params = crate::SharedJson::new(last);
-        let recheck = HookEvent::BeforeToolCall(event);
-        let HookEvent::BeforeToolCall(event) = &recheck else {
-            unreachable!("recheck is a before_tool_call event")
-        };
         for (reg, seen) in approved {
             if seen.as_ref() == Some(event.params.value()) {
                 continue;
             }
-            let answer = reg.handler.handle(&recheck).await;
+            let answer = reg.handler.handle(HookEvent::BeforeToolCall(&event)).await;
             let verdict = match self.before_step(reg, answer, &mut decisions) {
                 // An approval request on the final parameters is the one
                 // already pending (or, from another plugin, one too many).
@@ -368,9 +362,6 @@ impl HookRunner {
                 approval: None,
             };
         }
-        let HookEvent::BeforeToolCall(event) = recheck else {
-            unreachable!("recheck is a before_tool_call event")
-        };
         BeforeToolCallResult {
             verdict: Ok(event.params),
             decisions,
@@ -381,14 +372,13 @@ impl HookRunner {
     /// Tell the plugin that asked for an approval how it was answered
     /// (OpenClaw's `onResolution`). Observe-only: a failure is logged.
     pub async fn approval_resolved(&self, plugin_id: &str, event: ApprovalResolvedEvent) {
-        let event = HookEvent::ApprovalResolved(event);
         let Some(reg) = self
             .handlers(HookKind::BeforeToolCall)
             .find(|r| r.plugin_id == plugin_id)
         else {
             return;
         };
-        if let Err(error) = reg.handler.handle(&event).await {
+        if let Err(error) = reg.handler.approval_resolved(&event).await {
             tracing::warn!(plugin = plugin_id, %error, "approval resolution not delivered");
         }
     }
@@ -445,16 +435,13 @@ impl HookRunner {
     /// unless its fail policy is `ignore`.
     pub async fn tool_result(&self, event: AfterToolCallEvent) -> ToolResultRun {
         let mut decisions = Vec::new();
-        let tool = event.tool.clone();
-        let mut current = HookEvent::ToolResult(event);
-        for reg in self
+        let mut event = event;
+        let regs: Vec<&HookRegistration> = self
             .handlers(HookKind::ToolResult)
-            .filter(|r| r.receives(&tool))
-        {
-            let answer = reg.handler.handle(&current).await;
-            let HookEvent::ToolResult(event) = &mut current else {
-                unreachable!("only the outcome changes")
-            };
+            .filter(|r| r.receives(&event.tool))
+            .collect();
+        for reg in regs {
+            let answer = reg.handler.handle(HookEvent::ToolResult(&event)).await;
             let record = |decision: String| HookDecisionRecord {
                 hook: HookKind::ToolResult,
                 plugin_id: reg.plugin_id.clone(),
@@ -482,9 +469,6 @@ impl HookRunner {
                 }
             }
         }
-        let HookEvent::ToolResult(event) = current else {
-            unreachable!("only the outcome changes")
-        };
         ToolResultRun { event, decisions }
     }
 
@@ -495,14 +479,11 @@ impl HookRunner {
         &self,
         event: AfterToolCallEvent,
     ) -> (AfterToolCallEvent, Observed) {
-        let event = HookEvent::AfterToolCall(event);
-        let HookEvent::AfterToolCall(e) = &event else {
-            unreachable!("event is an after_tool_call event")
-        };
-        let observed = self.observe_where(&event, |r| r.receives(&e.tool)).await;
-        let HookEvent::AfterToolCall(event) = event else {
-            unreachable!("event is an after_tool_call event")
-        };
+        let observed = self
+            .observe_where(HookEvent::AfterToolCall(&event), |r| {
+                r.receives(&event.tool)
+            })
+            .await;
         (event, observed)
     }
 }
@@ -537,21 +518,21 @@ impl HookRunner {
     /// Run an observe-only hook: every handler concurrently. A failure is
     /// logged and recorded and changes nothing: an observe-only hook can never
     /// block, whatever its fail policy.
-    pub async fn observe(&self, event: HookEvent) -> Observed {
-        self.observe_where(&event, |_| true).await
+    pub async fn observe(&self, event: HookEvent<'_>) -> Observed {
+        self.observe_where(event, |_| true).await
     }
 
     /// [`HookRunner::observe`], for the handlers `pick` selects.
     async fn observe_where(
         &self,
-        event: &HookEvent,
+        event: HookEvent<'_>,
         pick: impl Fn(&HookRegistration) -> bool,
     ) -> Observed {
         let kind = event.kind();
         debug_assert!(kind.observe_only());
         let runs = self.handlers(kind).filter(|r| pick(r)).map(|reg| async move {
             let error = match reg.handler.handle(event).await {
-                Ok(HookOutcome::Observed) => {
+                Ok(answer) if answer.kind() == kind => {
                     return Self::record(kind, &reg.plugin_id, "observed".into())
                 }
                 other => HookError::unusable(kind, other),

@@ -16,7 +16,7 @@ struct Scripted(
 
 #[async_trait]
 impl HookHandler for Scripted {
-    async fn handle(&self, event: &HookEvent) -> Result<HookOutcome, HookError> {
+    async fn handle(&self, event: HookEvent<'_>) -> Result<HookOutcome, HookError> {
         match event {
             HookEvent::BeforeToolCall(e) => self
                 .1
@@ -264,7 +264,7 @@ async fn defaults_fail_tool_and_persist_hooks_closed_and_every_other_hook_open()
             BeforeToolCall | ToolResult | ToolResultPersist => FailPolicy::Block,
             _ => FailPolicy::Ignore,
         };
-        let r = reg("p", 0, kind, Ok(O::Observed), &seen);
+        let r = reg("p", 0, *kind, Ok(O::AgentEnd(())), &seen);
         assert_eq!(r.fail_policy, expected, "{}", kind.name());
     }
 }
@@ -336,20 +336,20 @@ async fn block_on_the_modifying_hooks_reports_why_and_observe_only_hooks_never_b
         .blocked
         .is_some());
 
-    let end = HookEvent::AgentEnd(AgentEndEvent {
+    let end = AgentEndEvent {
         session_id: None,
         agent_id: "a".into(),
         success: true,
         text: "done".into(),
         iterations: 1,
-    });
+    };
     // An observe-only hook never blocks, whatever its fail policy: the
     // failure is only recorded.
     let runner = HookRunner::new(vec![
-        reg("ok", 0, AgentEnd, Ok(O::Observed), &seen),
+        reg("ok", 0, AgentEnd, Ok(O::AgentEnd(())), &seen),
         failing("f", AgentEnd, FailPolicy::Block, &seen),
     ]);
-    let observed = runner.observe(end).await;
+    let observed = runner.observe(HookEvent::AgentEnd(&end)).await;
     let decisions: Vec<&str> = observed
         .decisions
         .iter()
@@ -366,9 +366,12 @@ struct NoRm;
 
 #[async_trait]
 impl HookHandler for NoRm {
-    async fn handle(&self, event: &HookEvent) -> Result<HookOutcome, HookError> {
+    async fn handle(&self, event: HookEvent<'_>) -> Result<HookOutcome, HookError> {
         let HookEvent::BeforeToolCall(e) = event else {
-            unreachable!()
+            return Err(HookError::Failed(format!(
+                "NoRm is not a {} hook",
+                event.kind()
+            )));
         };
         Ok(O::BeforeToolCall(
             if e.params["cmd"].as_str().unwrap_or("").starts_with("rm") {

@@ -362,7 +362,15 @@ impl ModelClient for ModelRegistry {
                     anthropic::body(&request, &model.id, model.max_tokens, &params).to_bytes(),
                     Box::<anthropic::Parser>::default(),
                 ),
-                ApiKind::Scripted => unreachable!("scripted providers answer above"),
+                ApiKind::Scripted => {
+                    return Err(ModelError::new(
+                        ModelErrorKind::BadRequest,
+                        format!(
+                            "`{}`: a scripted provider without a script",
+                            request.model_ref
+                        ),
+                    ))
+                }
             };
         let req = HttpRequest {
             provider: &provider.id,

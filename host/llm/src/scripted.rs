@@ -94,16 +94,18 @@ impl ScriptedModel {
 #[async_trait]
 impl ModelClient for ScriptedModel {
     async fn complete(&self, request: ModelRequest) -> Result<ModelResponse, ModelError> {
-        let last_user = request
+        let (last_user, user) = request
             .messages
             .iter()
-            .rposition(|m| matches!(**m, Message::User { .. }))
+            .enumerate()
+            .rev()
+            .find_map(|(i, m)| match &**m {
+                Message::User { text, .. } => Some((i, text)),
+                _ => None,
+            })
             .ok_or_else(|| {
                 ModelError::new(ModelErrorKind::BadRequest, "no user message in the request")
             })?;
-        let Message::User { text: user, .. } = &*request.messages[last_user] else {
-            unreachable!("found a user message above");
-        };
         let since = &request.messages[last_user + 1..];
         let step_index = since
             .iter()

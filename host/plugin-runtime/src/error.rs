@@ -172,6 +172,17 @@ pub enum CallError {
         /// Why.
         reason: String,
     },
+    /// The version bindings answered a request with the answer of another
+    /// kind of request (a host defect, reported instead of a panic).
+    #[error(
+        "plugin `{id}`: its API bindings answered a {asked} request with another kind of answer"
+    )]
+    WrongAnswer {
+        /// Plugin id.
+        id: String,
+        /// The request asked (`register`, `call-tool`, `hook`, …).
+        asked: &'static str,
+    },
     /// The plugin is quarantined after failed calls in a row: calls are
     /// refused until its backoff passes (see `plugins.limits.quarantineMs`).
     #[error(

@@ -459,7 +459,9 @@ impl PluginHost {
                         .map_err(|e| runtime("linking")(format!("{e:#}")))?;
                     match instance.call(Request::Register).await {
                         Ok(Answer::Declared(d)) => Ok(d),
-                        Ok(_) => unreachable!("register answers with a declaration"),
+                        Ok(_) => Err(runtime("registration")(
+                            "the API bindings answered with another kind of answer".into(),
+                        )),
                         Err(e) => Err(runtime("registration")(e.to_string())),
                     }
                 });

@@ -9,7 +9,8 @@ use clawhost_agent_core::{
     TurnServices,
 };
 use clawhost_hooks::{
-    CallContext, HookError, HookEvent, HookHandler, HookKind, HookOutcome, HookRegistration,
+    ApprovalResolvedEvent, CallContext, HookError, HookEvent, HookHandler, HookKind, HookOutcome,
+    HookRegistration,
 };
 use clawhost_tools::{Tool, ToolOrigin};
 use serde_json::Value;
@@ -159,9 +160,7 @@ impl LoadedPlugin {
 
     /// The priority a hook runs at: the operator's pin, else what the plugin registered.
     fn hook_priority(&self, kind: clawhost_hooks::HookKind, registered: i32) -> i32 {
-        self.settings()
-            .priority_for(kind.name())
-            .unwrap_or(registered)
+        self.settings().priority_for(kind).unwrap_or(registered)
     }
 
     /// The interfaces its component imports and exports.
@@ -280,20 +279,28 @@ impl LoadedPlugin {
                 ))
             })),
             Answer::Tool(Err(message)) => Ok(Err(message)),
-            _ => unreachable!("call-tool answers with a tool response"),
+            _ => Err(self.wrong_answer("call-tool")),
+        }
+    }
+
+    /// The error for an answer of the wrong kind to `asked`.
+    fn wrong_answer(&self, asked: &'static str) -> CallError {
+        CallError::WrongAnswer {
+            id: self.id().to_string(),
+            asked,
         }
     }
 
     /// Deliver one hook event.
-    pub async fn handle_hook(&self, event: &HookEvent) -> Result<HookOutcome, HookError> {
+    pub async fn handle_hook(&self, event: HookEvent<'_>) -> Result<HookOutcome, HookError> {
         let kind = event.kind();
         let timeout = self
             .settings()
-            .timeout_ms_for(kind.name())
+            .timeout_ms_for(kind)
             .map(std::time::Duration::from_millis);
         match self.instance.call(Request::Hook(event, timeout)).await {
             Ok(Answer::Hook(outcome)) => outcome,
-            Ok(_) => unreachable!("handle-hook answers with a hook outcome"),
+            Ok(_) => Err(HookError::Failed(self.wrong_answer("hook").to_string())),
             Err(e) => Err(HookError::Failed(e.to_string())),
         }
     }
@@ -325,7 +332,7 @@ impl LoadedPlugin {
     /// and hook settings allow it, and no slot gives the seam to another
     /// plugin. `Err` names the setting that withholds it.
     fn hook_allowed(&self, kind: HookKind) -> Result<(), &'static str> {
-        self.settings().hook_allowed(kind.name())?;
+        self.settings().hook_allowed(kind)?;
         match kind {
             HookKind::CompactionProvider => self.config.slots.compaction_allowed(self.id()),
             _ => Ok(()),
@@ -352,7 +359,7 @@ impl LoadedPlugin {
                     self.hook_priority(*kind, *priority),
                     Arc::new(PluginHooks(self.clone())),
                 )
-                .with_fail_policy(self.settings().fail_policy_for(kind.name()))
+                .with_fail_policy(self.settings().fail_policy_for(*kind))
                 .with_tools(self.registration.tool_matcher(*kind).cloned())
             })
             .collect()
@@ -404,8 +411,15 @@ struct PluginHooks(Arc<LoadedPlugin>);
 
 #[async_trait]
 impl HookHandler for PluginHooks {
-    async fn handle(&self, event: &HookEvent) -> Result<HookOutcome, HookError> {
+    async fn handle(&self, event: HookEvent<'_>) -> Result<HookOutcome, HookError> {
         self.0.handle_hook(event).await
+    }
+
+    async fn approval_resolved(&self, event: &ApprovalResolvedEvent) -> Result<(), HookError> {
+        match self.0.instance.call(Request::ApprovalResolved(event)).await {
+            Ok(_) => Ok(()),
+            Err(e) => Err(HookError::Failed(e.to_string())),
+        }
     }
 }
 
@@ -432,7 +446,7 @@ impl Harness for PluginHarness {
             .await
         {
             Ok(Answer::Support(s)) => s,
-            Ok(_) => unreachable!("supports answers with a support"),
+            Ok(_) => Support::Unsupported(self.plugin.wrong_answer("supports").to_string()),
             Err(e) => Support::Unsupported(format!("supports() failed: {e}")),
         }
     }
@@ -449,7 +463,9 @@ impl Harness for PluginHarness {
             .await
         {
             Ok(Answer::Attempt(answer)) => answer,
-            Ok(_) => unreachable!("run-attempt answers with an answer"),
+            Ok(_) => Err(HarnessError::Failed(
+                self.plugin.wrong_answer("run-attempt").to_string(),
+            )),
             Err(e) => Err(HarnessError::Failed(e.to_string())),
         }
     }

@@ -44,7 +44,7 @@ impl Ending {
             CallError::Timeout { .. } => Self::Timeout,
             CallError::MemoryLimit { .. } => Self::Memory,
             CallError::Stopped { .. } => Self::Stopped,
-            CallError::OutputTooLarge { .. } => Self::Served,
+            CallError::OutputTooLarge { .. } | CallError::WrongAnswer { .. } => Self::Served,
             CallError::Trapped { .. }
             | CallError::Unloadable { .. }
             | CallError::Quarantined { .. } => Self::Trap,

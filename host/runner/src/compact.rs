@@ -85,7 +85,7 @@ pub async fn compact(
         // reports the attempt, with nothing compacted.
         hooks
             .runner
-            .observe(HookEvent::AfterCompaction(AfterCompactionEvent {
+            .observe(HookEvent::AfterCompaction(&AfterCompactionEvent {
                 session_id: hooks.session_id.clone(),
                 message_count: history.len() as u32,
                 token_count: estimate_tokens(history),
@@ -105,7 +105,7 @@ pub async fn compact(
     };
     let observed = hooks
         .runner
-        .observe(HookEvent::BeforeCompaction(event.clone()))
+        .observe(HookEvent::BeforeCompaction(&event))
         .await;
     clawhost_tools::report_hook_decisions(ctx, "", observed.decisions);
     let hooked = hooks.runner.compaction_summary(event).await;
@@ -149,7 +149,7 @@ pub async fn compact(
     });
     hooks
         .runner
-        .observe(HookEvent::AfterCompaction(AfterCompactionEvent {
+        .observe(HookEvent::AfterCompaction(&AfterCompactionEvent {
             session_id: hooks.session_id.clone(),
             message_count,
             token_count: tokens_before,

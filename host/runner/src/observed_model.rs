@@ -73,13 +73,11 @@ impl ObservedModel {
             return self.registry.complete(request).await;
         }
         let call = self.call(&request.model_ref);
-        self.hooks
-            .observe(HookEvent::ModelCallStarted(call.clone()))
-            .await;
+        self.hooks.observe(HookEvent::ModelCallStarted(&call)).await;
         let started = Instant::now();
         let reply = self.registry.complete(request).await;
         self.hooks
-            .observe(HookEvent::ModelCallEnded(ModelCallEndedEvent {
+            .observe(HookEvent::ModelCallEnded(&ModelCallEndedEvent {
                 call,
                 duration_ms: started.elapsed().as_millis() as u64,
                 outcome: reply.as_ref().map(|r| r.usage).map_err(|e| e.kind),

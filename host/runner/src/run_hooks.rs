@@ -71,7 +71,7 @@ impl EmbeddedRunner {
             tracing::warn!(plugin, %model_ref, "before_model_resolve override refused: not in the catalog");
             ctx.events
                 .emit(clawhost_agent_core::TurnEvent::HookDecision {
-                    hook: HookKind::BeforeModelResolve.name().into(),
+                    hook: HookKind::BeforeModelResolve,
                     plugin,
                     call_id: String::new(),
                     decision: format!(
@@ -122,8 +122,8 @@ impl EmbeddedRunner {
         if self.hooks().handlers(HookKind::LlmInput).next().is_none() {
             return;
         }
-        self.hooks()
-            .observe_detached(HookEvent::LlmInput(LlmInputEvent {
+        self.hooks().observe_detached(
+            LlmInputEvent {
                 run_id: ctx.run_id.clone(),
                 attempt: a.attempt,
                 session_id: Some(session.id.clone()),
@@ -138,7 +138,9 @@ impl EmbeddedRunner {
                     .into_iter()
                     .map(|s| s.name)
                     .collect(),
-            }));
+            },
+            |e| HookEvent::LlmInput(e),
+        );
     }
 
     /// `llm_output` for an attempt that answered (not awaited).
@@ -165,8 +167,8 @@ impl EmbeddedRunner {
                 tool_calls += calls.len() as u32;
             }
         }
-        self.hooks()
-            .observe_detached(HookEvent::LlmOutput(LlmOutputEvent {
+        self.hooks().observe_detached(
+            LlmOutputEvent {
                 run_id: ctx.run_id.clone(),
                 attempt,
                 session_id: Some(session.id.clone()),
@@ -175,6 +177,8 @@ impl EmbeddedRunner {
                 texts,
                 tool_calls,
                 usage: outcome.usage,
-            }));
+            },
+            |e| HookEvent::LlmOutput(e),
+        );
     }
 }

@@ -186,7 +186,7 @@ impl EmbeddedRunner {
             Err(e) => (false, e.to_string(), 0),
         };
         self.hooks()
-            .observe(HookEvent::AgentEnd(AgentEndEvent {
+            .observe(HookEvent::AgentEnd(&AgentEndEvent {
                 session_id: Some(session.id.clone()),
                 agent_id: session.agent_id.clone(),
                 success,
@@ -380,7 +380,7 @@ impl EmbeddedRunner {
     /// Observe-only: a failing handler is logged and cannot stop the session.
     pub async fn start_session(&self, session_id: &str, agent_id: &str, resumed: bool) {
         self.hooks()
-            .observe(HookEvent::SessionStart(SessionStartEvent {
+            .observe(HookEvent::SessionStart(&SessionStartEvent {
                 session_id: session_id.into(),
                 agent_id: agent_id.into(),
                 resumed,
@@ -401,7 +401,7 @@ impl EmbeddedRunner {
         self.dispatcher().forget_approvals(session_id);
         self.hooks().settle().await;
         self.hooks()
-            .observe(HookEvent::SessionEnd(SessionEndEvent {
+            .observe(HookEvent::SessionEnd(&SessionEndEvent {
                 session_id: session_id.into(),
                 agent_id: agent_id.into(),
                 reason,
@@ -413,7 +413,7 @@ impl EmbeddedRunner {
     /// harness, and let the next turn select a runtime afresh.
     pub async fn reset_session(&self, session: &mut Session) {
         self.hooks()
-            .observe(HookEvent::BeforeReset(clawhost_hooks::BeforeResetEvent {
+            .observe(HookEvent::BeforeReset(&clawhost_hooks::BeforeResetEvent {
                 session_id: session.id.clone(),
                 agent_id: session.agent_id.clone(),
                 message_count: session.history.len() as u32,

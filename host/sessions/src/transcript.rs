@@ -388,20 +388,21 @@ impl Transcript {
         let branch = self.branch();
         let last_compaction = branch
             .iter()
-            .rposition(|e| matches!(e.body, EntryBody::Compaction { .. }));
-        let Some(at) = last_compaction else {
+            .enumerate()
+            .rev()
+            .find_map(|(at, e)| match &e.body {
+                EntryBody::Compaction {
+                    summary,
+                    first_kept_entry_id,
+                    ..
+                } => Some((at, summary, first_kept_entry_id)),
+                _ => None,
+            });
+        let Some((at, summary, first_kept_entry_id)) = last_compaction else {
             return branch
                 .iter()
                 .filter_map(|e| e.body.shared_message().cloned())
                 .collect();
-        };
-        let EntryBody::Compaction {
-            summary,
-            first_kept_entry_id,
-            ..
-        } = &branch[at].body
-        else {
-            unreachable!()
         };
         let first_kept = branch
             .iter()

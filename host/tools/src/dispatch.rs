@@ -74,7 +74,7 @@ fn error(content: String) -> ToolOutput {
 pub fn report_hook_decisions(ctx: &RunContext, call_id: &str, decisions: Vec<HookDecisionRecord>) {
     for d in decisions {
         ctx.events.emit(TurnEvent::HookDecision {
-            hook: d.hook.name().into(),
+            hook: d.hook,
             plugin: d.plugin_id,
             call_id: call_id.into(),
             decision: d.decision,

@@ -12,7 +12,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clawhost_agent_core::{HarnessError, PreparedTurn, Route, Support, TurnServices};
-use clawhost_hooks::{CallContext, HookError, HookEvent, HookKind, HookOutcome};
+use clawhost_hooks::{
+    ApprovalResolvedEvent, CallContext, HookError, HookEvent, HookKind, HookOutcome,
+};
 use wasmtime::component::{Component, Instance, InstancePre, Linker};
 use wasmtime::Store;
 
@@ -126,7 +128,9 @@ pub(crate) enum Request<'a> {
         context: &'a CallContext,
     },
     /// A hook event, with the hook's own deadline when the operator set one.
-    Hook(&'a HookEvent, Option<Duration>),
+    Hook(HookEvent<'a>, Option<Duration>),
+    /// How an approval the plugin asked for was answered.
+    ApprovalResolved(&'a ApprovalResolvedEvent),
     /// Whether its harness supports a route.
     Supports(Route),
     /// Run a harness turn.

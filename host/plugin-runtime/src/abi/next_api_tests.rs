@@ -121,7 +121,7 @@ async fn a_0_2_component_loads_and_runs_when_the_host_also_offers_0_3() {
     };
     assert_eq!(declared.hooks, vec![(HookKind::BeforeToolCall, 100)]);
 
-    let event = HookEvent::BeforeToolCall(BeforeToolCallEvent {
+    let event = BeforeToolCallEvent {
         tool: "echo".into(),
         call_id: "c1".into(),
         params: serde_json::json!({"text": "hi"}).into(),
@@ -131,9 +131,12 @@ async fn a_0_2_component_loads_and_runs_when_the_host_also_offers_0_3() {
             session_id: None,
             model_ref: "scripted/test".into(),
         },
-    });
+    };
     let outcome = match guest
-        .call(&mut store, Request::Hook(&event, None))
+        .call(
+            &mut store,
+            Request::Hook(HookEvent::BeforeToolCall(&event), None),
+        )
         .await
         .unwrap()
         .answer

@@ -83,7 +83,7 @@ pub(super) struct Record {
 }
 
 fn hook(name: &str) -> Option<HookKind> {
-    HookKind::ALL.into_iter().find(|k| k.name() == name)
+    HookKind::from_name(name)
 }
 
 impl Record {

@@ -37,7 +37,7 @@ pub(crate) fn hook_kind(kind: wit::HookKind) -> HookKind {
 /// The event in 0.1 terms, pointing into the host's, given an `llm_output`
 /// event's reply text (its texts joined); `None` for hooks 0.1 does not have
 /// (a 0.1 plugin cannot subscribe to them).
-pub(crate) fn event<'a>(event: &'a HookEvent, reply_text: &'a str) -> Option<wit::HookEvent<'a>> {
+pub(crate) fn event<'a>(event: HookEvent<'a>, reply_text: &'a str) -> Option<wit::HookEvent<'a>> {
     Some(match event {
         HookEvent::BeforeToolCall(e) => wit::HookEvent::BeforeToolCall(wit::BeforeToolCallEvent {
             tool: &e.tool,
@@ -117,7 +117,6 @@ pub(crate) fn event<'a>(event: &'a HookEvent, reply_text: &'a str) -> Option<wit
         | HookEvent::ModelCallStarted(_)
         | HookEvent::ModelCallEnded(_)
         | HookEvent::CompactionProvider(_)
-        | HookEvent::ApprovalResolved(_)
         | HookEvent::ToolResultPersist(_)
         | HookEvent::BeforeMessageWrite(_) => return None,
     })
@@ -142,30 +141,20 @@ pub(crate) fn outcome(
     outcome: wit::HookOutcome,
     asked: HookKind,
 ) -> Result<HookOutcome, HookError> {
-    let outcome = convert_outcome(outcome).map_err(HookError::Failed)?;
-    if outcome.answers(asked) {
-        Ok(outcome)
-    } else {
-        Err(HookError::WrongOutcome {
-            asked: asked.name(),
-            answered: outcome.name(),
-        })
-    }
-}
-
-fn convert_outcome(outcome: wit::HookOutcome) -> Result<HookOutcome, String> {
-    Ok(match outcome {
+    let outcome = match outcome {
         wit::HookOutcome::BeforeToolCall(o) => HookOutcome::BeforeToolCall(match o {
             wit::BeforeToolCallOutcome::Allow => BeforeToolCallOutcome::Allow,
             wit::BeforeToolCallOutcome::Block(reason) => BeforeToolCallOutcome::Block(reason),
-            wit::BeforeToolCallOutcome::Rewrite(p) => {
-                BeforeToolCallOutcome::Rewrite(json(&p, "rewritten parameters")?)
-            }
+            wit::BeforeToolCallOutcome::Rewrite(p) => BeforeToolCallOutcome::Rewrite(
+                json(&p, "rewritten parameters").map_err(HookError::Failed)?,
+            ),
         }),
         wit::HookOutcome::AfterToolCall(o) => HookOutcome::ToolResult(match o {
             wit::AfterToolCallOutcome::Keep => ToolResultOutcome::Keep,
             wit::AfterToolCallOutcome::Replace(Ok(v)) => {
-                ToolResultOutcome::Replace(Ok(json(&v, "replacement result")?))
+                ToolResultOutcome::Replace(Ok(
+                    json(&v, "replacement result").map_err(HookError::Failed)?
+                ))
             }
             wit::AfterToolCallOutcome::Replace(Err(e)) => ToolResultOutcome::Replace(Err(e)),
         }),
@@ -181,7 +170,17 @@ fn convert_outcome(outcome: wit::HookOutcome) -> Result<HookOutcome, String> {
         // `before_compaction` is observe-only now: a summary a 0.1 plugin
         // returns is not used (summaries come from the granted
         // compaction-provider seam of API 0.2.1).
-        wit::HookOutcome::BeforeCompaction(_) => HookOutcome::Observed,
-        wit::HookOutcome::Observed => HookOutcome::Observed,
-    })
+        wit::HookOutcome::BeforeCompaction(_) | wit::HookOutcome::Observed => {
+            return HookOutcome::observed(asked)
+                .ok_or_else(|| HookError::Failed(format!("answered observed to a {asked} event")))
+        }
+    };
+    if outcome.kind() == asked {
+        Ok(outcome)
+    } else {
+        Err(HookError::WrongOutcome {
+            asked,
+            answered: outcome.kind(),
+        })
+    }
 }

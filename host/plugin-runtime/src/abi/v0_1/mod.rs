@@ -162,6 +162,8 @@ impl Guest {
                 let size = hooks::largest_text(&outcome);
                 Reply::new(Answer::Hook(hooks::outcome(outcome, kind)), size)
             }
+            // 0.1 has no approvals: there is no one to tell.
+            Request::ApprovalResolved(_) => Reply::new(Answer::Done, 0),
             Request::Supports(route) => {
                 let support = self
                     .harness()?

@@ -1,6 +1,6 @@
 //! Delivering a hook event to the 0.2 family that handles it.
 
-use clawhost_hooks::{HookEvent, HookOutcome};
+use clawhost_hooks::{ApprovalResolvedEvent, HookEvent, HookOutcome};
 use wasmtime::Store;
 
 use super::{convert, hooks, missing, Guest};
@@ -19,10 +19,10 @@ impl Guest {
     pub(super) async fn hook(
         &self,
         store: &mut Store<PluginState>,
-        event: &HookEvent,
+        event: HookEvent<'_>,
     ) -> wasmtime::Result<Reply> {
         use HookEvent as E;
-        let observed = || Reply::new(Answer::Hook(Ok(HookOutcome::Observed)), 0);
+        let observed = |outcome| Reply::new(Answer::Hook(Ok(outcome)), 0);
         Ok(match event {
             // A plugin that gates calls through `tool-gate` (0.2.1) gets
             // `before-tool-call` there, with approvals.
@@ -36,15 +36,6 @@ impl Guest {
                     .await?;
                 let size = hooks::gate_outcome_len(&o);
                 Reply::new(Answer::Hook(hooks::gate_outcome(o)), size)
-            }
-            E::ApprovalResolved(e) => {
-                let f = self
-                    .tool_gate
-                    .as_ref()
-                    .ok_or_else(|| missing("tool-gate"))?;
-                f.call_approval_resolved(&mut *store, hooks::approval_resolution(e))
-                    .await?;
-                observed()
             }
             E::ToolResultPersist(e) => {
                 let f = self
@@ -89,7 +80,7 @@ impl Guest {
                     .ok_or_else(|| missing("tool-hooks"))?;
                 f.call_after_tool_call(&mut *store, hooks::after_tool_call(e))
                     .await?;
-                observed()
+                observed(HookOutcome::AfterToolCall(()))
             }
             E::ToolResult(e) => {
                 let f = self
@@ -127,7 +118,7 @@ impl Guest {
                 let tools: Vec<&str> = e.tools.iter().map(String::as_str).collect();
                 f.call_llm_input(&mut *store, hooks::run_llm_input(e, &messages, &tools))
                     .await?;
-                observed()
+                observed(HookOutcome::LlmInput(()))
             }
             E::LlmOutput(e) if self.run_hooks.is_some() => {
                 let f = self
@@ -137,7 +128,7 @@ impl Guest {
                 let texts: Vec<&str> = e.texts.iter().map(String::as_str).collect();
                 f.call_llm_output(&mut *store, hooks::run_llm_output(e, &texts))
                     .await?;
-                observed()
+                observed(HookOutcome::LlmOutput(()))
             }
             E::BeforeModelResolve(e) => {
                 let f = self
@@ -168,7 +159,7 @@ impl Guest {
                     .ok_or_else(|| missing("run-hooks"))?;
                 f.call_model_call_started(&mut *store, hooks::model_call(e))
                     .await?;
-                observed()
+                observed(HookOutcome::ModelCallStarted(()))
             }
             E::ModelCallEnded(e) => {
                 let f = self
@@ -177,7 +168,7 @@ impl Guest {
                     .ok_or_else(|| missing("run-hooks"))?;
                 f.call_model_call_ended(&mut *store, hooks::model_call_ended(e))
                     .await?;
-                observed()
+                observed(HookOutcome::ModelCallEnded(()))
             }
             E::CompactionProvider(e) => {
                 let f = self
@@ -188,7 +179,7 @@ impl Guest {
                     .call_summarize(&mut *store, hooks::before_compaction(e))
                     .await?;
                 let size = o.as_ref().map_or(0, String::len);
-                Reply::new(Answer::Hook(Ok(HookOutcome::CompactionSummary(o))), size)
+                Reply::new(Answer::Hook(Ok(HookOutcome::CompactionProvider(o))), size)
             }
             E::LlmInput(e) => {
                 let f = self
@@ -196,7 +187,7 @@ impl Guest {
                     .as_ref()
                     .ok_or_else(|| missing("model-hooks"))?;
                 f.call_llm_input(&mut *store, hooks::llm_input(e)).await?;
-                observed()
+                observed(HookOutcome::LlmInput(()))
             }
             E::LlmOutput(e) => {
                 let f = self
@@ -206,7 +197,7 @@ impl Guest {
                 let text = e.text();
                 f.call_llm_output(&mut *store, hooks::llm_output(e, &text))
                     .await?;
-                observed()
+                observed(HookOutcome::LlmOutput(()))
             }
             E::SessionStart(e) => {
                 let f = self
@@ -215,7 +206,7 @@ impl Guest {
                     .ok_or_else(|| missing("session-hooks"))?;
                 f.call_session_start(&mut *store, hooks::session_start(e))
                     .await?;
-                observed()
+                observed(HookOutcome::SessionStart(()))
             }
             E::SessionEnd(e) => {
                 let f = self
@@ -224,7 +215,7 @@ impl Guest {
                     .ok_or_else(|| missing("session-hooks"))?;
                 f.call_session_end(&mut *store, hooks::session_end(e))
                     .await?;
-                observed()
+                observed(HookOutcome::SessionEnd(()))
             }
             E::BeforeReset(e) => {
                 let f = self
@@ -233,7 +224,7 @@ impl Guest {
                     .ok_or_else(|| missing("session-hooks"))?;
                 f.call_before_reset(&mut *store, hooks::before_reset(e))
                     .await?;
-                observed()
+                observed(HookOutcome::BeforeReset(()))
             }
             E::AgentEnd(e) => {
                 let f = self
@@ -241,7 +232,7 @@ impl Guest {
                     .as_ref()
                     .ok_or_else(|| missing("session-hooks"))?;
                 f.call_agent_end(&mut *store, hooks::agent_end(e)).await?;
-                observed()
+                observed(HookOutcome::AgentEnd(()))
             }
             E::BeforeCompaction(e) => {
                 let f = self
@@ -254,7 +245,7 @@ impl Guest {
                     .call_before_compaction(&mut *store, hooks::before_compaction(e))
                     .await?;
                 Reply::new(
-                    Answer::Hook(Ok(HookOutcome::Observed)),
+                    Answer::Hook(Ok(HookOutcome::BeforeCompaction(()))),
                     hooks::before_compaction_len(&o),
                 )
             }
@@ -265,8 +256,23 @@ impl Guest {
                     .ok_or_else(|| missing("transcript-hooks"))?;
                 f.call_after_compaction(&mut *store, hooks::after_compaction(e))
                     .await?;
-                observed()
+                observed(HookOutcome::AfterCompaction(()))
             }
         })
+    }
+
+    /// Tell a `tool-gate` plugin how its approval request was answered.
+    pub(super) async fn approval_resolved(
+        &self,
+        store: &mut Store<PluginState>,
+        event: &ApprovalResolvedEvent,
+    ) -> wasmtime::Result<Reply> {
+        let f = self
+            .tool_gate
+            .as_ref()
+            .ok_or_else(|| missing("tool-gate"))?;
+        f.call_approval_resolved(&mut *store, hooks::approval_resolution(event))
+            .await?;
+        Ok(Reply::new(Answer::Done, 0))
     }
 }

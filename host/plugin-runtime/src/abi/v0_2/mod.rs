@@ -187,6 +187,7 @@ impl Guest {
                 Reply::new(Answer::Tool(result), size)
             }
             Request::Hook(event, _) => self.hook(store, event).await?,
+            Request::ApprovalResolved(event) => self.approval_resolved(store, event).await?,
             Request::Supports(route) => {
                 let harness = self.harness.as_ref().ok_or_else(|| missing("harness"))?;
                 let support = match convert::route(&route) {
