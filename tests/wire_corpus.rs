@@ -361,7 +361,8 @@ async fn responses_reasoning_items_go_back_with_their_encrypted_content() {
         "text-only",
         &[],
     )
-    .to_value();
+    .to_value()
+    .unwrap();
     assert!(!other.to_string().contains("encrypted"), "{other}");
     assert_eq!(other["input"][1]["type"], "function_call", "{other}");
     let chat = clawhost_llm::providers::openai_completions::body(
@@ -369,7 +370,8 @@ async fn responses_reasoning_items_go_back_with_their_encrypted_content() {
         "m",
         &[],
     )
-    .to_value();
+    .to_value()
+    .unwrap();
     assert!(!chat.to_string().contains("encrypted"), "{chat}");
     let claude = clawhost_llm::providers::anthropic::body(
         &ask("claude/m", outcome.new_messages.clone()),
@@ -377,7 +379,8 @@ async fn responses_reasoning_items_go_back_with_their_encrypted_content() {
         1024,
         &[],
     )
-    .to_value();
+    .to_value()
+    .unwrap();
     assert!(!claude.to_string().contains("encrypted"), "{claude}");
 }
 

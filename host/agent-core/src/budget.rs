@@ -52,14 +52,11 @@ impl BudgetedTools {
 
     /// Why the budget is spent, once it is.
     pub fn exhausted(&self) -> Option<String> {
-        self.exhausted
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        crate::lock(&self.exhausted).clone()
     }
 
     fn spend(&self, reason: String) -> ToolOutput {
-        let mut slot = self.exhausted.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = crate::lock(&self.exhausted);
         let reason = slot.get_or_insert(reason).clone();
         ToolOutput {
             content: format!("tool call not run: {reason}"),

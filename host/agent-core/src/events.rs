@@ -137,10 +137,7 @@ impl EventSink {
         if let Some(listener) = &self.listener {
             listener(&event);
         }
-        self.events
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .push(event);
+        crate::lock(&self.events).push(event);
     }
 
     /// A text sink for the model call of `iteration`: each piece becomes a
@@ -160,10 +157,7 @@ impl EventSink {
 
     /// All events so far, in order.
     pub fn snapshot(&self) -> Vec<TurnEvent> {
-        self.events
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .clone()
+        crate::lock(&self.events).clone()
     }
 }
 

@@ -178,14 +178,8 @@ impl TurnMirror {
     }
 
     fn record(&self, message: Message) {
-        self.restorer
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .learn(&message);
-        self.messages
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(message);
+        crate::lock(&self.restorer).learn(&message);
+        crate::lock(&self.messages).push(message);
     }
 
     /// Why the turn's tool budget is spent, once it is.
@@ -200,18 +194,14 @@ impl TurnMirror {
         if let Some(reason) = self.tools.exhausted() {
             return Err(crate::TurnError::ToolBudget(reason));
         }
-        let mut messages = self
-            .messages
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let mut messages = crate::lock(&self.messages).clone();
         let said = matches!(messages.last(), Some(Message::Assistant { text, tool_calls, .. }) if *text == answer && tool_calls.is_empty());
         if !said {
             messages.push(Message::assistant(answer.clone()));
         }
         // The model's stop reason holds when the answer is its last reply;
         // an answer the harness composed itself is whole.
-        let stop_reason = match *self.last_stop.lock().unwrap_or_else(|p| p.into_inner()) {
+        let stop_reason = match *crate::lock(&self.last_stop) {
             Some(reason) if said => reason,
             _ => crate::StopReason::EndTurn,
         };
@@ -223,7 +213,7 @@ impl TurnMirror {
             new_messages: messages,
             answer,
             iterations: self.iterations.load(Ordering::Relaxed),
-            usage: *self.usage.lock().unwrap_or_else(|p| p.into_inner()),
+            usage: *crate::lock(&self.usage),
             stop_reason,
         })
     }
@@ -239,9 +229,8 @@ impl TurnServices for TurnMirror {
         text_sink: Option<TextSink>,
     ) -> Result<ModelResponse, ModelError> {
         let result = self.model_call(system, messages, tools, text_sink).await;
-        *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = result.as_ref().err().cloned();
-        *self.last_stop.lock().unwrap_or_else(|p| p.into_inner()) =
-            result.as_ref().ok().map(|r| r.stop_reason);
+        *crate::lock(&self.last_error) = result.as_ref().err().cloned();
+        *crate::lock(&self.last_stop) = result.as_ref().ok().map(|r| r.stop_reason);
         result
     }
 
@@ -274,10 +263,7 @@ impl TurnServices for TurnMirror {
     }
 
     fn last_model_error(&self) -> Option<ModelError> {
-        self.last_error
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        crate::lock(&self.last_error).clone()
     }
 }
 
@@ -289,10 +275,7 @@ impl TurnMirror {
         tools: Vec<ToolSpec>,
         text_sink: Option<TextSink>,
     ) -> Result<ModelResponse, ModelError> {
-        self.restorer
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .restore(&mut messages);
+        crate::lock(&self.restorer).restore(&mut messages);
         let iteration = self.iterations.fetch_add(1, Ordering::Relaxed) + 1;
         if iteration > self.max_iterations {
             return Err(ModelError::new(
@@ -314,7 +297,7 @@ impl TurnMirror {
             })
             .await?;
         {
-            let mut usage = self.usage.lock().unwrap_or_else(|p| p.into_inner());
+            let mut usage = crate::lock(&self.usage);
             usage.add(reply.usage);
         }
         self.ctx.events.emit(TurnEvent::ModelReply {

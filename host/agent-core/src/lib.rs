@@ -7,6 +7,7 @@ mod compaction;
 mod events;
 mod harness;
 mod image;
+mod lock;
 mod message;
 mod model;
 mod reasoning;
@@ -29,6 +30,7 @@ pub use harness::{
 pub use image::{
     images_note, sniff as sniff_image, Image, ImageError, MAX_IMAGES_PER_MESSAGE, MAX_IMAGE_BYTES,
 };
+pub use lock::lock;
 pub use message::{Message, ToolCallRequest, ToolResultMessage, UserInput};
 pub use model::{
     ModelClient, ModelError, ModelErrorKind, ModelRequest, ModelResponse, StopReason, TextSink,

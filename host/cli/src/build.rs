@@ -8,10 +8,12 @@ use anyhow::{bail, Context};
 /// The repository root this binary was built from (where `plugins/` lives);
 /// it may no longer exist where the binary runs: see [`source_checkout`].
 pub fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    // host/cli sits two levels below the repository root.
+    let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir
         .ancestors()
         .nth(2)
-        .expect("host/cli sits two levels below the repository root")
+        .unwrap_or(manifest_dir)
         .to_path_buf()
 }
 

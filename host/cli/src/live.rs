@@ -57,7 +57,7 @@ impl LivePrinter {
             }
             Format::Text(theme) => theme,
         };
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let mut state = clawhost_agent_core::lock(&self.state);
         let out = render(&mut state, event, theme);
         crate::print_part(&clawhost_agent_core::text::terminal_safe(&out));
     }

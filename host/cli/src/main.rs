@@ -224,7 +224,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     let filter = tracing_subscriber::EnvFilter::try_from_env("CLAWHOST_LOG")
         .or_else(|_| tracing_subscriber::EnvFilter::try_from_default_env())
         .unwrap_or_else(|_| "warn,clawhost_plugin_runtime::host=error".into())
-        .add_directive("clawhost::progress=off".parse().expect("a valid directive"));
+        .add_directive("clawhost::progress=off".parse()?);
     let logs = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         // Colour only on a terminal, and never with NO_COLOR set.

@@ -19,7 +19,7 @@ pub fn run(what: &str, cmd: &mut Command) -> anyhow::Result<String> {
         let bar = indicatif::ProgressBar::new_spinner();
         bar.set_style(
             indicatif::ProgressStyle::with_template("{spinner} {prefix} {elapsed} {wide_msg}")
-                .expect("a valid template"),
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
         );
         bar.set_prefix(what.to_string());
         bar.enable_steady_tick(std::time::Duration::from_millis(120));
@@ -34,7 +34,9 @@ pub fn run(what: &str, cmd: &mut Command) -> anyhow::Result<String> {
         .stdin(Stdio::null())
         .spawn()
         .with_context(|| format!("starting {:?}", cmd.get_program()))?;
-    let stdout = child.stdout.take().expect("piped");
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        bail!("{what}: the command's output pipes were not opened");
+    };
     let reader = std::thread::spawn(move || {
         let mut out = String::new();
         let _ = std::io::Read::read_to_string(&mut BufReader::new(stdout), &mut out);
@@ -42,10 +44,7 @@ pub fn run(what: &str, cmd: &mut Command) -> anyhow::Result<String> {
     });
     let mut log = String::new();
     let mut last_said = started;
-    for line in BufReader::new(child.stderr.take().expect("piped"))
-        .lines()
-        .map_while(Result::ok)
-    {
+    for line in BufReader::new(stderr).lines().map_while(Result::ok) {
         match &spinner {
             Some(bar) => bar.set_message(
                 crate::clawhost_agent_core::text::terminal_safe(line.trim()).to_string(),
@@ -142,13 +141,13 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for ProgressLayer {
             eprintln!("{line}");
             return;
         };
-        let mut running = self.running.lock().unwrap_or_else(|p| p.into_inner());
+        let mut running = clawhost_agent_core::lock(&self.running);
         match (fields.phase.as_deref(), fields.plugin) {
             (Some("compiling"), Some(plugin)) => {
                 let bar = bars.add(indicatif::ProgressBar::new_spinner());
                 bar.set_style(
                     indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed}")
-                        .expect("a valid template"),
+                        .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
                 );
                 bar.set_message(line);
                 bar.enable_steady_tick(std::time::Duration::from_millis(120));

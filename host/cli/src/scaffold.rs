@@ -20,21 +20,22 @@ pub enum Lang {
 }
 
 fn manifest(id: &str, lang: &str) -> String {
-    serde_json::to_string_pretty(&serde_json::json!({
-        "id": id,
-        "name": id,
-        "version": "0.1.0",
-        "description": format!("A clawhost plugin in {lang}: a tool and a before_tool_call hook."),
-        "apiVersion": CURRENT_API,
-        "component": "plugin.wasm",
-        "configSchema": {
-            "type": "object",
-            "additionalProperties": false,
-            "properties": { "blockWords": { "type": "array", "items": { "type": "string" } } }
-        }
-    }))
-    .expect("a manifest serializes")
-        + "\n"
+    format!(
+        "{:#}",
+        serde_json::json!({
+            "id": id,
+            "name": id,
+            "version": "0.1.0",
+            "description": format!("A clawhost plugin in {lang}: a tool and a before_tool_call hook."),
+            "apiVersion": CURRENT_API,
+            "component": "plugin.wasm",
+            "configSchema": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": { "blockWords": { "type": "array", "items": { "type": "string" } } }
+            }
+        })
+    ) + "\n"
 }
 
 fn is_valid_id(id: &str) -> bool {
@@ -250,18 +251,19 @@ export default definePlugin({{
                 ),
                 (
                     "package.json",
-                    serde_json::to_string_pretty(&serde_json::json!({
-                        "name": id,
-                        "version": "0.1.0",
-                        "private": true,
-                        "type": "module",
-                        "scripts": scripts,
-                        "dependencies": { "@clawhost/sdk": dep },
-                        "devDependencies": dev,
-                        "overrides": { "@bytecodealliance/preview2-shim": "0.25.0" }
-                    }))
-                    .expect("package.json serializes")
-                        + "\n",
+                    format!(
+                        "{:#}",
+                        serde_json::json!({
+                            "name": id,
+                            "version": "0.1.0",
+                            "private": true,
+                            "type": "module",
+                            "scripts": scripts,
+                            "dependencies": { "@clawhost/sdk": dep },
+                            "devDependencies": dev,
+                            "overrides": { "@bytecodealliance/preview2-shim": "0.25.0" }
+                        })
+                    ) + "\n",
                 ),
                 (
                     "README.md",
@@ -284,13 +286,14 @@ Then `clawhost plugins install .` copies it beside your config and pins it.
             if ts {
                 out.push((
                     "tsconfig.json",
-                    serde_json::to_string_pretty(&serde_json::json!({
-                        "compilerOptions": { "strict": true, "noEmit": true, "module": "esnext",
-                            "moduleResolution": "bundler", "target": "es2022" },
-                        "files": ["app.ts"]
-                    }))
-                    .expect("tsconfig serializes")
-                        + "\n",
+                    format!(
+                        "{:#}",
+                        serde_json::json!({
+                            "compilerOptions": { "strict": true, "noEmit": true, "module": "esnext",
+                                "moduleResolution": "bundler", "target": "es2022" },
+                            "files": ["app.ts"]
+                        })
+                    ) + "\n",
                 ));
             }
             out

@@ -276,7 +276,7 @@ impl Interrupts {
         let (t, i) = (turn.clone(), idle.clone());
         tokio::spawn(async move {
             while tokio::signal::ctrl_c().await.is_ok() {
-                match t.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                match clawhost_agent_core::lock(&t).take() {
                     Some(cancel) => cancel.cancel(),
                     None => i.notify_one(),
                 }
@@ -290,7 +290,7 @@ impl Interrupts {
     }
 
     fn during(&self, cancel: Option<CancellationToken>) {
-        *self.turn.lock().unwrap_or_else(|p| p.into_inner()) = cancel;
+        *clawhost_agent_core::lock(&self.turn) = cancel;
     }
 }
 

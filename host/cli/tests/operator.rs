@@ -2,6 +2,8 @@
 //! archive), enable, disable, doctor, uninstall; `--plugin` dev packages;
 //! `echo` offered only as a fixture; the binary away from its checkout.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails by panicking
+
 mod common;
 
 use std::io::{BufRead, BufReader, Write};

@@ -174,7 +174,9 @@ impl ConfigFile {
             key: key.into(),
             reason,
         };
-        let (last, parents) = path.split_last().expect("segments are never empty");
+        let Some((last, parents)) = path.split_last() else {
+            return Err(bad("an empty key".into()));
+        };
         let mut container = Container::Object(self.root.object_value_or_set());
         for (depth, segment) in parents.iter().enumerate() {
             let next_is_index = matches!(path[depth + 1], Segment::Index(_));
@@ -182,17 +184,15 @@ impl ConfigFile {
                 (Container::Object(o), Segment::Key(k)) => {
                     let existing = o.get(k).and_then(|p| p.value());
                     match existing {
-                        Some(n) if n.as_object().is_some() => {
-                            Container::Object(n.as_object().expect("checked"))
-                        }
-                        Some(n) if n.as_array().is_some() => {
-                            Container::Array(n.as_array().expect("checked"))
-                        }
-                        Some(_) => {
-                            return Err(bad(format!(
-                                "`{k}` holds a value that is not an object or array"
-                            )))
-                        }
+                        Some(n) => match (n.as_object(), n.as_array()) {
+                            (Some(o), _) => Container::Object(o),
+                            (None, Some(a)) => Container::Array(a),
+                            (None, None) => {
+                                return Err(bad(format!(
+                                    "`{k}` holds a value that is not an object or array"
+                                )))
+                            }
+                        },
                         None if next_is_index => Container::Array(o.array_value_or_set(k)),
                         None => Container::Object(o.object_value_or_set(k)),
                     }
@@ -239,7 +239,9 @@ impl ConfigFile {
     /// Remove `key`; whether it was there.
     pub fn remove(&mut self, key: &str) -> Result<bool, EditError> {
         let path = segments(key)?;
-        let (last, parents) = path.split_last().expect("segments are never empty");
+        let Some((last, parents)) = path.split_last() else {
+            return Ok(false);
+        };
         let Some(node) = self.node_at(parents) else {
             return Ok(false);
         };

@@ -6,21 +6,28 @@
 
 use serde_json::Value;
 
+use crate::ParseError;
+
+/// A `${VAR}` whose variable is unset or empty.
+#[derive(Debug, thiserror::Error)]
+#[error("environment variable `{0}` is not set (the config uses `${{{0}}}` here; write `$${{{0}}}` for the text itself)")]
+struct Unset(String);
+
 /// Expand every `${VAR}` in the strings of `value`; `lookup` reads the
-/// environment. The error is (key path, reason).
+/// environment. The error names the key of the string.
 pub(crate) fn expand(
     value: &mut Value,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<(), (String, String)> {
+) -> Result<(), ParseError> {
     let mut path = Vec::new();
-    walk(value, &mut path, lookup).map_err(|reason| (path.join("."), reason))
+    walk(value, &mut path, lookup).map_err(|unset| ParseError::at(&path, unset.to_string()))
 }
 
 fn walk(
     value: &mut Value,
     path: &mut Vec<String>,
     lookup: &dyn Fn(&str) -> Option<String>,
-) -> Result<(), String> {
+) -> Result<(), Unset> {
     match value {
         Value::String(s) if s.contains('$') => *s = expand_str(s, lookup)?,
         Value::Array(items) => {
@@ -52,7 +59,7 @@ fn is_var_name(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
 }
 
-fn expand_str(s: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+fn expand_str(s: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, Unset> {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(at) = rest.find('$') {
@@ -72,11 +79,7 @@ fn expand_str(s: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String
                 let name = &tail[..end];
                 match lookup(name) {
                     Some(v) if !v.is_empty() => out.push_str(&v),
-                    _ => {
-                        return Err(format!(
-                            "environment variable `{name}` is not set (the config uses `${{{name}}}` here; write `$${{{name}}}` for the text itself)"
-                        ))
-                    }
+                    _ => return Err(Unset(name.into())),
                 }
                 rest = &tail[end + 1..];
             }
@@ -106,15 +109,14 @@ mod tests {
             json!({"a": {"apiKey": "sk-123", "url": "http://h/${KEY}/$x"}, "l": ["xsk-123y"]})
         );
         let mut v = json!({"models": {"providers": {"o": {"apiKey": "${MISSING}"}}}});
-        let (key, reason) = expand(&mut v, &env).unwrap_err();
-        assert_eq!(key, "models.providers.o.apiKey");
-        assert!(reason.contains("`MISSING` is not set"), "{reason}");
+        let e = expand(&mut v, &env).unwrap_err();
+        assert_eq!(e.key, "models.providers.o.apiKey");
+        assert!(e.reason.contains("`MISSING` is not set"), "{e}");
         // What is not `${UPPER_CASE}` stays text.
         let mut v = json!({"k": ["${KEY", "${}", "${name}", "a $ b"]});
         expand(&mut v, &env).unwrap();
         assert_eq!(v, json!({"k": ["${KEY", "${}", "${name}", "a $ b"]}));
         let mut v = json!({"k": ["ok", "${MISSING_2}"]});
-        let (key, _) = expand(&mut v, &env).unwrap_err();
-        assert_eq!(key, "k.[1]");
+        assert_eq!(expand(&mut v, &env).unwrap_err().key, "k[1]");
     }
 }

@@ -10,6 +10,8 @@ use jsonc_parser::common::Ranged;
 use jsonc_parser::{CollectOptions, ParseOptions};
 use serde_json::{Map, Number, Value};
 
+use crate::ParseError;
+
 /// What the config reader and editor accept.
 pub(crate) fn options() -> ParseOptions {
     ParseOptions {
@@ -18,17 +20,16 @@ pub(crate) fn options() -> ParseOptions {
     }
 }
 
-/// The value of `text`. `Err((key, reason))`: the dotted path of a repeated
-/// key or an unusable number (empty for a syntax error, whose reason has
-/// its line and column).
-pub(crate) fn read(text: &str) -> Result<Value, (String, String)> {
+/// The value of `text`. The error's key is the path of a repeated key or an
+/// unusable number (empty for a syntax error, whose reason has its line and
+/// column).
+pub(crate) fn read(text: &str) -> Result<Value, ParseError> {
     let parsed = jsonc_parser::parse_to_ast(text, &CollectOptions::default(), &options())
-        .map_err(|e| (String::new(), e.to_string()))?;
+        .map_err(|e| ParseError::at(&[], e.to_string()))?;
     let root = parsed
         .value
-        .ok_or_else(|| (String::new(), "the file holds no JSON value".to_string()))?;
-    let mut path = Vec::new();
-    convert(root, text, &mut path).map_err(|reason| (path.join("."), reason))
+        .ok_or_else(|| ParseError::at(&[], "the file holds no JSON value"))?;
+    convert(root, text, &mut Vec::new())
 }
 
 /// Whether `gap`, the text between two array elements, holds one comma
@@ -56,10 +57,15 @@ fn one_comma(gap: &str) -> bool {
 
 /// `value` (parsed from `text`) as JSON; on error `path` names where (and
 /// is empty for a syntax error, whose reason says the line).
-fn convert(value: ast::Value<'_>, text: &str, path: &mut Vec<String>) -> Result<Value, String> {
+fn convert(value: ast::Value<'_>, text: &str, path: &mut Vec<String>) -> Result<Value, ParseError> {
     Ok(match value {
         ast::Value::StringLit(s) => Value::String(s.value.into_owned()),
-        ast::Value::NumberLit(n) => Value::Number(number(n.value)?),
+        ast::Value::NumberLit(n) => Value::Number(number(n.value).ok_or_else(|| {
+            ParseError::at(
+                path,
+                format!("`{}` is not a number this config can hold", n.value),
+            )
+        })?),
         ast::Value::BooleanLit(b) => Value::Bool(b.value),
         ast::Value::NullKeyword(_) => Value::Null,
         ast::Value::Array(array) => {
@@ -72,9 +78,9 @@ fn convert(value: ast::Value<'_>, text: &str, path: &mut Vec<String>) -> Result<
                         let line = before.matches('\n').count() + 1;
                         let column =
                             before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-                        path.clear();
-                        return Err(format!(
-                            "expected a comma between array elements at {line}:{column}"
+                        return Err(ParseError::at(
+                            &[],
+                            format!("expected a comma between array elements at {line}:{column}"),
                         ));
                     }
                 }
@@ -94,10 +100,10 @@ fn convert(value: ast::Value<'_>, text: &str, path: &mut Vec<String>) -> Result<
                 };
                 path.push(key.clone());
                 if map.contains_key(&key) {
-                    return Err(
-                        "this key appears twice in one object; remove one (JSON parsers keep only the last)"
-                            .into(),
-                    );
+                    return Err(ParseError::at(
+                        path,
+                        "this key appears twice in one object; remove one (JSON parsers keep only the last)",
+                    ));
                 }
                 let value = convert(prop.value, text, path)?;
                 path.pop();
@@ -110,7 +116,7 @@ fn convert(value: ast::Value<'_>, text: &str, path: &mut Vec<String>) -> Result<
 
 /// A number literal as JSON: decimal as serde_json reads it (so an integer
 /// past `i64` keeps its value), or hexadecimal, with an optional sign.
-fn number(text: &str) -> Result<Number, String> {
+fn number(text: &str) -> Option<Number> {
     let unsigned = text.strip_prefix('+').unwrap_or(text);
     let (negative, digits) = match unsigned.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -119,13 +125,12 @@ fn number(text: &str) -> Result<Number, String> {
     let hex = digits
         .strip_prefix("0x")
         .or_else(|| digits.strip_prefix("0X"));
-    let parsed = match hex {
+    match hex {
         Some(hex) => i64::from_str_radix(hex, 16)
             .ok()
             .map(|n| Number::from(if negative { -n } else { n })),
         None => serde_json::from_str::<Number>(unsigned).ok(),
-    };
-    parsed.ok_or_else(|| format!("`{text}` is not a number this config can hold"))
+    }
 }
 
 #[cfg(test)]
@@ -136,17 +141,15 @@ mod tests {
 
     #[test]
     fn a_repeated_key_is_named_with_its_path() {
-        let (key, e) =
-            read(r#"{"plugins": {"entries": {"guard": {"sha256": "aa"}, "guard": {}}}}"#)
-                .unwrap_err();
-        assert_eq!(key, "plugins.entries.guard");
-        assert!(e.contains("appears twice"), "{e}");
-        let (key, _) = read(r#"{"a": [{"b": 1}, {"b": 1, "b": 2}]}"#).unwrap_err();
-        assert_eq!(key, "a.[1].b");
+        let e = read(r#"{"plugins": {"entries": {"guard": {"sha256": "aa"}, "guard": {}}}}"#)
+            .unwrap_err();
+        assert_eq!(e.key, "plugins.entries.guard");
+        assert!(e.reason.contains("appears twice"), "{e}");
+        let e = read(r#"{"a": [{"b": 1}, {"b": 1, "b": 2}]}"#).unwrap_err();
+        assert_eq!(e.key, "a[1].b");
         assert!(read(r#"{"a": {"b": 1}, "b": {"a": [1, 1]}}"#).is_ok());
         // JSON5: comments, unquoted keys, trailing commas.
-        let (key, _) = read("{a: 1, // one\n a: 2,}").unwrap_err();
-        assert_eq!(key, "a");
+        assert_eq!(read("{a: 1, // one\n a: 2,}").unwrap_err().key, "a");
     }
 
     #[test]
@@ -177,11 +180,11 @@ mod tests {
             r#"{"a": 1 "b": 2}"#,
             "[1 2]",
         ] {
-            let (key, reason) = read(bad).unwrap_err();
-            assert_eq!(key, "", "{bad}");
-            assert!(!reason.is_empty(), "{bad}");
+            let e = read(bad).unwrap_err();
+            assert_eq!(e.key, "", "{bad}");
+            assert!(!e.reason.is_empty(), "{bad}");
         }
-        let (_, reason) = read("{\n  \"a\": 1,\n  \"b\": ]\n}").unwrap_err();
+        let reason = read("{\n  \"a\": 1,\n  \"b\": ]\n}").unwrap_err().reason;
         assert!(reason.contains('3'), "names the line: {reason}");
     }
 }

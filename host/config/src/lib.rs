@@ -80,6 +80,16 @@ pub struct ParseError {
     pub reason: String,
 }
 
+impl ParseError {
+    /// `reason` at the key `path` (segments; an index segment is `[i]`).
+    pub(crate) fn at(path: &[String], reason: impl Into<String>) -> Self {
+        Self {
+            key: path.join(".").replace(".[", "["),
+            reason: reason.into(),
+        }
+    }
+}
+
 fn key_prefix(key: &str) -> String {
     if key.is_empty() {
         String::new()
@@ -215,7 +225,7 @@ impl Config {
             key: key.replace(".[", "["),
             reason,
         };
-        let mut value = json_text::read(text).map_err(|(key, reason)| err(key, reason))?;
+        let mut value = json_text::read(text)?;
         // serde would take an array as the struct's fields in order.
         if value.is_array() {
             return Err(err(
@@ -223,7 +233,7 @@ impl Config {
                 "the configuration must be a JSON object, not an array".into(),
             ));
         }
-        env_vars::expand(&mut value, lookup).map_err(|(key, reason)| err(key, reason))?;
+        env_vars::expand(&mut value, lookup)?;
         provider_catalog::complete(&mut value, lookup);
         let mut config: Config = serde_path_to_error::deserialize(value).map_err(|e| {
             let key = match e.path().to_string() {
@@ -262,8 +272,7 @@ impl Config {
     /// is not in the built-in catalog, which the schema cannot say, so it is
     /// left optional there.
     pub fn json_schema() -> serde_json::Value {
-        let mut schema =
-            serde_json::to_value(schemars::schema_for!(Config)).expect("a JSON Schema serializes");
+        let mut schema = schemars::schema_for!(Config).to_value();
         if let Some(provider) = schema.pointer_mut("/$defs/ProviderConfig") {
             if let Some(map) = provider.as_object_mut() {
                 map.remove("required");

@@ -35,7 +35,7 @@ impl Pending {
     fn lock(
         &self,
     ) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<ApprovalDecision>>> {
-        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+        clawhost_agent_core::lock(&self.waiting)
     }
 }
 

@@ -51,7 +51,7 @@ impl Clients {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<IpAddr, usize>> {
-        self.running.lock().unwrap_or_else(|p| p.into_inner())
+        clawhost_agent_core::lock(&self.running)
     }
 
     /// A slot for one more turn of `ip`, unless it runs as many as it may.

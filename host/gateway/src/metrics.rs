@@ -131,7 +131,7 @@ impl TurnRecorder {
 
     /// Record what `event` tells.
     pub fn event(&self, event: &TurnEvent) {
-        let mut mark = self.mark.lock().unwrap_or_else(|p| p.into_inner());
+        let mut mark = clawhost_agent_core::lock(&self.mark);
         match event {
             TurnEvent::ModelReply {
                 tool_calls, usage, ..

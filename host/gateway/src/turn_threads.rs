@@ -71,11 +71,15 @@ impl TurnThreads {
 
     /// Run `turn` on the thread running the fewest turns.
     pub fn spawn(&self, turn: impl Future<Output = ()> + Send + 'static) {
-        let thread = self
+        let Some(thread) = self
             .threads
             .iter()
             .min_by_key(|t| t.running.load(Ordering::Relaxed))
-            .expect("at least one thread");
+        else {
+            // No turn thread (none was asked for): the caller's runtime.
+            tokio::spawn(turn);
+            return;
+        };
         let running = thread.running.clone();
         running.fetch_add(1, Ordering::Relaxed);
         let job = Box::pin(async move {

@@ -5,7 +5,7 @@ mod registry;
 mod runtime_id;
 mod selection;
 
-pub use registry::HarnessRegistry;
+pub use registry::{HarnessIdError, HarnessRegistry};
 pub use runtime_id::{normalize, RuntimeId, BUILTIN};
 pub use selection::{
     codex_eligible, select, PolicyScopes, Reason, Selection, SelectionError, SelectionRequest,

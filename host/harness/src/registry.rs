@@ -5,6 +5,17 @@ use std::sync::Arc;
 
 use clawhost_agent_core::{Harness, Route, Support};
 
+/// Why harnesses could not be registered.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HarnessIdError {
+    /// A plugin registers a harness under a built-in id or alias.
+    #[error("harness id `{0}` is reserved")]
+    Reserved(String),
+    /// Two plugins register the same id.
+    #[error("two plugins register harness `{0}`")]
+    Duplicate(String),
+}
+
 /// Plugin harnesses by runtime id (the built-in `openclaw` is not listed).
 #[derive(Default, Clone)]
 pub struct HarnessRegistry {
@@ -13,15 +24,15 @@ pub struct HarnessRegistry {
 
 impl HarnessRegistry {
     /// Register harnesses; a duplicate or reserved id is an error naming it.
-    pub fn new(harnesses: Vec<Arc<dyn Harness>>) -> Result<Self, String> {
+    pub fn new(harnesses: Vec<Arc<dyn Harness>>) -> Result<Self, HarnessIdError> {
         let mut map = BTreeMap::new();
         for h in harnesses {
             let id = h.id().to_string();
             if crate::normalize(Some(&id)) != crate::RuntimeId::Plugin(id.clone()) {
-                return Err(format!("harness id `{id}` is reserved"));
+                return Err(HarnessIdError::Reserved(id));
             }
             if map.insert(id.clone(), h).is_some() {
-                return Err(format!("two plugins register harness `{id}`"));
+                return Err(HarnessIdError::Duplicate(id));
             }
         }
         Ok(Self { harnesses: map })

@@ -41,7 +41,7 @@ pub use persist::PersistRun;
 pub use prompt::BuiltPrompt;
 pub use run_hooks::{AgentStartRun, ModelResolveRun};
 pub use runner::{
-    BeforeToolCallResult, CompactionHookResult, FailPolicy, HookDecisionRecord, HookError,
-    HookHandler, HookRegistration, HookRunner, Observed, ToolMatcher, ToolResultRun,
+    BadToolPattern, BeforeToolCallResult, CompactionHookResult, FailPolicy, HookDecisionRecord,
+    HookError, HookHandler, HookRegistration, HookRunner, Observed, ToolMatcher, ToolResultRun,
 };
 pub use shared_json::SharedJson;

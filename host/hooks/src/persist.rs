@@ -19,7 +19,7 @@ pub struct PersistRun<T> {
 /// Whether `replacement` may stand in for `message` in the transcript: the
 /// same kind of message, answering or asking the same tool calls (a replaced
 /// message must not break the pairing of calls and results).
-fn same_shape(message: &Message, replacement: &Message) -> Result<(), String> {
+fn same_shape(message: &Message, replacement: &Message) -> Result<(), HookError> {
     let ids = |m: &Message| -> Vec<String> {
         match m {
             Message::Assistant { tool_calls, .. } => {
@@ -30,10 +30,14 @@ fn same_shape(message: &Message, replacement: &Message) -> Result<(), String> {
         }
     };
     if std::mem::discriminant(message) != std::mem::discriminant(replacement) {
-        return Err("the replacement is a different kind of message".into());
+        return Err(HookError::Failed(
+            "the replacement is a different kind of message".into(),
+        ));
     }
     if ids(message) != ids(replacement) {
-        return Err("the replacement changes the tool call ids".into());
+        return Err(HookError::Failed(
+            "the replacement changes the tool call ids".into(),
+        ));
     }
     Ok(())
 }
@@ -106,7 +110,7 @@ impl HookRunner {
                             event.message = message;
                             continue;
                         }
-                        Err(why) => HookError::Failed(why),
+                        Err(error) => error,
                     }
                 }
                 Ok(HookOutcome::BeforeMessageWrite(MessageWriteOutcome::Block(reason))) => {

@@ -154,7 +154,7 @@ impl HookRunner {
             return;
         }
         let runner = self.clone();
-        let mut detached = self.detached.lock().expect("detached hooks");
+        let mut detached = clawhost_agent_core::lock(&self.detached);
         // Forget the ones that finished.
         while detached.try_join_next().is_some() {}
         detached.spawn(async move {
@@ -168,7 +168,7 @@ impl HookRunner {
     /// Wait for the hooks fired without waiting to finish (each is bounded
     /// by its deadline), so none is lost when a session or the process ends.
     pub async fn settle(&self) {
-        let mut pending = std::mem::take(&mut *self.detached.lock().expect("detached hooks"));
+        let mut pending = std::mem::take(&mut *clawhost_agent_core::lock(&self.detached));
         while pending.join_next().await.is_some() {}
     }
 }

@@ -70,6 +70,16 @@ pub struct HookRegistration {
     pub handler: Arc<dyn HookHandler>,
 }
 
+/// A tool pattern of a hook subscription that is not a valid glob.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("tool pattern `{pattern}` is not a valid glob: {error}")]
+pub struct BadToolPattern {
+    /// The pattern.
+    pub pattern: String,
+    /// Why.
+    pub error: globset::Error,
+}
+
 /// The tools a tool hook subscribed to: names or globs, without regard to ASCII case.
 #[derive(Clone, Debug)]
 pub struct ToolMatcher {
@@ -80,7 +90,7 @@ pub struct ToolMatcher {
 impl ToolMatcher {
     /// A matcher for these names or globs; `None` when the list is empty
     /// (every tool). `Err` names the pattern that is not a valid glob.
-    pub fn new(patterns: &[String]) -> Result<Option<Self>, String> {
+    pub fn new(patterns: &[String]) -> Result<Option<Self>, BadToolPattern> {
         if patterns.is_empty() {
             return Ok(None);
         }
@@ -90,12 +100,16 @@ impl ToolMatcher {
                 .case_insensitive(true)
                 .literal_separator(false)
                 .build()
-                .map_err(|e| format!("tool pattern `{p}` is not a valid glob: {e}"))?;
+                .map_err(|error| BadToolPattern {
+                    pattern: p.clone(),
+                    error,
+                })?;
             set.add(glob);
         }
-        let set = set
-            .build()
-            .map_err(|e| format!("tool patterns {patterns:?}: {e}"))?;
+        let set = set.build().map_err(|error| BadToolPattern {
+            pattern: patterns.join(", "),
+            error,
+        })?;
         Ok(Some(Self {
             patterns: patterns.to_vec(),
             set,

@@ -85,18 +85,17 @@ impl ModelRuntimes {
 
     /// Build a generation from `config` and publish it if it is whole.
     pub fn rebuild(&self, config: &Config) -> Result<Arc<GenerationSet>, GenerationError> {
-        let _serialized = self.build.lock().unwrap_or_else(|p| p.into_inner());
+        let _serialized = clawhost_agent_core::lock(&self.build);
         let number = self.next_number.fetch_add(1, Ordering::SeqCst) + 1;
         match build(number, config) {
             Ok(set) => {
                 let set = Arc::new(set);
                 self.published.store(Some(set.clone()));
-                *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                *clawhost_agent_core::lock(&self.last_error) = None;
                 tracing::info!(generation = number, "model runtime generation published");
                 Ok(set)
             }
-            Err(reason) => {
-                let error = GenerationError { number, reason };
+            Err(error) => {
                 tracing::error!(%error, "model runtime generation not published; previous one keeps serving");
                 self.record_failure(error.clone());
                 Err(error)
@@ -107,7 +106,7 @@ impl ModelRuntimes {
     /// Record a failure that happened before a build could start (e.g. the
     /// config file does not parse).
     pub fn record_failure(&self, error: GenerationError) {
-        *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(error);
+        *clawhost_agent_core::lock(&self.last_error) = Some(error);
     }
 
     /// Take a number for a failure recorded outside [`Self::rebuild`].
@@ -130,15 +129,13 @@ impl ModelRuntimes {
 
     /// The last failed build, if the latest attempt failed.
     pub fn last_error(&self) -> Option<GenerationError> {
-        self.last_error
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        clawhost_agent_core::lock(&self.last_error).clone()
     }
 }
 
-fn build(number: u64, config: &Config) -> Result<GenerationSet, String> {
-    let registry = Arc::new(ModelRegistry::build(config).map_err(|e| e.to_string())?);
+fn build(number: u64, config: &Config) -> Result<GenerationSet, GenerationError> {
+    let failed = |reason: String| GenerationError { number, reason };
+    let registry = Arc::new(ModelRegistry::build(config).map_err(|e| failed(e.to_string()))?);
     let auth = registry.auth_templates();
     let catalog = registry.catalog();
     let mut agents = BTreeMap::new();
@@ -146,10 +143,13 @@ fn build(number: u64, config: &Config) -> Result<GenerationSet, String> {
         let settings = config
             .agents
             .settings(&id)
-            .expect("listed agent has settings");
-        registry
-            .resolve(&settings.model)
-            .map_err(|e| format!("agent `{id}`: model `{}`: {}", settings.model, e.message))?;
+            .ok_or_else(|| failed(format!("agent `{id}` has no settings")))?;
+        registry.resolve(&settings.model).map_err(|e| {
+            failed(format!(
+                "agent `{id}`: model `{}`: {}",
+                settings.model, e.message
+            ))
+        })?;
         agents.insert(
             id.clone(),
             Arc::new(ModelRuntimeGeneration {

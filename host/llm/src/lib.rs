@@ -17,7 +17,7 @@ pub mod transport;
 
 pub use auth::{AuthSource, AuthTemplate, Secret};
 pub use generation::{GenerationError, GenerationSet, ModelRuntimeGeneration, ModelRuntimes};
-pub use model_ref::ModelRef;
+pub use model_ref::{BadModelRef, ModelRef};
 pub use registry::{CatalogEntry, ModelRegistry, ProviderEntry, RegistryError};
 pub use scripted::{ScriptStep, ScriptedModel, ScriptedToolCall};
 pub use stream::{Assembler, EventParser, StreamEvent};

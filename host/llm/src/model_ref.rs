@@ -9,17 +9,20 @@ pub struct ModelRef {
     pub model: String,
 }
 
+/// A text that is not `provider/model`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("model ref `{0}` is not of the form provider/model")]
+pub struct BadModelRef(pub String);
+
 impl ModelRef {
     /// Parse `provider/model`.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, BadModelRef> {
         match text.split_once('/') {
             Some((p, m)) if !p.trim().is_empty() && !m.trim().is_empty() => Ok(Self {
                 provider: p.trim().to_string(),
                 model: m.trim().to_string(),
             }),
-            _ => Err(format!(
-                "model ref `{text}` is not of the form provider/model"
-            )),
+            _ => Err(BadModelRef(text.into())),
         }
     }
 }

@@ -82,9 +82,12 @@ pub struct ModelRegistry {
     http: reqwest::Client,
 }
 
-fn scripted_default() -> ProviderConfig {
+fn scripted_default() -> Result<ProviderConfig, RegistryError> {
     serde_json::from_value(serde_json::json!({"api": "scripted", "models": [{"id": "demo"}]}))
-        .expect("static scripted provider config")
+        .map_err(|e| RegistryError {
+            provider: "scripted".into(),
+            reason: e.to_string(),
+        })
 }
 
 impl ModelRegistry {
@@ -93,9 +96,9 @@ impl ModelRegistry {
     pub fn build(config: &Config) -> Result<Self, RegistryError> {
         let mut providers = BTreeMap::new();
         let mut configured = config.models.providers.clone();
-        configured
-            .entry("scripted".into())
-            .or_insert_with(scripted_default);
+        if !configured.contains_key("scripted") {
+            configured.insert("scripted".into(), scripted_default()?);
+        }
         // A built-in provider an agent names needs no entry of its own.
         for model_ref in config.agents.model_refs() {
             if let Ok(r) = ModelRef::parse(&model_ref) {
@@ -181,7 +184,7 @@ impl ModelRegistry {
         model_ref: &str,
     ) -> Result<(Arc<ProviderEntry>, ModelConfig), ModelError> {
         let r = ModelRef::parse(model_ref)
-            .map_err(|e| ModelError::new(ModelErrorKind::UnknownModel, e))?;
+            .map_err(|e| ModelError::new(ModelErrorKind::UnknownModel, e.to_string()))?;
         let provider = self.providers.get(&r.provider).ok_or_else(|| {
             ModelError::new(
                 ModelErrorKind::UnknownModel,
@@ -192,16 +195,12 @@ impl ModelRegistry {
                 ),
             )
         })?;
-        let model = provider
-            .config
-            .models
-            .iter()
-            .find(|m| m.id == r.model)
-            .cloned()
-            .unwrap_or_else(|| {
-                serde_json::from_value(serde_json::json!({"id": r.model}))
-                    .expect("static model config")
-            });
+        let model = match provider.config.models.iter().find(|m| m.id == r.model) {
+            Some(model) => model.clone(),
+            // An unlisted model of a listed provider: the defaults.
+            None => serde_json::from_value(serde_json::json!({"id": r.model}))
+                .map_err(|e| ModelError::new(ModelErrorKind::UnknownModel, e.to_string()))?,
+        };
         Ok((provider.clone(), model))
     }
 
@@ -345,7 +344,7 @@ impl ModelClient for ModelRegistry {
             without_images(request)
         };
         let base = provider.base_url();
-        let (url, body, mut parser): (String, Vec<u8>, Box<dyn EventParser>) =
+        let (url, body, mut parser): (String, serde_json::Result<Vec<u8>>, Box<dyn EventParser>) =
             match provider.config.api {
                 ApiKind::OpenaiCompletions => (
                     format!("{base}/chat/completions"),
@@ -372,6 +371,9 @@ impl ModelClient for ModelRegistry {
                     ))
                 }
             };
+        let body = body.map_err(|e| {
+            ModelError::new(ModelErrorKind::BadRequest, format!("request body: {e}"))
+        })?;
         let req = HttpRequest {
             provider: &provider.id,
             url,

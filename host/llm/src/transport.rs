@@ -203,16 +203,16 @@ where
     let last_bytes = std::sync::Arc::new(std::sync::Mutex::new(tokio::time::Instant::now()));
     let seen = last_bytes.clone();
     let bytes = bytes.inspect(move |_| {
-        *seen.lock().expect("idle clock") = tokio::time::Instant::now();
+        *clawhost_agent_core::lock(&seen) = tokio::time::Instant::now();
     });
     let mut events = bytes.eventsource();
     let mut assembler = Assembler::default();
     loop {
-        let deadline = *last_bytes.lock().expect("idle clock") + idle_timeout;
+        let deadline = *clawhost_agent_core::lock(&last_bytes) + idle_timeout;
         let next = match tokio::time::timeout_at(deadline, events.next()).await {
             Ok(next) => next,
             // Bytes came meanwhile (a comment): wait on from them.
-            Err(_) if *last_bytes.lock().expect("idle clock") + idle_timeout > deadline => continue,
+            Err(_) if *clawhost_agent_core::lock(&last_bytes) + idle_timeout > deadline => continue,
             Err(_) => {
                 return Err(ModelError::new(
                     ModelErrorKind::Timeout,

@@ -14,7 +14,7 @@ use crate::admission;
 use crate::api_version;
 use crate::cache::{CacheOutcome, ComponentCache};
 use crate::engine::PluginEngine;
-use crate::manifest::PluginPackage;
+use crate::manifest::{ComponentFileError, PluginPackage};
 use crate::LoadError;
 use clawhost_config::PluginsConfig;
 
@@ -39,9 +39,7 @@ pub(crate) struct Shared {
 impl Shared {
     /// The slot of `sha256`: locked while its component is being acquired.
     fn slot(&self, sha256: &str) -> Arc<tokio::sync::Mutex<Option<Component>>> {
-        self.by_digest
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        clawhost_agent_core::lock(&self.by_digest)
             .entry(sha256.to_string())
             .or_default()
             .clone()
@@ -62,10 +60,10 @@ pub(crate) struct Source<'a> {
     pub shared: &'a Shared,
 }
 
-async fn blocking<T: Send + 'static>(
+async fn blocking<T: Send + 'static, E: std::fmt::Display + Send + 'static>(
     id: &str,
     stage: &'static str,
-    work: impl FnOnce() -> Result<T, String> + Send + 'static,
+    work: impl FnOnce() -> Result<T, E> + Send + 'static,
 ) -> Result<T, LoadError> {
     let runtime = |reason: String| LoadError::Runtime {
         id: id.into(),
@@ -75,7 +73,8 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|e| runtime(e.to_string()))?
-        .map_err(runtime)
+        // `#`: an error's causes too (anyhow's chain).
+        .map_err(|e| runtime(format!("{e:#}")))
 }
 
 /// The compiled component of `package` (whose id is `id`), its pin
@@ -86,16 +85,16 @@ pub(crate) async fn acquire(
     source: Source<'_>,
     id: &str,
     package: &PluginPackage,
-    remembered: Result<Option<String>, String>,
+    remembered: Result<Option<String>, ComponentFileError>,
     expected: Option<&str>,
 ) -> Result<Acquired, LoadError> {
     let max = source.config.limits.max_component_mb << 20;
     // Fast path: a remembered digest of the unchanged file, pinned, and a
     // verified artifact for it.
-    let remembered = remembered.map_err(|reason| LoadError::Runtime {
+    let remembered = remembered.map_err(|e| LoadError::Runtime {
         id: id.into(),
         stage: "reading the component",
-        reason,
+        reason: e.to_string(),
     })?;
     if let Some(sha256) = remembered.clone() {
         admission::check_pin(id, &sha256, source.config)?;
@@ -111,7 +110,7 @@ pub(crate) async fn acquire(
     let (bytes, sha256) = blocking(id, "reading the component", move || {
         let (bytes, stamp) = reader.read_component(max)?;
         let sha256 = cache.digest(&reader.component_path(), stamp.as_ref(), &bytes);
-        Ok((bytes, sha256))
+        Ok::<_, ComponentFileError>((bytes, sha256))
     })
     .await?;
     if let Some(expected) = expected.filter(|e| *e != sha256) {
@@ -149,7 +148,7 @@ pub(crate) async fn acquire(
             blocking(id, "reading the component", move || {
                 let (bytes, _) = reader.read_component(max)?;
                 if admission::sha256_hex(&bytes) != expected {
-                    return Err("the component file changed while it was loading".into());
+                    return Err(ComponentFileError::Changed);
                 }
                 Ok(bytes)
             })
@@ -161,15 +160,17 @@ pub(crate) async fn acquire(
         .compiles
         .acquire()
         .await
-        .expect("the semaphore is never closed");
+        .map_err(|e| LoadError::Runtime {
+            id: id.into(),
+            stage: "compiling",
+            reason: e.to_string(),
+        })?;
     let started = std::time::Instant::now();
     // `phase` and `plugin` let a front end draw one progress line per compile.
     tracing::info!(target: "clawhost::progress", phase = "compiling", plugin = id, "compiling plugin `{id}` ({:.1} MB)…", bytes.len() as f64 / 1e6);
     let (engine, cache, key) = (source.engine.clone(), source.cache.clone(), sha256.clone());
     let compiled = blocking(id, "compiling", move || {
-        cache
-            .compile(engine.engine(), &key, &bytes)
-            .map_err(|e| format!("{e:#}"))
+        cache.compile(engine.engine(), &key, &bytes)
     })
     .await;
     let seconds = started.elapsed().as_secs_f64();
@@ -228,7 +229,7 @@ async fn lookup(
         sha256.to_string(),
     );
     blocking(id, "loading the compiled component", move || {
-        Ok(cache.lookup(engine.engine(), &key))
+        Ok::<_, std::convert::Infallible>(cache.lookup(engine.engine(), &key))
     })
     .await
 }
@@ -318,10 +319,13 @@ impl LazyComponent {
         let (component, _) = self
             .cell
             .get_or_try_init(|| async {
-                let d = self
-                    .deferred
-                    .as_ref()
-                    .expect("a component without a deferred source was set at load");
+                let Some(d) = self.deferred.as_ref() else {
+                    return Err(LoadError::Runtime {
+                        id: "(component)".into(),
+                        stage: "loading",
+                        reason: "neither loaded nor deferred".into(),
+                    });
+                };
                 let acquired = acquire(
                     d.source.source(),
                     &d.id,

@@ -477,7 +477,7 @@ impl PluginHost {
         )
         .map_err(|reason| LoadError::Registration {
             id: id.clone(),
-            reason,
+            reason: reason.to_string(),
         })?;
         let remembered = remembered.then(Arc::<AtomicBool>::default);
         if let Some(outdated) = remembered.clone() {

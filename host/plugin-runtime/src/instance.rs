@@ -154,21 +154,15 @@ impl PluginInstance {
     /// instance calls `register` before anything else and hands the answer
     /// to `then`.
     pub(crate) fn register_on_first_instance(&self, then: FirstRegister) {
-        *self
-            .first_register
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) = Some(then);
+        *clawhost_agent_core::lock(&self.first_register) = Some(then);
     }
 
     fn registers_first(&self) -> bool {
-        self.first_register
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_some()
+        clawhost_agent_core::lock(&self.first_register).is_some()
     }
 
     fn health(&self) -> std::sync::MutexGuard<'_, Health> {
-        self.health.lock().unwrap_or_else(|p| p.into_inner())
+        clawhost_agent_core::lock(&self.health)
     }
 
     /// Why the plugin is quarantined and how long until its next trial call
@@ -236,11 +230,7 @@ impl PluginInstance {
             // As at a load without a record: `register` runs first, under
             // the instance's own deadline.
             let reply = guest.call(&mut store, Request::Register).await?;
-            let then = self
-                .first_register
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .take();
+            let then = clawhost_agent_core::lock(&self.first_register).take();
             match (then, reply.answer) {
                 (Some(then), Answer::Declared(d))
                     if reply.largest_text <= self.limits.max_output_bytes =>

@@ -40,7 +40,8 @@ pub use error::{CallError, LoadError};
 pub use host::{LoadReport, PluginHost};
 pub use logs::{LogLevel, LogLine, LogSource};
 pub use manifest::{
-    discover, PluginManifest, PluginPackage, RequestedCapabilities, RequestedDir, MANIFEST_FILE,
+    discover, ComponentFileError, PluginManifest, PluginPackage, RequestedCapabilities,
+    RequestedDir, MANIFEST_FILE,
 };
 pub use owned_path::OwnedPathError;
 pub use plugin::{Declaration, Interfaces, LoadedPlugin, PluginState, PluginStatus};

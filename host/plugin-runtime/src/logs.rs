@@ -97,7 +97,7 @@ impl PluginLogs {
     }
 
     fn buffer(&self) -> std::sync::MutexGuard<'_, Buffer> {
-        self.buffer.lock().unwrap_or_else(|p| p.into_inner())
+        clawhost_agent_core::lock(&self.buffer)
     }
 
     /// Start a call: the per-call budget is full again. The call ends when

@@ -174,9 +174,12 @@ impl PluginPackage {
     /// symlink out of it is refused), be a regular file and hold at most
     /// `max` bytes. Nothing else is opened, so a FIFO or device never blocks.
     /// The stamp is there when the file did not change while it was read.
-    pub fn read_component(&self, max: u64) -> Result<(Vec<u8>, Option<FileStamp>), String> {
+    pub fn read_component(
+        &self,
+        max: u64,
+    ) -> Result<(Vec<u8>, Option<FileStamp>), ComponentFileError> {
         let real = self.real_component_path()?;
-        read_stamped(&real, max).map_err(|e| format!("{}: {e}", self.component_path().display()))
+        read_stamped(&real, max).map_err(|e| ComponentFileError::io(self.component_path(), e))
     }
 
     /// The component file's canonical path and stamp, under the same rules
@@ -187,8 +190,8 @@ impl PluginPackage {
         &self,
         max: u64,
         real_dir: Option<&Path>,
-    ) -> Result<(PathBuf, FileStamp), String> {
-        let shown = |e: std::io::Error| format!("{}: {e}", self.component_path().display());
+    ) -> Result<(PathBuf, FileStamp), ComponentFileError> {
+        let shown = |e: std::io::Error| ComponentFileError::io(self.component_path(), e);
         // A plain path's `lstat`s give the stamp; otherwise resolve and open.
         if let Some(stamped) = real_dir
             .and_then(|dir| plain_stamp_under(dir, Path::new(&self.manifest.component), max))
@@ -201,31 +204,32 @@ impl PluginPackage {
     }
 
     /// The component file's canonical path, which must be inside the package.
-    fn real_component_path(&self) -> Result<PathBuf, String> {
+    fn real_component_path(&self) -> Result<PathBuf, ComponentFileError> {
         self.real_component_path_in(None)
     }
 
     /// [`Self::real_component_path`], given the package directory's
     /// canonical path (else it is resolved here).
-    fn real_component_path_in(&self, real_dir: Option<&Path>) -> Result<PathBuf, String> {
+    fn real_component_path_in(
+        &self,
+        real_dir: Option<&Path>,
+    ) -> Result<PathBuf, ComponentFileError> {
         let path = self.component_path();
-        let shown = path.display();
         let package = match real_dir {
             Some(dir) => dir.to_path_buf(),
             None => self
                 .dir
                 .canonicalize()
-                .map_err(|e| format!("{}: {e}", self.dir.display()))?,
+                .map_err(|e| ComponentFileError::io(self.dir.clone(), e))?,
         };
         if let Some(real) = plain_path_under(&package, Path::new(&self.manifest.component)) {
             return Ok(real);
         }
-        let real = path.canonicalize().map_err(|e| format!("{shown}: {e}"))?;
+        let real = path
+            .canonicalize()
+            .map_err(|e| ComponentFileError::io(path.clone(), e))?;
         if !real.starts_with(&package) {
-            return Err(format!(
-                "{shown} resolves to {}, outside the package",
-                real.display()
-            ));
+            return Err(ComponentFileError::OutsidePackage { path, real });
         }
         Ok(real)
     }
@@ -304,5 +308,38 @@ mod tests {
             super::discover(dir.path()).unwrap(),
             vec![dir.path().join("a")]
         );
+    }
+}
+
+/// Why a package's component file cannot be used.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ComponentFileError {
+    /// It could not be resolved, stamped or read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path as the manifest names it.
+        path: PathBuf,
+        /// The I/O error (shared: the error is kept with the package's files).
+        source: std::sync::Arc<std::io::Error>,
+    },
+    /// It resolves outside its package (a symlink out of it).
+    #[error("{} resolves to {}, outside the package", path.display(), real.display())]
+    OutsidePackage {
+        /// The path as the manifest names it.
+        path: PathBuf,
+        /// Where it resolves.
+        real: PathBuf,
+    },
+    /// Its bytes changed while the host was loading it.
+    #[error("the component file changed while it was loading")]
+    Changed,
+}
+
+impl ComponentFileError {
+    fn io(path: PathBuf, source: std::io::Error) -> Self {
+        Self::Io {
+            path,
+            source: std::sync::Arc::new(source),
+        }
     }
 }

@@ -34,7 +34,7 @@ pub(crate) struct PackageFiles {
     pub component_file: Option<PathBuf>,
     /// The digest remembered for the component file's current stamp
     /// (`Ok(None)`: none; `Err`: the file could not be stat'ed).
-    pub remembered: Result<Option<String>, String>,
+    pub remembered: Result<Option<String>, crate::manifest::ComponentFileError>,
     /// The plugin's grants; `None` when not read (a disabled or unlisted plugin).
     pub grants: Option<Result<EffectiveGrants, LoadError>>,
     /// The declaration (and component facts) remembered under the key this
@@ -102,12 +102,13 @@ impl Reader {
 
     /// Read one package's files on a blocking thread.
     pub(crate) async fn read_one(&self, dir: &Path) -> PackageFiles {
-        let dir = PackageDir {
+        let found = PackageDir {
             dir: dir.to_path_buf(),
             candidate: false,
         };
-        let read = self.read_all(&[dir]).await.pop().flatten();
-        read.expect("a package that is not a candidate is read")
+        let read = self.read_all(&[found]).await.pop().flatten();
+        // A package that is not a candidate is always read.
+        read.unwrap_or_else(|| PackageFiles::failed(dir.to_path_buf(), "not read".into()))
     }
 
     /// Read one package's files (blocking).

@@ -46,6 +46,83 @@ pub const MAX_ID_CHARS: usize = 64;
 /// Reserved runtime ids a plugin harness may not take.
 const RESERVED_HARNESS_IDS: &[&str] = &["openclaw", "pi", "auto", "default", "codex-app-server"];
 
+/// Why a plugin's declaration is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistrationError {
+    /// `register` returned another id than the manifest's.
+    #[error("register() returned id `{returned}` but the manifest says `{manifest}`")]
+    IdMismatch {
+        /// The id returned (clipped).
+        returned: String,
+        /// The manifest's id.
+        manifest: String,
+    },
+    /// More tools than allowed.
+    #[error("it declares {0} tools; at most {MAX_TOOLS} are allowed")]
+    TooManyTools(usize),
+    /// A tool name past the length limit (clipped).
+    #[error("tool name `{0}` is longer than {MAX_ID_CHARS} characters")]
+    ToolNameTooLong(String),
+    /// A tool's parameters are not JSON.
+    #[error("tool `{tool}`: parameters is not valid JSON: {reason}")]
+    ParametersNotJson {
+        /// The tool.
+        tool: String,
+        /// The parser's message.
+        reason: String,
+    },
+    /// Two tools of one name.
+    #[error("tool `{0}` is registered twice")]
+    DuplicateTool(String),
+    /// A tool's name or schema does not pass the registry's check.
+    #[error(transparent)]
+    BadTool(#[from] clawhost_tools::RegistryError),
+    /// One hook subscribed twice.
+    #[error("hook `{0}` is subscribed twice")]
+    DuplicateHook(HookKind),
+    /// A tool hook names more tool patterns than allowed.
+    #[error("hook `{hook}` names {count} tool patterns; at most {MAX_TOOL_PATTERNS} are allowed")]
+    TooManyPatterns {
+        /// The hook.
+        hook: HookKind,
+        /// How many it names.
+        count: usize,
+    },
+    /// A tool pattern past the length limit.
+    #[error(
+        "hook `{hook}`: a tool pattern of {bytes} bytes; at most {MAX_NAME_BYTES} are allowed"
+    )]
+    PatternTooLong {
+        /// The hook.
+        hook: HookKind,
+        /// The pattern's length.
+        bytes: usize,
+    },
+    /// A tool pattern that is not a glob.
+    #[error("hook `{hook}`: {error}")]
+    BadPattern {
+        /// The hook.
+        hook: HookKind,
+        /// Why.
+        error: clawhost_hooks::BadToolPattern,
+    },
+    /// Harness ids without the harness export.
+    #[error("it declares harnesses but does not export the harness interface")]
+    HarnessWithoutExport,
+    /// The harness export without a harness id.
+    #[error("it exports the harness interface but declares no harness id")]
+    ExportWithoutHarness,
+    /// More than one harness.
+    #[error("a plugin provides at most one harness")]
+    TooManyHarnesses,
+    /// A harness plugin with tools or hooks.
+    #[error("a harness plugin may not also provide tools or hooks")]
+    HarnessWithToolsOrHooks,
+    /// A harness id that is malformed or reserved (clipped).
+    #[error("harness id `{0}` is invalid or reserved")]
+    BadHarnessId(String),
+}
+
 /// Check what a plugin declared against its manifest and convert it.
 /// `remembered`: the declaration is one this host checked in full before
 /// (a verified record), so tool schemas compile at their first use.
@@ -55,29 +132,29 @@ pub(crate) fn check(
     d: Declared,
     exports_harness: bool,
     remembered: bool,
-) -> Result<Registration, String> {
+) -> Result<Registration, RegistrationError> {
     if let Some(id) = d.id.as_deref().filter(|id| *id != manifest_id) {
-        return Err(format!(
-            "register() returned id `{}` but the manifest says `{manifest_id}`",
-            clip(id, MAX_ID_CHARS)
-        ));
+        return Err(RegistrationError::IdMismatch {
+            returned: clip(id, MAX_ID_CHARS).into_owned(),
+            manifest: manifest_id.into(),
+        });
     }
     if d.tools.len() > MAX_TOOLS {
-        return Err(format!(
-            "it declares {} tools; at most {MAX_TOOLS} are allowed",
-            d.tools.len()
-        ));
+        return Err(RegistrationError::TooManyTools(d.tools.len()));
     }
     let mut tools = Vec::new();
     for t in d.tools {
         if t.name.chars().count() > MAX_ID_CHARS {
-            return Err(format!(
-                "tool name `{}` is longer than {MAX_ID_CHARS} characters",
-                clip(&t.name, MAX_ID_CHARS)
+            return Err(RegistrationError::ToolNameTooLong(
+                clip(&t.name, MAX_ID_CHARS).into_owned(),
             ));
         }
-        let parameters: serde_json::Value = serde_json::from_str(&t.parameters)
-            .map_err(|e| format!("tool `{}`: parameters is not valid JSON: {e}", t.name))?;
+        let parameters: serde_json::Value = serde_json::from_str(&t.parameters).map_err(|e| {
+            RegistrationError::ParametersNotJson {
+                tool: t.name.clone(),
+                reason: e.to_string(),
+            }
+        })?;
         let spec = ToolSpec {
             name: t.name,
             description: t.description,
@@ -87,57 +164,51 @@ pub(crate) fn check(
             .iter()
             .any(|t: &clawhost_tools::CheckedTool| t.spec.name == spec.name)
         {
-            return Err(format!("tool `{}` is registered twice", spec.name));
+            return Err(RegistrationError::DuplicateTool(spec.name));
         }
         let checked = if remembered {
             clawhost_tools::CheckedTool::remembered(spec)
         } else {
             clawhost_tools::CheckedTool::check(spec)
         };
-        tools.push(checked.map_err(|e| e.to_string())?);
+        tools.push(checked?);
     }
     let mut hooks: Vec<(HookKind, i32)> = Vec::new();
     for (kind, priority) in d.hooks {
         if hooks.iter().any(|(k, _)| *k == kind) {
-            return Err(format!("hook `{}` is subscribed twice", kind.name()));
+            return Err(RegistrationError::DuplicateHook(kind));
         }
         hooks.push((kind, priority));
     }
     let mut tool_matchers = Vec::new();
     for (kind, patterns) in d.tool_filters {
         if patterns.len() > MAX_TOOL_PATTERNS {
-            return Err(format!(
-                "hook `{}` names {} tool patterns; at most {MAX_TOOL_PATTERNS} are allowed",
-                kind.name(),
-                patterns.len()
-            ));
+            return Err(RegistrationError::TooManyPatterns {
+                hook: kind,
+                count: patterns.len(),
+            });
         }
         if let Some(p) = patterns.iter().find(|p| p.len() > MAX_NAME_BYTES) {
-            return Err(format!(
-                "hook `{}`: a tool pattern of {} bytes; at most {MAX_NAME_BYTES} are allowed",
-                kind.name(),
-                p.len()
-            ));
+            return Err(RegistrationError::PatternTooLong {
+                hook: kind,
+                bytes: p.len(),
+            });
         }
-        if let Some(matcher) =
-            ToolMatcher::new(&patterns).map_err(|e| format!("hook `{}`: {e}", kind.name()))?
+        if let Some(matcher) = ToolMatcher::new(&patterns)
+            .map_err(|error| RegistrationError::BadPattern { hook: kind, error })?
         {
             tool_matchers.push((kind, matcher));
         }
     }
     match (exports_harness, d.harnesses.len()) {
         (false, 0) | (true, 1) => {}
-        (false, _) => {
-            return Err("it declares harnesses but does not export the harness interface".into())
-        }
-        (true, 0) => {
-            return Err("it exports the harness interface but declares no harness id".into())
-        }
-        (true, _) => return Err("a plugin provides at most one harness".into()),
+        (false, _) => return Err(RegistrationError::HarnessWithoutExport),
+        (true, 0) => return Err(RegistrationError::ExportWithoutHarness),
+        (true, _) => return Err(RegistrationError::TooManyHarnesses),
     }
     if exports_harness && (!tools.is_empty() || !hooks.is_empty()) {
         // Its tool or hook calls would re-enter the instance running the turn.
-        return Err("a harness plugin may not also provide tools or hooks".into());
+        return Err(RegistrationError::HarnessWithToolsOrHooks);
     }
     for h in &d.harnesses {
         let ok = !h.is_empty()
@@ -145,9 +216,8 @@ pub(crate) fn check(
             && h.chars()
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_');
         if !ok || RESERVED_HARNESS_IDS.contains(&h.as_str()) {
-            return Err(format!(
-                "harness id `{}` is invalid or reserved",
-                clip(h, MAX_ID_CHARS)
+            return Err(RegistrationError::BadHarnessId(
+                clip(h, MAX_ID_CHARS).into_owned(),
             ));
         }
     }

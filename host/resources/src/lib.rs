@@ -175,10 +175,9 @@ fn resolve(
             .filter_map(Result::ok)
             .skip(1)
         {
-            let rel = entry
-                .path()
-                .strip_prefix(root)
-                .expect("walk stays under root");
+            let Ok(rel) = entry.path().strip_prefix(root) else {
+                continue; // the walk stays under root
+            };
             if set.is_match(rel) {
                 // An extension is a plugin package directory; the other
                 // kinds are files.

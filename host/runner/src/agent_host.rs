@@ -163,10 +163,7 @@ impl AgentHost {
 
     /// Why the last reload failed, if it did (cleared by a good one).
     pub fn last_reload_error(&self) -> Option<String> {
-        self.last_reload_error
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        clawhost_agent_core::lock(&self.last_reload_error).clone()
     }
 
     /// Re-read the config file and publish a complete new generation: the
@@ -177,10 +174,8 @@ impl AgentHost {
     pub async fn reload(&self) -> anyhow::Result<ReloadReport> {
         let _one_at_a_time = self.reloading.lock().await;
         let result = self.reload_inner().await;
-        *self
-            .last_reload_error
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) = result.as_ref().err().map(|e| format!("{e:#}"));
+        *clawhost_agent_core::lock(&self.last_reload_error) =
+            result.as_ref().err().map(|e| format!("{e:#}"));
         result
     }
 

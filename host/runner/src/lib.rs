@@ -156,7 +156,7 @@ impl EmbeddedRunner {
             )
             .with_approvals(config.approvals.clone()),
         );
-        let harnesses = HarnessRegistry::new(plugins.harnesses()).map_err(anyhow::Error::msg)?;
+        let harnesses = HarnessRegistry::new(plugins.harnesses())?;
         Ok(Self {
             config,
             plugins,

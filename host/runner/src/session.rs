@@ -340,11 +340,13 @@ impl EmbeddedRunner {
                 .run_builtin(generation, ctx, &session.history, (user, prompt), system)
                 .await?);
         }
-        let harness = self
-            .harnesses()
-            .get(runtime)
-            .cloned()
-            .expect("selection only picks registered harnesses");
+        // Selection picks registered harnesses only.
+        let Some(harness) = self.harnesses().get(runtime).cloned() else {
+            return Err(RunError::Harness {
+                harness: runtime.into(),
+                error: clawhost_agent_core::HarnessError::Failed("not registered".into()),
+            });
+        };
         let max_iterations = self.config().agents.defaults.max_iterations;
         let turn = PreparedTurn {
             agent_id: session.agent_id.clone(),

@@ -20,10 +20,7 @@ impl SessionLanes {
 
     /// Wait for the session's lane; the run holds the guard until it ends.
     pub async fn enter(&self, session_id: &str) -> OwnedMutexGuard<()> {
-        let lane = self
-            .lanes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        let lane = clawhost_agent_core::lock(&self.lanes)
             .entry(session_id.to_string())
             .or_default()
             .clone();

@@ -240,11 +240,8 @@ impl SessionStore {
     /// The caller holds the session's lane and gives it back with
     /// [`Self::checkin`].
     pub fn checkout(&self, agent: &str, session: &str) -> Result<Transcript, SessionError> {
-        let kept = self
-            .open
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&(agent.to_string(), session.to_string()));
+        let kept =
+            clawhost_agent_core::lock(&self.open).remove(&(agent.to_string(), session.to_string()));
         match kept {
             Some(t) if t.unchanged_on_disk() => Ok(t),
             _ => self.open(agent, session),
@@ -253,7 +250,7 @@ impl SessionStore {
 
     /// Keep a transcript open for the session's next turn.
     pub fn checkin(&self, agent: &str, t: Transcript) {
-        let mut open = self.open.lock().unwrap_or_else(|p| p.into_inner());
+        let mut open = clawhost_agent_core::lock(&self.open);
         if open.len() >= KEPT_OPEN {
             let evict = open.keys().next().cloned();
             if let Some(k) = evict {
@@ -303,7 +300,7 @@ impl SessionStore {
             t.flush()?;
         }
         let dir = self.agent_dir(agent)?;
-        let _index = self.index_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _index = clawhost_agent_core::lock(&self.index_lock);
         index::append(&dir, &row(t, now_ms())).map_err(|e| SessionError::io(&dir, e))
     }
 
@@ -312,11 +309,8 @@ impl SessionStore {
     pub fn delete(&self, agent: &str, session: &str) -> Result<(), SessionError> {
         let path = self.existing(agent, session)?;
         let dir = self.agent_dir(agent)?;
-        let _index = self.index_lock.lock().unwrap_or_else(|p| p.into_inner());
-        self.open
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&(agent.to_string(), session.to_string()));
+        let _index = clawhost_agent_core::lock(&self.index_lock);
+        clawhost_agent_core::lock(&self.open).remove(&(agent.to_string(), session.to_string()));
         std::fs::remove_file(&path).map_err(|e| SessionError::io(&path, e))?;
         index::append_removal(&dir, session).map_err(|e| SessionError::io(&dir, e))
     }
@@ -337,7 +331,7 @@ impl SessionStore {
         if !dir.is_dir() {
             return Ok(Vec::new());
         }
-        let _index = self.index_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _index = clawhost_agent_core::lock(&self.index_lock);
         let (mut rows, lines) = index::read(&dir).unwrap_or_default();
         let on_disk = transcript_ids(&dir)?;
         let before = rows.len();

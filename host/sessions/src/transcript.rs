@@ -68,7 +68,7 @@ impl Transcript {
             .append(true)
             .open(path)
             .map_err(io)?;
-        let mut line = serde_json::to_string(&header).expect("header serializes");
+        let mut line = serde_json::to_string(&header).map_err(|e| io(e.into()))?;
         line.push('\n');
         file.write_all(line.as_bytes()).map_err(io)?;
         Ok(Self {
@@ -282,7 +282,8 @@ impl Transcript {
             at_ms: now_ms(),
             body,
         };
-        let mut line = serde_json::to_string(&entry).expect("entry serializes");
+        let mut line =
+            serde_json::to_string(&entry).map_err(|e| SessionError::io(&self.path, e.into()))?;
         line.push('\n');
         let file = self.writable()?;
         file.write_all(line.as_bytes())

@@ -71,7 +71,7 @@ impl ApprovalMemory {
         let key = Self::standing(pending);
         let remembered = key
             .as_ref()
-            .is_some_and(|k| self.always.lock().expect("approval memory").contains(k));
+            .is_some_and(|k| clawhost_agent_core::lock(&self.always).contains(k));
         let decision = if remembered {
             ApprovalDecision::AllowAlways
         } else {
@@ -82,7 +82,7 @@ impl ApprovalMemory {
         };
         if decision == ApprovalDecision::AllowAlways && !remembered {
             if let Some(key) = key {
-                self.always.lock().expect("approval memory").insert(key);
+                clawhost_agent_core::lock(&self.always).insert(key);
             }
         }
         ctx.events.emit(TurnEvent::Approval {
@@ -101,9 +101,6 @@ impl ApprovalMemory {
 
     /// Forget the standing answers of a session.
     pub(crate) fn forget(&self, session_id: &str) {
-        self.always
-            .lock()
-            .expect("approval memory")
-            .retain(|(s, _, _)| s != session_id);
+        clawhost_agent_core::lock(&self.always).retain(|(s, _, _)| s != session_id);
     }
 }

@@ -51,7 +51,7 @@ pub struct CompiledSchema(Arc<SchemaCell>);
 
 struct SchemaCell {
     schema: Arc<Value>,
-    compiled: OnceLock<Result<jsonschema::Validator, String>>,
+    compiled: OnceLock<Result<jsonschema::Validator, jsonschema::ValidationError<'static>>>,
 }
 
 impl std::fmt::Debug for CompiledSchema {
@@ -68,7 +68,7 @@ impl CompiledSchema {
             .validator()
             .map_err(|reason| RegistryError::BadSchema {
                 name: spec.name.clone(),
-                reason: reason.into(),
+                reason: reason.to_string(),
             })?;
         Ok(schema)
     }
@@ -83,12 +83,13 @@ impl CompiledSchema {
 
     /// The validator, compiled now if it was deferred; `Err` says why the
     /// schema does not compile.
-    pub(crate) fn validator(&self) -> Result<&jsonschema::Validator, &str> {
+    pub(crate) fn validator(
+        &self,
+    ) -> Result<&jsonschema::Validator, &jsonschema::ValidationError<'static>> {
         self.0
             .compiled
-            .get_or_init(|| jsonschema::validator_for(&self.0.schema).map_err(|e| e.to_string()))
+            .get_or_init(|| jsonschema::validator_for(&self.0.schema))
             .as_ref()
-            .map_err(String::as_str)
     }
 
     /// Whether two handles share one schema (and so one compilation).

@@ -75,7 +75,7 @@ async fn drain(mut stream: impl AsyncRead + Unpin, out: Arc<Mutex<Captured>>, ca
         if n == 0 {
             break;
         }
-        out.lock().expect("captured output").push(&buf[..n], cap);
+        clawhost_agent_core::lock(&out).push(&buf[..n], cap);
     }
 }
 
@@ -111,7 +111,7 @@ pub(crate) struct Processes {
 
 impl Drop for Processes {
     fn drop(&mut self) {
-        for p in self.running.lock().expect("processes").values() {
+        for p in clawhost_agent_core::lock(&self.running).values() {
             kill_group(p.started.pid);
         }
     }
@@ -198,18 +198,15 @@ impl Exec {
             .min(self.config.timeout_ms);
         let mut child = self.spawn(&ws, &command, &cwd)?;
         let pid = child.id();
+        let (Some(out_pipe), Some(err_pipe)) = (child.stdout.take(), child.stderr.take()) else {
+            return Err(ToolError::failed(
+                "the command's output pipes were not opened",
+            ));
+        };
         let (stdout, stderr) = (Arc::default(), Arc::default());
         let readers = [
-            tokio::spawn(drain(
-                child.stdout.take().expect("piped"),
-                Arc::clone(&stdout),
-                self.cap(),
-            )),
-            tokio::spawn(drain(
-                child.stderr.take().expect("piped"),
-                Arc::clone(&stderr),
-                self.cap(),
-            )),
+            tokio::spawn(drain(out_pipe, Arc::clone(&stdout), self.cap())),
+            tokio::spawn(drain(err_pipe, Arc::clone(&stderr), self.cap())),
         ];
         if params["background"].as_bool().unwrap_or(false) {
             let started = Started {
@@ -238,8 +235,8 @@ impl Exec {
         for reader in readers {
             let _ = tokio::time::timeout(Duration::from_millis(500), reader).await;
         }
-        let (out, out_dropped) = stdout.lock().expect("captured output").take();
-        let (err, err_dropped) = stderr.lock().expect("captured output").take();
+        let (out, out_dropped) = clawhost_agent_core::lock(&stdout).take();
+        let (err, err_dropped) = clawhost_agent_core::lock(&stderr).take();
         Ok(json!({
             "exitCode": code,
             "timedOut": timed_out,
@@ -256,10 +253,10 @@ impl Exec {
         limit: u64,
     ) -> Result<Value, ToolError> {
         let pid = started.pid;
-        let mut running = self.processes.running.lock().expect("processes");
+        let mut running = clawhost_agent_core::lock(&self.processes.running);
         let live = running
             .values()
-            .filter(|p| p.status.lock().expect("status").is_none())
+            .filter(|p| clawhost_agent_core::lock(&p.status).is_none())
             .count();
         if live >= MAX_BACKGROUND {
             kill_group(pid);
@@ -268,7 +265,7 @@ impl Exec {
             ).into());
         }
         let id = {
-            let mut next = self.processes.next.lock().expect("process ids");
+            let mut next = clawhost_agent_core::lock(&self.processes.next);
             *next += 1;
             format!("p{}", *next)
         };
@@ -284,7 +281,7 @@ impl Exec {
                     None
                 }
             };
-            *done.lock().expect("status") = Some(code);
+            *clawhost_agent_core::lock(&done) = Some(code);
         });
         running.insert(id.clone(), Background { started, status });
         Ok(json!({"processId": id, "running": true}))
@@ -359,14 +356,14 @@ impl Process {
     }
 
     fn act(&self, agent_id: &str, params: &Value) -> Result<Value, ToolError> {
-        let mut running = self.processes.running.lock().expect("processes");
+        let mut running = clawhost_agent_core::lock(&self.processes.running);
         let action = text(params, "action");
         if action == "list" {
             let list: Vec<Value> = running
                 .iter()
                 .filter(|(_, p)| p.started.agent_id == agent_id)
                 .map(|(id, p)| {
-                    json!({"id": id, "command": p.started.command, "running": p.status.lock().expect("status").is_none()})
+                    json!({"id": id, "command": p.started.command, "running": clawhost_agent_core::lock(&p.status).is_none()})
                 })
                 .collect();
             return Ok(json!({"processes": list}));
@@ -383,9 +380,9 @@ impl Process {
             running.remove(id);
             return Ok(json!({"id": id, "killed": true}));
         }
-        let status = *p.status.lock().expect("status");
-        let (out, out_dropped) = p.started.stdout.lock().expect("captured output").take();
-        let (err, err_dropped) = p.started.stderr.lock().expect("captured output").take();
+        let status = *clawhost_agent_core::lock(&p.status);
+        let (out, out_dropped) = clawhost_agent_core::lock(&p.started.stdout).take();
+        let (err, err_dropped) = clawhost_agent_core::lock(&p.started.stderr).take();
         let result = json!({
             "id": id,
             "running": status.is_none(),

@@ -102,8 +102,9 @@ fn parse_codex(input: &str) -> Result<Vec<FileChange>, ToolError> {
                 if hunks.is_empty() {
                     hunks.push(Hunk::default());
                 }
-                let hunk = hunks.last_mut().expect("one hunk at least");
-                push_line(hunk, l).map_err(|e| e.context(path))?;
+                if let Some(hunk) = hunks.last_mut() {
+                    push_line(hunk, l).map_err(|e| e.context(path))?;
+                }
             }
             changes.push(FileChange::Update {
                 path: path.trim().into(),

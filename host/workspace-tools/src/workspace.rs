@@ -130,7 +130,7 @@ impl Workspaces {
     /// Agent `agent_id`'s workspace.
     pub fn for_agent(&self, agent_id: &str) -> Result<Arc<Workspace>, WorkspaceError> {
         let root = self.per_agent.get(agent_id).unwrap_or(&self.default);
-        let mut open = self.open.lock().expect("workspace map lock");
+        let mut open = clawhost_agent_core::lock(&self.open);
         if let Some(ws) = open.get(root) {
             return Ok(ws.clone());
         }

@@ -117,13 +117,13 @@ impl<'a> RequestBody<'a> {
     }
 
     /// The body as JSON text.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        serde_json::to_vec(self).expect("a body of strings, values and arrays always serializes")
+    pub fn to_bytes(&self) -> serde_json::Result<Vec<u8>> {
+        serde_json::to_vec(self)
     }
 
     /// The body as a value (to inspect it; the transport sends [`Self::to_bytes`]).
-    pub fn to_value(&self) -> Value {
-        serde_json::to_value(self).expect("a body of strings, values and arrays always serializes")
+    pub fn to_value(&self) -> serde_json::Result<Value> {
+        serde_json::to_value(self)
     }
 }
 
@@ -165,10 +165,10 @@ mod tests {
         // sorted without it).
         let tree = json!({"messages": [{"content": "hi", "role": "user"}], "temperature": 0.2,
                           "top_k": 5, "model": "m", "stream": true});
-        assert_eq!(body.to_bytes(), serde_json::to_vec(&tree).unwrap());
-        assert_eq!(body.to_value()["messages"][0]["content"], "hi");
+        assert_eq!(body.to_bytes().unwrap(), serde_json::to_vec(&tree).unwrap());
+        assert_eq!(body.to_value().unwrap()["messages"][0]["content"], "hi");
         // A value set over a wired field replaces it.
         body.set("messages", json!([]));
-        assert_eq!(body.to_value()["messages"], json!([]));
+        assert_eq!(body.to_value().unwrap()["messages"], json!([]));
     }
 }

@@ -147,7 +147,7 @@ mod tests {
                 .clone();
         let body = RequestBody::with_params(&[&provider, &model]);
         assert_eq!(
-            body.to_value(),
+            body.to_value().unwrap(),
             serde_json::json!({"temperature": 0.7, "top_p": 1, "reasoning": {"effort": "low"}})
         );
     }

@@ -251,7 +251,8 @@ impl Guest {
 /// JSON text of a value. `serde_json::to_string` writes straight into a
 /// buffer; `Value`'s `Display` goes through `fmt` and is several times slower.
 pub(crate) fn json_text(value: &serde_json::Value) -> String {
-    serde_json::to_string(value).expect("a JSON value always serializes")
+    // A `Value` always serializes; `Display` is the same text, slower.
+    serde_json::to_string(value).unwrap_or_else(|_| value.to_string())
 }
 
 /// A tool call's outcome as every API version hands it to a hook: the
@@ -262,9 +263,10 @@ pub(crate) fn outcome_text(
     outcome.as_ref().map(|v| v.text()).map_err(String::as_str)
 }
 
-/// Parse JSON a plugin returned.
-pub(crate) fn json(text: &str, what: &str) -> Result<serde_json::Value, String> {
-    serde_json::from_str(text).map_err(|e| format!("the plugin's {what} is not valid JSON: {e}"))
+/// Parse JSON a plugin returned in a hook outcome (`what` names it).
+pub(crate) fn json(text: &str, what: &str) -> Result<serde_json::Value, HookError> {
+    serde_json::from_str(text)
+        .map_err(|e| HookError::Failed(format!("the plugin's {what} is not valid JSON: {e}")))
 }
 
 /// JSON a harness handed in (tool arguments, schemas); kept as a string when

@@ -64,6 +64,26 @@ fn hash_of_hex(hex_text: &str) -> Option<blake3::Hash> {
     Some(blake3::Hash::from_bytes(bytes))
 }
 
+/// Why a cached artifact is refused (and recompiled).
+#[derive(Debug, thiserror::Error)]
+pub(super) enum Refused {
+    /// Its tag file could not be read.
+    #[error("its tag file: {0}")]
+    TagFile(std::io::Error),
+    /// Its tag file is damaged.
+    #[error("its tag file {0}")]
+    Damaged(&'static str),
+    /// The artifact could not be stamped or read.
+    #[error("{0}")]
+    Artifact(std::io::Error),
+    /// Its bytes are not the ones tagged.
+    #[error("its authentication tag does not match")]
+    TagMismatch,
+    /// It changed while it was read.
+    #[error("it changed while it was read")]
+    Changed,
+}
+
 /// The stamp of the artifact at `path` when it verifies; `Ok(None)` when
 /// there is nothing to verify (no artifact, no tag file, or a tag file of an
 /// older format: recompiled silently); `Err` says why an artifact was refused.
@@ -72,26 +92,26 @@ pub(super) fn verify(
     engine_key: &str,
     sha256: &str,
     path: &Path,
-) -> Result<Option<FileStamp>, String> {
+) -> Result<Option<FileStamp>, Refused> {
     let record = match owned_path::read_bounded(&tag_path(path), MAX_TAG_FILE) {
         Ok(record) => record,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("its tag file: {e}")),
+        Err(e) => return Err(Refused::TagFile(e)),
     };
-    let record = String::from_utf8(record).map_err(|_| "its tag file is not text")?;
+    let record = String::from_utf8(record).map_err(|_| Refused::Damaged("is not text"))?;
     let mut lines = record.lines();
     if lines.next() != Some(MAGIC) {
         return Ok(None);
     }
     let (Some(tag), Some(stamp), Some(stamp_mac)) = (lines.next(), lines.next(), lines.next())
     else {
-        return Err("its tag file is cut short".into());
+        return Err(Refused::Damaged("is cut short"));
     };
-    let tag_hash = hash_of_hex(tag).ok_or("its tag file holds no tag")?;
+    let tag_hash = hash_of_hex(tag).ok_or(Refused::Damaged("holds no tag"))?;
     let now = match owned_path::stamp(path, MAX_ARTIFACT) {
         Ok(now) => now,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(Refused::Artifact(e)),
     };
     // `blake3::Hash`'s equality is constant-time.
     if now.as_str() == stamp
@@ -101,11 +121,11 @@ pub(super) fn verify(
     }
     // Not the file last checked: check its bytes, then remember this stamp.
     let (artifact, read_stamp) =
-        owned_path::read_stamped(path, MAX_ARTIFACT).map_err(|e| e.to_string())?;
+        owned_path::read_stamped(path, MAX_ARTIFACT).map_err(Refused::Artifact)?;
     if artifact_tag(key, sha256, engine_key, &artifact) != tag_hash {
-        return Err("its authentication tag does not match".into());
+        return Err(Refused::TagMismatch);
     }
-    let read_stamp = read_stamp.ok_or("it changed while it was read")?;
+    let read_stamp = read_stamp.ok_or(Refused::Changed)?;
     if let Err(e) = write_record(key, engine_key, sha256, path, tag, &read_stamp) {
         tracing::debug!(path = %path.display(), error = %e, "could not record a verified artifact's stamp");
     }
@@ -122,7 +142,7 @@ pub(super) fn store(
     artifact: &[u8],
 ) -> anyhow::Result<()> {
     let tag = artifact_tag(key, sha256, engine_key, artifact).to_hex();
-    let dir = path.parent().expect("cache path has a parent");
+    let dir = parent(path)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     tmp.write_all(artifact)?;
     let file = tmp.persist(path)?;
@@ -143,7 +163,7 @@ fn write_record(
 ) -> anyhow::Result<()> {
     let stamp = stamp.as_str();
     let mac = stamp_tag(key, sha256, engine_key, tag, stamp).to_hex();
-    let dir = path.parent().expect("cache path has a parent");
+    let dir = parent(path)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
     writeln!(tmp, "{MAGIC}\n{tag}\n{stamp}\n{mac}")?;
     tmp.persist(tag_path(path))?;
@@ -157,4 +177,10 @@ pub(super) fn mark_used(path: &Path) {
     if let Ok(f) = std::fs::File::options().append(true).open(tag_path(path)) {
         let _ = f.set_modified(std::time::SystemTime::now());
     }
+}
+
+/// The directory a cache file is written in.
+pub(super) fn parent(path: &Path) -> anyhow::Result<&Path> {
+    path.parent()
+        .ok_or_else(|| anyhow::anyhow!("{}: a cache file path without a directory", path.display()))
 }

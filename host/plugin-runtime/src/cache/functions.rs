@@ -82,7 +82,7 @@ impl FunctionCache {
         let Some((dir, _)) = self.disk.get() else {
             return;
         };
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = clawhost_agent_core::lock(&self.state);
         let fresh = std::mem::take(&mut state.fresh);
         if fresh.is_empty() {
             return;
@@ -139,8 +139,9 @@ fn index_pack(index: &mut Index, file: Arc<File>, path: &Path) {
         if reader.read_exact(&mut head).is_err() {
             break;
         }
-        let hash: [u8; 32] = head[..32].try_into().expect("32 bytes");
-        let size = u32::from_le_bytes(head[32..36].try_into().expect("4 bytes"));
+        let mut hash = [0u8; 32];
+        hash.copy_from_slice(&head[..32]);
+        let size = u32::from_le_bytes([head[32], head[33], head[34], head[35]]);
         if size > MAX_ENTRY || at + HEADER + u64::from(size) > len {
             tracing::warn!(path = %path.display(), "a damaged pack of compiled functions");
             break;
@@ -174,7 +175,7 @@ impl CacheStore for FunctionCache {
     fn get(&self, key: &[u8]) -> Option<Cow<'_, [u8]>> {
         let (dir, secret) = self.disk.get()?;
         let hash = *blake3::hash(key).as_bytes();
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = clawhost_agent_core::lock(&self.state);
         if let Some((_, value)) = state.fresh.get(&hash) {
             self.reused.fetch_add(1, Ordering::Relaxed);
             return Some(Cow::Owned(value.clone()));
@@ -205,7 +206,7 @@ impl CacheStore for FunctionCache {
         }
         let hash = *blake3::hash(key).as_bytes();
         let tag = tag(secret, key, &value);
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = clawhost_agent_core::lock(&self.state);
         state.fresh.insert(hash, (tag, value));
         self.stored.fetch_add(1, Ordering::Relaxed);
         true

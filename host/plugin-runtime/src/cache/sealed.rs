@@ -70,7 +70,7 @@ pub(super) fn write<T: Serialize>(
     context: &[&[u8]],
     value: &T,
 ) -> anyhow::Result<()> {
-    let dir = path.parent().expect("a record path has a parent");
+    let dir = super::artifact::parent(path)?;
     owned_path::private_dir(dir)?;
     let body = postcard::to_allocvec(value)?;
     let mut tmp = tempfile::NamedTempFile::new_in(dir)?;

@@ -145,16 +145,14 @@ pub(crate) fn outcome(
         wit::HookOutcome::BeforeToolCall(o) => HookOutcome::BeforeToolCall(match o {
             wit::BeforeToolCallOutcome::Allow => BeforeToolCallOutcome::Allow,
             wit::BeforeToolCallOutcome::Block(reason) => BeforeToolCallOutcome::Block(reason),
-            wit::BeforeToolCallOutcome::Rewrite(p) => BeforeToolCallOutcome::Rewrite(
-                json(&p, "rewritten parameters").map_err(HookError::Failed)?,
-            ),
+            wit::BeforeToolCallOutcome::Rewrite(p) => {
+                BeforeToolCallOutcome::Rewrite(json(&p, "rewritten parameters")?)
+            }
         }),
         wit::HookOutcome::AfterToolCall(o) => HookOutcome::ToolResult(match o {
             wit::AfterToolCallOutcome::Keep => ToolResultOutcome::Keep,
             wit::AfterToolCallOutcome::Replace(Ok(v)) => {
-                ToolResultOutcome::Replace(Ok(
-                    json(&v, "replacement result").map_err(HookError::Failed)?
-                ))
+                ToolResultOutcome::Replace(Ok(json(&v, "replacement result")?))
             }
             wit::AfterToolCallOutcome::Replace(Err(e)) => ToolResultOutcome::Replace(Err(e)),
         }),

@@ -78,9 +78,9 @@ pub(super) fn before_tool_call_outcome(
     Ok(HookOutcome::BeforeToolCall(match o {
         th::BeforeToolCallOutcome::Allow => BeforeToolCallOutcome::Allow,
         th::BeforeToolCallOutcome::Block(reason) => BeforeToolCallOutcome::Block(reason),
-        th::BeforeToolCallOutcome::Rewrite(p) => BeforeToolCallOutcome::Rewrite(
-            json(&p, "rewritten parameters").map_err(HookError::Failed)?,
-        ),
+        th::BeforeToolCallOutcome::Rewrite(p) => {
+            BeforeToolCallOutcome::Rewrite(json(&p, "rewritten parameters")?)
+        }
     }))
 }
 
@@ -106,9 +106,7 @@ pub(super) fn tool_result_outcome(o: th::ToolResultOutcome) -> Result<HookOutcom
     Ok(HookOutcome::ToolResult(match o {
         th::ToolResultOutcome::Keep => ToolResultOutcome::Keep,
         th::ToolResultOutcome::Replace(Ok(v)) => {
-            ToolResultOutcome::Replace(Ok(
-                json(&v, "replacement result").map_err(HookError::Failed)?
-            ))
+            ToolResultOutcome::Replace(Ok(json(&v, "replacement result")?))
         }
         th::ToolResultOutcome::Replace(Err(e)) => ToolResultOutcome::Replace(Err(e)),
     }))
@@ -259,9 +257,9 @@ pub(super) fn gate_outcome(o: tg::GateOutcome) -> Result<HookOutcome, HookError>
     Ok(HookOutcome::BeforeToolCall(match o {
         tg::GateOutcome::Allow => BeforeToolCallOutcome::Allow,
         tg::GateOutcome::Block(reason) => BeforeToolCallOutcome::Block(reason),
-        tg::GateOutcome::Rewrite(p) => BeforeToolCallOutcome::Rewrite(
-            json(&p, "rewritten parameters").map_err(HookError::Failed)?,
-        ),
+        tg::GateOutcome::Rewrite(p) => {
+            BeforeToolCallOutcome::Rewrite(json(&p, "rewritten parameters")?)
+        }
         tg::GateOutcome::RequireApproval(r) => {
             if r.title.trim().is_empty() {
                 return Err(HookError::Failed(
