@@ -147,7 +147,9 @@ impl Gateway {
             .route("/metrics", get(metrics::metrics))
             .route("/v1/plugins", get(plugins))
             .fallback(|| async {
-                ApiError::not_found("no such endpoint: see the README's gateway section")
+                ApiError::not_found(
+                    "no such endpoint: see the gateway section of docs/src/running.md",
+                )
             })
             .layer(axum::extract::DefaultBodyLimit::max(
                 self.limits.max_request_kb.saturating_mul(1 << 10),

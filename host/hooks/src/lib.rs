@@ -14,7 +14,7 @@
 //! (OpenClaw's context merge), `before_model_resolve`, `before_agent_start`
 //! and the compaction-provider seam ([`HookRunner::before_model_resolve`]),
 //! and the observe-only ones, some fired without waiting
-//! ([`HookRunner::observe_detached`]). README "Hook catalog" has the table.
+//! ([`HookRunner::observe_detached`]). `docs/src/hooks.md` has the table.
 //!
 //! A failure is a trap, a timeout, a disabled plugin or an answer of the
 //! wrong kind; the operator's fail policy (`plugins.entries.<id>.failPolicy`,

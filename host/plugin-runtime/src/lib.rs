@@ -12,25 +12,25 @@
 //! trapped instance is discarded and re-created for the next call, and a
 //! plugin that fails repeatedly is disabled.
 
+// One room per job: packages (discovery, manifests, admission, pins),
+// the compiled-component cache, the per-version ABI bindings, instances
+// (engine, sandbox, limits, deadlines) and plugin logs; `host` and `plugin`
+// put them together.
 mod abi;
-mod admission;
-mod api_version;
 mod cache;
-mod component_source;
-mod engine;
 mod error;
-mod health;
 mod host;
-mod instance;
+mod instances;
 mod logs;
-mod manifest;
 mod owned_path;
-mod package_files;
+mod packages;
 mod plugin;
-mod registration;
-mod sandbox;
-mod state;
-mod stats;
+
+// The rooms' modules by their short names.
+use abi::api_version;
+use cache::source as component_source;
+use instances::{engine, health, instance, sandbox, state, stats};
+use packages::{admission, manifest, package_files, registration};
 
 pub use abi::{ApiVersion, MAX_API, MIN_API};
 pub use admission::sha256_hex;

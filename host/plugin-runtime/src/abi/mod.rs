@@ -20,6 +20,7 @@ use wasmtime::Store;
 
 use crate::state::PluginState;
 
+pub(crate) mod api_version;
 mod outgoing;
 pub(crate) mod v0_1;
 pub(crate) mod v0_2;

@@ -317,6 +317,7 @@ mod evict;
 mod functions;
 pub(crate) mod packages;
 mod sealed;
+pub(crate) mod source;
 
 #[cfg(test)]
 mod tests;
