@@ -2,9 +2,19 @@
 
 use async_trait::async_trait;
 use clawhost_agent_core::{RunContext, ToolError, ToolSpec};
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::{Tool, ToolOrigin};
+
+/// `echo`'s parameters.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct EchoParams {
+    /// The text to return
+    text: String,
+}
 
 /// `echo`: returns its `text` parameter. Useful to check policy and hooks on host tools.
 pub struct EchoTool {
@@ -17,13 +27,7 @@ impl Default for EchoTool {
             spec: ToolSpec {
                 name: "echo".into(),
                 description: "Return the given text unchanged.".into(),
-                parameters: json!({
-                    "type": "object",
-                    "properties": { "text": { "type": "string" } },
-                    "required": ["text"],
-                    "additionalProperties": false
-                })
-                .into(),
+                parameters: schemars::schema_for!(EchoParams).to_value().into(),
             },
         }
     }
@@ -52,6 +56,8 @@ impl Tool for EchoTool {
         params: clawhost_hooks::SharedJson,
         _ctx: &RunContext,
     ) -> Result<Value, ToolError> {
-        Ok(json!({ "text": params["text"] }))
+        let p: EchoParams = serde_json::from_value(params.into_value())
+            .map_err(|e| ToolError::invalid(e.to_string()))?;
+        Ok(json!({ "text": p.text }))
     }
 }

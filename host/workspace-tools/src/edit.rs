@@ -3,11 +3,29 @@
 use clawhost_agent_core::ToolError;
 use std::sync::Arc;
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::files::{read_text, write_file};
-use crate::spec::{blocking, text, Base, WorkspaceTool};
+use crate::spec::{blocking, Base, WorkspaceTool};
 use crate::{Workspace, Workspaces};
+
+/// `edit`'s parameters.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EditParams {
+    /// File path, relative to the workspace
+    path: String,
+    /// The exact text to replace
+    #[schemars(length(min = 1))]
+    old_string: String,
+    /// The text to put in its place
+    new_string: String,
+    /// Replace every occurrence (default false)
+    #[serde(default)]
+    replace_all: bool,
+}
 
 /// `edit`: replace `old_string` by `new_string`; it must occur exactly once
 /// unless `replace_all` is set.
@@ -18,21 +36,10 @@ pub(crate) struct Edit {
 impl Edit {
     pub(crate) fn new(workspaces: Arc<Workspaces>) -> Self {
         Self {
-            base: Base::new(
+            base: Base::new::<EditParams>(
                 workspaces,
                 "edit",
                 "Replace an exact piece of text in a workspace file. old_string must occur exactly once (give enough surrounding lines to make it unique) unless replace_all is true.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "path": {"type": "string", "description": "File path, relative to the workspace"},
-                        "old_string": {"type": "string", "minLength": 1, "description": "The exact text to replace"},
-                        "new_string": {"type": "string", "description": "The text to put in its place"},
-                        "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)"}
-                    },
-                    "required": ["path", "old_string", "new_string"],
-                    "additionalProperties": false
-                }),
             ),
         }
     }
@@ -44,11 +51,15 @@ impl WorkspaceTool for Edit {
         &self.base
     }
 
-    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, ToolError> {
-        let path = text(&params, "path").to_string();
-        let old = text(&params, "old_string").to_string();
-        let new = text(&params, "new_string").to_string();
-        let all = params["replace_all"].as_bool().unwrap_or(false);
+    type Params = EditParams;
+
+    async fn run(&self, p: EditParams, ws: Arc<Workspace>) -> Result<Value, ToolError> {
+        let EditParams {
+            path,
+            old_string: old,
+            new_string: new,
+            replace_all: all,
+        } = p;
         blocking(move || {
             let replacements = edit_file(&ws, &path, &old, &new, all)?;
             Ok(json!({"path": path, "replacements": replacements}))

@@ -13,10 +13,12 @@ use std::time::Duration;
 
 use clawhost_agent_core::{ApprovalRequest, Severity, TimeoutBehavior, ToolError};
 use clawhost_config::ExecConfig;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
-use crate::spec::{text, Base, HostTool};
+use crate::spec::{parse, Base, HostTool};
 use crate::{Workspace, Workspaces};
 
 /// Background processes one host keeps at once.
@@ -117,6 +119,47 @@ impl Drop for Processes {
     }
 }
 
+/// `exec`'s parameters.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ExecParams {
+    /// The command, run by `sh -c`
+    #[schemars(length(min = 1))]
+    command: String,
+    /// Working directory, relative to the workspace
+    #[serde(default)]
+    cwd: String,
+    /// Time limit in milliseconds (capped by the operator's)
+    #[schemars(range(min = 1))]
+    timeout_ms: Option<u64>,
+    /// Start it and return a process id at once
+    #[serde(default)]
+    background: bool,
+}
+
+/// `process`'s parameters.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ProcessParams {
+    /// What to do
+    action: ProcessAction,
+    /// The processId exec returned (poll, kill)
+    #[serde(default)]
+    id: String,
+}
+
+/// What `process` does.
+#[derive(Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+enum ProcessAction {
+    /// The agent's background commands.
+    List,
+    /// New output and the exit code of one.
+    Poll,
+    /// Stop one.
+    Kill,
+}
+
 /// `exec`: run a command in the workspace.
 pub(crate) struct Exec {
     base: Base,
@@ -131,21 +174,10 @@ impl Exec {
         processes: Arc<Processes>,
     ) -> Self {
         Self {
-            base: Base::new(
+            base: Base::new::<ExecParams>(
                 workspaces,
                 "exec",
                 "Run a shell command (sh -c) in the workspace and return its exit code, stdout and stderr (capped). The operator may be asked first. Set background to start a long-running command and follow it with the process tool.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "command": {"type": "string", "minLength": 1},
-                        "cwd": {"type": "string", "description": "Working directory, relative to the workspace"},
-                        "timeout_ms": {"type": "integer", "minimum": 1, "description": "Time limit (capped by the operator's)"},
-                        "background": {"type": "boolean", "description": "Start it and return a process id at once"}
-                    },
-                    "required": ["command"],
-                    "additionalProperties": false
-                }),
             ),
             config,
             processes,
@@ -186,14 +218,17 @@ impl Exec {
 
     async fn run(
         &self,
-        params: Value,
+        p: ExecParams,
         ws: Arc<Workspace>,
         agent_id: &str,
     ) -> Result<Value, ToolError> {
-        let command = text(&params, "command").to_string();
-        let cwd = text(&params, "cwd").to_string();
-        let limit = params["timeout_ms"]
-            .as_u64()
+        let ExecParams {
+            command,
+            cwd,
+            timeout_ms,
+            background,
+        } = p;
+        let limit = timeout_ms
             .unwrap_or(self.config.timeout_ms)
             .min(self.config.timeout_ms);
         let mut child = self.spawn(&ws, &command, &cwd)?;
@@ -208,7 +243,7 @@ impl Exec {
             tokio::spawn(drain(out_pipe, Arc::clone(&stdout), self.cap())),
             tokio::spawn(drain(err_pipe, Arc::clone(&stderr), self.cap())),
         ];
-        if params["background"].as_bool().unwrap_or(false) {
+        if background {
             let started = Started {
                 agent_id: agent_id.into(),
                 command,
@@ -307,18 +342,31 @@ impl HostTool for Exec {
         params: Value,
         ctx: &clawhost_agent_core::RunContext,
     ) -> Result<Value, ToolError> {
+        let p = parse(params)?;
         let ws = self.base.workspace(ctx)?;
-        self.run(params, ws, &ctx.agent_id).await
+        self.run(p, ws, &ctx.agent_id).await
     }
     fn approval(&self, params: &Value) -> Option<ApprovalRequest> {
-        let command = text(params, "command");
-        (!allowlisted(&self.config.allow, command)).then(|| ApprovalRequest {
-            title: format!("run `{}`", clawhost_agent_core::text::clip(command, 200)),
+        // Checked against the schema before this is asked; parameters that
+        // do not parse are asked about as they are, never let through.
+        let p = ExecParams::deserialize(params).ok();
+        let command = p.as_ref().map_or("", |p| p.command.as_str());
+        if p.is_some() && allowlisted(&self.config.allow, command) {
+            return None;
+        }
+        Some(ApprovalRequest {
+            title: match &p {
+                Some(_) => format!("run `{}`", clawhost_agent_core::text::clip(command, 200)),
+                None => format!(
+                    "run a command given as {}",
+                    clawhost_agent_core::text::clip(&params.to_string(), 200)
+                ),
+            },
             description: format!(
                 "exec in the workspace{}",
-                params["cwd"]
-                    .as_str()
-                    .map(|c| format!(" (cwd {c})"))
+                p.as_ref()
+                    .filter(|p| !p.cwd.is_empty())
+                    .map(|p| format!(" (cwd {})", p.cwd))
                     .unwrap_or_default()
             ),
             severity: Severity::Warning,
@@ -337,28 +385,18 @@ pub(crate) struct Process {
 impl Process {
     pub(crate) fn new(workspaces: Arc<Workspaces>, processes: Arc<Processes>) -> Self {
         Self {
-            base: Base::new(
+            base: Base::new::<ProcessParams>(
                 workspaces,
                 "process",
                 "Follow background commands started by exec: list them, poll one for new output and its exit code, or kill it.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "action": {"enum": ["list", "poll", "kill"]},
-                        "id": {"type": "string", "description": "The processId exec returned (poll, kill)"}
-                    },
-                    "required": ["action"],
-                    "additionalProperties": false
-                }),
             ),
             processes,
         }
     }
 
-    fn act(&self, agent_id: &str, params: &Value) -> Result<Value, ToolError> {
+    fn act(&self, agent_id: &str, p: ProcessParams) -> Result<Value, ToolError> {
         let mut running = clawhost_agent_core::lock(&self.processes.running);
-        let action = text(params, "action");
-        if action == "list" {
+        if p.action == ProcessAction::List {
             let list: Vec<Value> = running
                 .iter()
                 .filter(|(_, p)| p.started.agent_id == agent_id)
@@ -368,14 +406,14 @@ impl Process {
                 .collect();
             return Ok(json!({"processes": list}));
         }
-        let id = text(params, "id");
+        let (action, id) = (p.action, p.id.as_str());
         let Some(p) = running.get(id).filter(|p| p.started.agent_id == agent_id) else {
             return Err(ToolError::invalid(format!(
                 "no background process `{}`",
                 clawhost_agent_core::text::clip(id, 64)
             )));
         };
-        if action == "kill" {
+        if action == ProcessAction::Kill {
             kill_group(p.started.pid);
             running.remove(id);
             return Ok(json!({"id": id, "killed": true}));
@@ -408,7 +446,7 @@ impl HostTool for Process {
         params: Value,
         ctx: &clawhost_agent_core::RunContext,
     ) -> Result<Value, ToolError> {
-        self.act(&ctx.agent_id, &params)
+        self.act(&ctx.agent_id, parse(params)?)
     }
 }
 

@@ -4,9 +4,11 @@ use clawhost_agent_core::ToolError;
 use std::io::{BufRead, BufReader, Read as _};
 use std::sync::Arc;
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::spec::{blocking, text, Base, WorkspaceTool};
+use crate::spec::{blocking, Base, WorkspaceTool};
 use crate::{Workspace, Workspaces};
 
 /// Lines `read` returns when no limit is given.
@@ -22,6 +24,39 @@ pub(crate) const MAX_WRITE: usize = 8 << 20;
 /// Most entries `ls` lists.
 const MAX_ENTRIES: usize = 1000;
 
+/// `read`'s parameters.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ReadParams {
+    /// File path, relative to the workspace
+    path: String,
+    /// First line to return (1-based)
+    #[schemars(range(min = 1))]
+    offset: Option<u64>,
+    /// Most lines to return (default 2000)
+    #[schemars(range(min = 1))]
+    limit: Option<u64>,
+}
+
+/// `write`'s parameters.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WriteParams {
+    /// File path, relative to the workspace
+    path: String,
+    /// The whole new content
+    content: String,
+}
+
+/// `ls`'s parameters.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LsParams {
+    /// Directory, relative to the workspace (default: its root)
+    #[serde(default)]
+    path: String,
+}
+
 /// `read`: a file's lines, numbered, from `offset` (1-based), at most `limit`.
 pub(crate) struct Read {
     base: Base,
@@ -30,20 +65,10 @@ pub(crate) struct Read {
 impl Read {
     pub(crate) fn new(workspaces: Arc<Workspaces>) -> Self {
         Self {
-            base: Base::new(
+            base: Base::new::<ReadParams>(
                 workspaces,
                 "read",
                 "Read a file in the workspace. Text comes in numbered lines (`N\\tline`); use offset and limit for long files. Images (PNG, JPEG, GIF, WebP) come back as images. Other binary files are refused.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "path": {"type": "string", "description": "File path, relative to the workspace"},
-                        "offset": {"type": "integer", "minimum": 1, "description": "First line to return (1-based)"},
-                        "limit": {"type": "integer", "minimum": 1, "description": "Most lines to return (default 2000)"}
-                    },
-                    "required": ["path"],
-                    "additionalProperties": false
-                }),
             ),
         }
     }
@@ -55,11 +80,12 @@ impl WorkspaceTool for Read {
         &self.base
     }
 
-    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, ToolError> {
-        let path = text(&params, "path").to_string();
-        let offset = params["offset"].as_u64().unwrap_or(1).max(1);
-        let limit = params["limit"].as_u64().unwrap_or(DEFAULT_LIMIT).max(1);
-        blocking(move || read_lines(&ws, &path, offset, limit)).await
+    type Params = ReadParams;
+
+    async fn run(&self, p: ReadParams, ws: Arc<Workspace>) -> Result<Value, ToolError> {
+        let offset = p.offset.unwrap_or(1).max(1);
+        let limit = p.limit.unwrap_or(DEFAULT_LIMIT).max(1);
+        blocking(move || read_lines(&ws, &p.path, offset, limit)).await
     }
 }
 
@@ -153,19 +179,10 @@ pub(crate) struct Write {
 impl Write {
     pub(crate) fn new(workspaces: Arc<Workspaces>) -> Self {
         Self {
-            base: Base::new(
+            base: Base::new::<WriteParams>(
                 workspaces,
                 "write",
                 "Create or overwrite a file in the workspace with the given content (parent directories are created).",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "path": {"type": "string", "description": "File path, relative to the workspace"},
-                        "content": {"type": "string", "description": "The whole new content"}
-                    },
-                    "required": ["path", "content"],
-                    "additionalProperties": false
-                }),
             ),
         }
     }
@@ -177,9 +194,10 @@ impl WorkspaceTool for Write {
         &self.base
     }
 
-    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, ToolError> {
-        let path = text(&params, "path").to_string();
-        let content = text(&params, "content").to_string();
+    type Params = WriteParams;
+
+    async fn run(&self, p: WriteParams, ws: Arc<Workspace>) -> Result<Value, ToolError> {
+        let WriteParams { path, content } = p;
         blocking(move || {
             let bytes = write_file(&ws, &path, &content)?;
             Ok(json!({"path": path, "bytes": bytes}))
@@ -230,17 +248,10 @@ pub(crate) struct Ls {
 impl Ls {
     pub(crate) fn new(workspaces: Arc<Workspaces>) -> Self {
         Self {
-            base: Base::new(
+            base: Base::new::<LsParams>(
                 workspaces,
                 "ls",
                 "List a directory of the workspace: name, type and size of each entry.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "path": {"type": "string", "description": "Directory, relative to the workspace (default: its root)"}
-                    },
-                    "additionalProperties": false
-                }),
             ),
         }
     }
@@ -252,8 +263,10 @@ impl WorkspaceTool for Ls {
         &self.base
     }
 
-    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, ToolError> {
-        let path = text(&params, "path").to_string();
+    type Params = LsParams;
+
+    async fn run(&self, p: LsParams, ws: Arc<Workspace>) -> Result<Value, ToolError> {
+        let path = p.path;
         blocking(move || {
             let rel = ws.relative(&path)?;
             let dir = ws

@@ -7,10 +7,12 @@
 use clawhost_agent_core::ToolError;
 use std::sync::Arc;
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::files::{read_text, write_file};
-use crate::spec::{blocking, text, Base, WorkspaceTool};
+use crate::spec::{blocking, Base, WorkspaceTool};
 use crate::{Workspace, Workspaces};
 
 /// One change to one file.
@@ -336,6 +338,14 @@ fn apply(ws: &Workspace, input: &str) -> Result<Applied, ToolError> {
     Ok(applied)
 }
 
+/// `apply_patch`'s parameters.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PatchParams {
+    /// The whole patch
+    input: String,
+}
+
 /// `apply_patch`: add, update, move and delete workspace files.
 pub(crate) struct ApplyPatch {
     base: Base,
@@ -344,18 +354,10 @@ pub(crate) struct ApplyPatch {
 impl ApplyPatch {
     pub(crate) fn new(workspaces: Arc<Workspaces>) -> Self {
         Self {
-            base: Base::new(
+            base: Base::new::<PatchParams>(
                 workspaces,
                 "apply_patch",
                 "Apply a patch to workspace files. Format:\n*** Begin Patch\n*** Add File: path\n+line\n*** Update File: path\n@@ optional line to find first\n context line\n-removed line\n+added line\n*** Delete File: path\n*** End Patch\nUnified diffs (--- a/x, +++ b/x, @@ … @@) are accepted too. Nothing is written unless every hunk applies.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "input": {"type": "string", "description": "The whole patch"}
-                    },
-                    "required": ["input"],
-                    "additionalProperties": false
-                }),
             ),
         }
     }
@@ -367,8 +369,10 @@ impl WorkspaceTool for ApplyPatch {
         &self.base
     }
 
-    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, ToolError> {
-        let input = text(&params, "input").to_string();
+    type Params = PatchParams;
+
+    async fn run(&self, p: PatchParams, ws: Arc<Workspace>) -> Result<Value, ToolError> {
+        let input = p.input;
         blocking(move || {
             let applied = apply(&ws, &input)?;
             Ok(json!({

@@ -10,9 +10,11 @@ use grep_regex::RegexMatcherBuilder;
 use grep_searcher::sinks::UTF8;
 use grep_searcher::{BinaryDetection, SearcherBuilder};
 use ignore::WalkBuilder;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::spec::{blocking, text, Base, WorkspaceTool};
+use crate::spec::{blocking, Base, WorkspaceTool};
 use crate::{Workspace, Workspaces};
 
 /// Most paths `find` returns.
@@ -63,6 +65,34 @@ fn glob(pattern: &str) -> Result<globset::GlobMatcher, ToolError> {
         .map_err(|e| ToolError::invalid(format!("bad glob: {e}")))
 }
 
+/// `find`'s parameters.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FindParams {
+    /// Glob; without `/` it matches file names at any depth
+    pattern: String,
+    /// Directory to search (default: the workspace root)
+    #[serde(default)]
+    path: String,
+}
+
+/// `grep`'s parameters.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GrepParams {
+    /// Regular expression
+    #[schemars(length(min = 1))]
+    pattern: String,
+    /// Directory to search (default: the workspace root)
+    #[serde(default)]
+    path: String,
+    /// Only files matching this glob
+    glob: Option<String>,
+    /// Match without regard to case (default false)
+    #[serde(default)]
+    ignore_case: bool,
+}
+
 /// `find`: workspace files whose path matches a glob.
 pub(crate) struct Find {
     base: Base,
@@ -71,19 +101,10 @@ pub(crate) struct Find {
 impl Find {
     pub(crate) fn new(workspaces: Arc<Workspaces>) -> Self {
         Self {
-            base: Base::new(
+            base: Base::new::<FindParams>(
                 workspaces,
                 "find",
                 "Find workspace files by glob (`*.rs`, `src/**/test_*.py`); .gitignored and hidden files are skipped.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "pattern": {"type": "string", "description": "Glob; without `/` it matches file names at any depth"},
-                        "path": {"type": "string", "description": "Directory to search (default: the workspace root)"}
-                    },
-                    "required": ["pattern"],
-                    "additionalProperties": false
-                }),
             ),
         }
     }
@@ -95,9 +116,10 @@ impl WorkspaceTool for Find {
         &self.base
     }
 
-    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, ToolError> {
-        let pattern = text(&params, "pattern").to_string();
-        let path = text(&params, "path").to_string();
+    type Params = FindParams;
+
+    async fn run(&self, p: FindParams, ws: Arc<Workspace>) -> Result<Value, ToolError> {
+        let FindParams { pattern, path } = p;
         blocking(move || {
             let matcher = glob(&pattern)?;
             let mut found: Vec<String> = Vec::new();
@@ -126,21 +148,10 @@ pub(crate) struct Grep {
 impl Grep {
     pub(crate) fn new(workspaces: Arc<Workspaces>) -> Self {
         Self {
-            base: Base::new(
+            base: Base::new::<GrepParams>(
                 workspaces,
                 "grep",
                 "Search workspace files for a regular expression (Rust regex syntax); returns `path:line: text`. Binary, .gitignored and hidden files are skipped.",
-                json!({
-                    "type": "object",
-                    "properties": {
-                        "pattern": {"type": "string", "minLength": 1, "description": "Regular expression"},
-                        "path": {"type": "string", "description": "Directory to search (default: the workspace root)"},
-                        "glob": {"type": "string", "description": "Only files matching this glob"},
-                        "ignore_case": {"type": "boolean"}
-                    },
-                    "required": ["pattern"],
-                    "additionalProperties": false
-                }),
             ),
         }
     }
@@ -152,11 +163,16 @@ impl WorkspaceTool for Grep {
         &self.base
     }
 
-    async fn run(&self, params: Value, ws: Arc<Workspace>) -> Result<Value, ToolError> {
-        let pattern = text(&params, "pattern").to_string();
-        let path = text(&params, "path").to_string();
-        let only = params["glob"].as_str().map(glob).transpose()?;
-        let ignore_case = params["ignore_case"].as_bool().unwrap_or(false);
+    type Params = GrepParams;
+
+    async fn run(&self, p: GrepParams, ws: Arc<Workspace>) -> Result<Value, ToolError> {
+        let GrepParams {
+            pattern,
+            path,
+            glob: only,
+            ignore_case,
+        } = p;
+        let only = only.as_deref().map(glob).transpose()?;
         blocking(move || {
             let matcher = RegexMatcherBuilder::new()
                 .case_insensitive(ignore_case)

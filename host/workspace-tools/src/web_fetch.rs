@@ -12,9 +12,11 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use clawhost_config::WebConfig;
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::spec::{text, HostTool};
+use crate::spec::{parse, schema, HostTool};
 
 /// Redirects followed at most.
 const MAX_REDIRECTS: usize = 5;
@@ -60,20 +62,22 @@ pub(crate) struct WebFetch {
     config: WebConfig,
 }
 
+/// `web_fetch`'s parameters.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WebFetchParams {
+    /// The http(s) URL
+    #[schemars(length(min = 1))]
+    url: String,
+}
+
 impl WebFetch {
     pub(crate) fn new(config: WebConfig) -> Self {
         Self {
             spec: clawhost_agent_core::ToolSpec {
                 name: "web_fetch".into(),
                 description: "Fetch an http(s) URL and return its text (HTML is turned into plain text). Private and local addresses are refused.".into(),
-                parameters: json!({
-                    "type": "object",
-                    "properties": {
-                        "url": {"type": "string", "minLength": 1}
-                    },
-                    "required": ["url"],
-                    "additionalProperties": false
-                }).into(),
+                parameters: schema::<WebFetchParams>().into(),
             },
             config,
         }
@@ -202,7 +206,8 @@ impl HostTool for WebFetch {
         params: Value,
         _ctx: &clawhost_agent_core::RunContext,
     ) -> Result<Value, ToolError> {
-        self.fetch(text(&params, "url")).await
+        let p: WebFetchParams = parse(params)?;
+        self.fetch(&p.url).await
     }
 }
 
