@@ -122,7 +122,7 @@ async fn measure(language: &str, package: &str, id: &str) {
         tool: "word_count".into(),
         call_id: "c1".into(),
         params: params.clone().into(),
-        outcome: Err(String::new()),
+        outcome: Err(clawhost_agent_core::ToolError::Failed(String::new())),
         duration_ms: 1,
         context: ctx(),
     };

@@ -94,7 +94,7 @@ fn hook_round_trip(c: &mut Criterion, rt: &tokio::runtime::Runtime) {
         tool: "edit_file".into(),
         call_id: "call_7f3a".into(),
         params: realistic_params().into(),
-        outcome: Err(String::new()),
+        outcome: Err(clawhost_agent_core::ToolError::Failed(String::new())),
         duration_ms: 3,
         context: ctx(),
     };

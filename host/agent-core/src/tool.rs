@@ -36,6 +36,13 @@ impl ToolError {
         Self::InvalidParams(message.into())
     }
 
+    /// The message, without the `invalid parameters: ` of its display.
+    pub fn message(&self) -> &str {
+        match self {
+            Self::InvalidParams(m) | Self::Failed(m) => m,
+        }
+    }
+
     /// [`ToolError::Failed`] with `message`.
     pub fn failed(message: impl Into<String>) -> Self {
         Self::Failed(message.into())

@@ -361,3 +361,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "docs_tests.rs"]
+mod docs_tests;

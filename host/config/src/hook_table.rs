@@ -73,7 +73,7 @@ macro_rules! hook_table {
                 ModelResolveEvent Option<ModelOverride>;
             "before_agent_start" BeforeAgentStart Gate Ignore Open -
                 "Before a run starts: may stop it."
-                AgentStartEvent Result<(), String>;
+                AgentStartEvent Result<(), Blocked>;
             "model_call_started" ModelCallStarted Observe Ignore Open -
                 "One model call started."
                 ModelCall ();

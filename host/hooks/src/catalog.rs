@@ -1,6 +1,8 @@
 //! Typed hook events and outcomes (the host side of the WIT `types` interface).
 
-use clawhost_agent_core::{ApprovalDecision, ApprovalRequest, Message, SharedMessage, Usage};
+use clawhost_agent_core::{
+    ApprovalDecision, ApprovalRequest, Message, SharedMessage, ToolError, Usage,
+};
 
 pub use crate::run_events::{
     AgentStartEvent, ModelCall, ModelCallEndedEvent, ModelOverride, ModelResolveEvent,
@@ -217,6 +219,11 @@ pub struct BeforeToolCallEvent {
     pub context: CallContext,
 }
 
+/// Why a hook stopped what it guards (a tool call, a run).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Blocked(pub String);
+
 /// A `before_tool_call` decision.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BeforeToolCallOutcome {
@@ -302,7 +309,7 @@ pub struct AfterToolCallEvent {
     /// Parameters the tool ran with.
     pub params: crate::SharedJson,
     /// Result or error message as it stands.
-    pub outcome: Result<crate::SharedJson, String>,
+    pub outcome: Result<crate::SharedJson, ToolError>,
     /// How long the tool ran.
     pub duration_ms: u64,
     /// The run.
@@ -315,7 +322,7 @@ pub enum ToolResultOutcome {
     /// Keep the result.
     Keep,
     /// Replace it.
-    Replace(Result<Value, String>),
+    Replace(Result<Value, ToolError>),
 }
 
 macro_rules! hook_events {

@@ -32,8 +32,8 @@ mod shared_json;
 pub use catalog::{
     AfterCompactionEvent, AfterToolCallEvent, AgentEndEvent, AgentStartEvent,
     ApprovalResolvedEvent, BeforeCompactionEvent, BeforePromptBuildEvent, BeforeResetEvent,
-    BeforeToolCallEvent, BeforeToolCallOutcome, CallContext, HookEvent, HookKind, HookOutcome,
-    LlmInputEvent, LlmOutputEvent, MessageWriteEvent, MessageWriteOutcome, ModelCall,
+    BeforeToolCallEvent, BeforeToolCallOutcome, Blocked, CallContext, HookEvent, HookKind,
+    HookOutcome, LlmInputEvent, LlmOutputEvent, MessageWriteEvent, MessageWriteOutcome, ModelCall,
     ModelCallEndedEvent, ModelOverride, ModelResolveEvent, PromptEdit, SessionEndEvent,
     SessionEndReason, SessionStartEvent, ToolResultOutcome, ToolResultPersistEvent,
 };

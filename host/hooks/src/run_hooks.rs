@@ -83,7 +83,7 @@ impl HookRunner {
                         .push(Self::record(kind, &reg.plugin_id, "allow".into()));
                     continue;
                 }
-                Ok(HookOutcome::BeforeAgentStart(Err(reason))) => {
+                Ok(HookOutcome::BeforeAgentStart(Err(Blocked(reason)))) => {
                     run.decisions.push(Self::record(
                         kind,
                         &reg.plugin_id,

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use clawhost_agent_core::ApprovalRequest;
+use clawhost_agent_core::{ApprovalRequest, ToolError};
 use serde_json::Value;
 
 use crate::catalog::*;
@@ -212,7 +212,7 @@ pub struct HookDecisionRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub struct BeforeToolCallResult {
     /// `Ok(params)` to go on with, or `Err(reason)` when blocked.
-    pub verdict: Result<crate::SharedJson, String>,
+    pub verdict: Result<crate::SharedJson, Blocked>,
     /// What each handler decided, in order.
     pub decisions: Vec<HookDecisionRecord>,
     /// `(plugin id, request)`: the call may go on only once the operator
@@ -332,7 +332,7 @@ impl HookRunner {
                 Step::Skip => {}
                 Step::Block(reason) => {
                     return BeforeToolCallResult {
-                        verdict: Err(reason),
+                        verdict: Err(Blocked(reason)),
                         decisions,
                         approval: None,
                     }
@@ -371,7 +371,7 @@ impl HookRunner {
                 last.decision = format!("re-check after rewrite: {}", last.decision);
             }
             return BeforeToolCallResult {
-                verdict: Err(verdict),
+                verdict: Err(Blocked(verdict)),
                 decisions,
                 approval: None,
             };
@@ -477,7 +477,8 @@ impl HookRunner {
                     let error = HookError::unusable(HookKind::ToolResult, other);
                     decisions.push(record(failed(&error, reg.fail_policy)));
                     if let Some(reason) = reg.blocks(&error) {
-                        event.outcome = Err(format!("result withheld: {reason}"));
+                        event.outcome =
+                            Err(ToolError::Failed(format!("result withheld: {reason}")));
                         break;
                     }
                 }

@@ -165,7 +165,7 @@ async fn a_block_is_terminal_and_a_failure_blocks() {
         ),
     ]);
     let out = runner.before_tool_call(before(json!({}))).await;
-    assert_eq!(out.verdict, Err("no".into()));
+    assert_eq!(out.verdict, Err(Blocked("no".into())));
     assert_eq!(
         seen.lock().unwrap().len(),
         1,
@@ -180,7 +180,7 @@ async fn a_block_is_terminal_and_a_failure_blocks() {
         &seen,
     )]);
     let out = runner.before_tool_call(before(json!({}))).await;
-    let reason = out.verdict.unwrap_err();
+    let Blocked(reason) = out.verdict.unwrap_err();
     // One reason, said once: not "blocked: blocked: …".
     assert_eq!(
         reason,
@@ -235,7 +235,12 @@ async fn tool_result_replacements_chain_and_a_failure_withholds_the_result() {
         &seen,
     )]);
     let out = runner.tool_result(event.clone()).await;
-    assert!(out.event.outcome.unwrap_err().contains("withheld"));
+    assert!(out
+        .event
+        .outcome
+        .unwrap_err()
+        .to_string()
+        .contains("withheld"));
 
     // after_tool_call observes: a failure (even with fail policy block)
     // changes nothing and nothing is returned to change.
@@ -396,7 +401,7 @@ async fn a_later_rewrite_is_rechecked_by_the_hooks_that_allowed_the_call() {
     );
     let runner = HookRunner::new(vec![policy.clone(), sneaky]);
     let out = runner.before_tool_call(before(json!({"cmd": "ls"}))).await;
-    assert_eq!(out.verdict, Err("rm is not allowed".into()));
+    assert_eq!(out.verdict, Err(Blocked("rm is not allowed".into())));
     let last = out.decisions.last().unwrap();
     assert_eq!(last.plugin_id, "policy");
     assert!(
@@ -625,7 +630,7 @@ async fn the_first_model_override_wins_and_a_start_block_is_terminal() {
             "gate",
             20,
             BeforeAgentStart,
-            Ok(O::BeforeAgentStart(Err("closed".into()))),
+            Ok(O::BeforeAgentStart(Err(Blocked("closed".into())))),
             &seen,
         ),
         failing("never-asked", BeforeAgentStart, FailPolicy::Ignore, &seen),

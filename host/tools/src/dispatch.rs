@@ -221,9 +221,7 @@ impl ToolDispatcher {
             .tool
             .call(&call.id, params.clone(), ctx)
             .await
-            .map(SharedJson::new)
-            // Hooks see the error as the model will.
-            .map_err(|e| e.to_string());
+            .map(SharedJson::new);
         let duration_ms = started.elapsed().as_millis() as u64;
         let event = AfterToolCallEvent {
             tool: call.name.clone(),
@@ -241,7 +239,7 @@ impl ToolDispatcher {
         report_hook_decisions(ctx, &call.id, observed.decisions);
         match event.outcome {
             Ok(value) => crate::content::tool_output(&call.name, value),
-            Err(message) => error(message),
+            Err(e) => error(e.to_string()),
         }
     }
 }

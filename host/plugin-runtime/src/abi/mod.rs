@@ -257,11 +257,15 @@ pub(crate) fn json_text(value: &serde_json::Value) -> String {
 }
 
 /// A tool call's outcome as every API version hands it to a hook: the
-/// result's shared JSON text (made once for all hooks), or the error.
+/// result's shared JSON text (made once for all hooks), or the error's
+/// message (the WIT's `result<string, string>`).
 pub(crate) fn outcome_text(
-    outcome: &Result<clawhost_hooks::SharedJson, String>,
+    outcome: &Result<clawhost_hooks::SharedJson, clawhost_agent_core::ToolError>,
 ) -> Result<&str, &str> {
-    outcome.as_ref().map(|v| v.text()).map_err(String::as_str)
+    outcome
+        .as_ref()
+        .map(|v| v.text())
+        .map_err(clawhost_agent_core::ToolError::message)
 }
 
 /// Parse JSON a plugin returned in a hook outcome (`what` names it).

@@ -154,7 +154,9 @@ pub(crate) fn outcome(
             wit::AfterToolCallOutcome::Replace(Ok(v)) => {
                 ToolResultOutcome::Replace(Ok(json(&v, "replacement result")?))
             }
-            wit::AfterToolCallOutcome::Replace(Err(e)) => ToolResultOutcome::Replace(Err(e)),
+            wit::AfterToolCallOutcome::Replace(Err(e)) => {
+                ToolResultOutcome::Replace(Err(clawhost_agent_core::ToolError::Failed(e)))
+            }
         }),
         wit::HookOutcome::BeforePromptBuild(o) => HookOutcome::BeforePromptBuild(match o {
             wit::BeforePromptBuildOutcome::Keep => None,

@@ -237,6 +237,7 @@ impl wit_turn::Host for PluginState {}
 const NO_TURN: &str =
     "no turn is in progress: model and tool calls are only available inside run-attempt";
 
+// The signature is the frozen 0.1 WIT's (`result<model-reply, string>`).
 impl bindings::openclaw::plugin::model::Host for PluginState {
     async fn complete(
         &mut self,

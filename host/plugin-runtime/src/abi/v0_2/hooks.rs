@@ -108,7 +108,9 @@ pub(super) fn tool_result_outcome(o: th::ToolResultOutcome) -> Result<HookOutcom
         th::ToolResultOutcome::Replace(Ok(v)) => {
             ToolResultOutcome::Replace(Ok(json(&v, "replacement result")?))
         }
-        th::ToolResultOutcome::Replace(Err(e)) => ToolResultOutcome::Replace(Err(e)),
+        th::ToolResultOutcome::Replace(Err(e)) => {
+            ToolResultOutcome::Replace(Err(clawhost_agent_core::ToolError::Failed(e)))
+        }
     }))
 }
 
@@ -428,7 +430,7 @@ pub(super) fn agent_start_len(o: &rh::AgentStartOutcome) -> usize {
 pub(super) fn agent_start_outcome(o: rh::AgentStartOutcome) -> HookOutcome {
     HookOutcome::BeforeAgentStart(match o {
         rh::AgentStartOutcome::Allow => Ok(()),
-        rh::AgentStartOutcome::Block(reason) => Err(reason),
+        rh::AgentStartOutcome::Block(reason) => Err(clawhost_hooks::Blocked(reason)),
     })
 }
 
