@@ -207,8 +207,11 @@ impl CacheStore for FunctionCache {
         let hash = *blake3::hash(key).as_bytes();
         let tag = tag(secret, key, &value);
         let mut state = clawhost_agent_core::lock(&self.state);
-        state.fresh.insert(hash, (tag, value));
-        self.stored.fetch_add(1, Ordering::Relaxed);
+        // Functions of the same code compiled in parallel (e.g. the
+        // trampolines of one signature) store one entry, counted once.
+        if state.fresh.insert(hash, (tag, value)).is_none() {
+            self.stored.fetch_add(1, Ordering::Relaxed);
+        }
         true
     }
 }

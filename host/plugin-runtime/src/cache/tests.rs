@@ -507,10 +507,10 @@ fn compiled_functions_are_reused_by_another_component_only_while_their_tags_veri
         .unwrap();
     let (reused_now, stored_now) = functions.counts();
     assert!(reused_now >= 20, "{reused_now}");
-    // The new function, its trampolines and the functions around it; the
-    // trampolines of one signature share a key and, compiled in parallel,
-    // may each miss and store it (5 or 6 here, varying run to run).
-    assert!(stored_now - stored < 10, "{stored} then {stored_now}");
+    // The new function and the glue around it are stored anew: 4 or 5
+    // entries here, the count varying with how the parallel compile splits
+    // the work on a busy machine (it failed the old bound of 5 one run in 3).
+    assert!(stored_now - stored < 8, "{stored} then {stored_now}");
 
     // Every entry tampered with (one byte of its code flipped, its header
     // kept): none is taken, all are compiled again.
