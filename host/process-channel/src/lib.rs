@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::time::Duration;
 
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
@@ -121,7 +122,7 @@ pub struct ProcessChannel {
 }
 
 impl ProcessChannel {
-    /// Start `spec` under `limits`.
+    /// Start `spec` under `limits` (inside a Tokio runtime).
     pub fn spawn(spec: &ProcessSpec, limits: Limits) -> Result<Self, ChannelError> {
         let command = spec.command.clone();
         let mut cmd = Command::new(&spec.command);
@@ -164,7 +165,7 @@ impl ProcessChannel {
         })
     }
 
-    /// The process id (of the group's leader).
+    /// The process id (of the group's leader), until it is reaped.
     pub fn pid(&self) -> Option<u32> {
         self.pid
     }
@@ -225,19 +226,22 @@ impl ProcessChannel {
 
     /// Kill the process group and reap the process.
     pub async fn kill(mut self) {
-        kill_group(self.pid);
+        kill_group(self.pid.take());
         let _ = self.child.wait().await;
     }
 
     /// The error for a closed output: how the process ended, if it did
     /// within a moment.
     async fn exited(&mut self) -> ChannelError {
-        let status = tokio::time::timeout(std::time::Duration::from_secs(1), self.child.wait())
-            .await
-            .map_or_else(
-                |_| "its output closed; still running".to_string(),
-                |s| s.map_or_else(|e| e.to_string(), |s| s.to_string()),
-            );
+        let status = match tokio::time::timeout(Duration::from_secs(1), self.child.wait()).await {
+            Err(_) => "its output closed; still running".to_string(),
+            Ok(waited) => {
+                // Reaped: what it started goes now, while its group id
+                // cannot yet name another process's group.
+                kill_group(self.pid.take());
+                waited.map_or_else(|e| e.to_string(), |s| s.to_string())
+            }
+        };
         ChannelError::Exited {
             command: self.command.clone(),
             status,
@@ -247,8 +251,10 @@ impl ProcessChannel {
 
 impl Drop for ProcessChannel {
     fn drop(&mut self) {
-        // The whole group: a process the channel started may have started others.
-        kill_group(self.pid);
+        // The whole group: a process the channel started may have started
+        // others. Once the leader is reaped (`pid` taken) its group was
+        // killed then; its number may since name another group.
+        kill_group(self.pid.take());
     }
 }
 

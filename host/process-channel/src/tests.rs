@@ -156,3 +156,19 @@ async fn a_command_that_does_not_exist_is_named() {
     let e = ProcessChannel::spawn(&spec, small()).err().unwrap();
     assert!(e.to_string().contains("/no/such/agent"), "{e}");
 }
+
+#[tokio::test]
+async fn when_the_process_exits_what_it_left_running_is_killed() {
+    let spec = sh("sleep 300 >/dev/null 2>&1 & echo $!; exit 0");
+    let mut ch = ProcessChannel::spawn(&spec, small()).unwrap();
+    let sleeper: u32 = recv(&mut ch).await.unwrap().parse().unwrap();
+    let e = recv(&mut ch).await.unwrap_err();
+    assert!(matches!(e, ChannelError::Exited { .. }), "{e}");
+    // The leader is reaped: its number is not killed again at drop.
+    assert_eq!(ch.pid(), None);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !gone(sleeper) {
+        assert!(std::time::Instant::now() < deadline, "left running");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
