@@ -1,6 +1,6 @@
 //! Plugin API versions: plugins built against the frozen 0.1 and the released
-//! 0.2.0 keep loading and behave as their 0.2.1 (SDK) build does; the SDK's
-//! WIT is the host's 0.2.
+//! 0.2.0 and 0.2.1 keep loading and behave as their current (SDK) build does;
+//! the SDK's WIT is the host's 0.2.
 
 use clawhost_plugin_runtime::ApiVersion;
 use clawhost_tests::{config, dispatch, json_of, runner_with};
@@ -59,27 +59,39 @@ async fn a_plugin_built_against_api_0_1_loads_and_behaves_like_its_0_2_build() {
     assert_eq!(old[3], (false, json!({"words": 1, "lines": 1, "chars": 5})));
 }
 
-#[tokio::test]
-async fn a_plugin_built_against_api_0_2_0_loads_and_behaves_like_its_0_2_1_build() {
-    let old = policy_outcomes("test-policy-guard-v0-2-0", "policy-guard-v0-2-0").await;
+/// A fixture built against the released 0.2.`patch` behaves as the SDK
+/// build does, and really is a 0.2.`patch` component: its exports say so.
+async fn a_released_0_2_build_behaves_like_the_current_one(patch: u32) {
+    let package = format!("test-policy-guard-v0-2-{patch}");
+    let id = format!("policy-guard-v0-2-{patch}");
+    let old = policy_outcomes(&package, &id).await;
     let new = policy_outcomes("policy-guard", "policy-guard").await;
     assert_eq!(old, new);
-    // The fixture really is a 0.2.0 component: its exports say so.
     let dir = tempfile::tempdir().unwrap();
-    let host = clawhost_tests::host_with(
-        &config(json!({}), dir.path()),
-        &["test-policy-guard-v0-2-0"],
-    )
-    .await
-    .unwrap();
-    let status = host.plugin("policy-guard-v0-2-0").unwrap().status();
+    let host = clawhost_tests::host_with(&config(json!({}), dir.path()), &[&package])
+        .await
+        .unwrap();
+    let status = host.plugin(&id).unwrap().status();
     assert_eq!(status.api, ApiVersion::V0_2);
-    let wasm =
-        std::fs::read(clawhost_tests::plugins_dir().join("test-policy-guard-v0-2-0/plugin.wasm"))
-            .unwrap();
+    let wasm = std::fs::read(
+        clawhost_tests::plugins_dir()
+            .join(&package)
+            .join("plugin.wasm"),
+    )
+    .unwrap();
     let text = String::from_utf8_lossy(&wasm);
-    assert!(text.contains("openclaw:plugin/tool-hooks@0.2.0"));
-    assert!(!text.contains("@0.2.1"));
+    assert!(text.contains(&format!("openclaw:plugin/tool-hooks@0.2.{patch}")));
+    assert!(!text.contains(&format!("@{}", clawhost_plugin_runtime::CURRENT_API)));
+}
+
+#[tokio::test]
+async fn a_plugin_built_against_api_0_2_0_loads_and_behaves_like_its_current_build() {
+    a_released_0_2_build_behaves_like_the_current_one(0).await;
+}
+
+#[tokio::test]
+async fn a_plugin_built_against_api_0_2_1_loads_and_behaves_like_its_current_build() {
+    a_released_0_2_build_behaves_like_the_current_one(1).await;
 }
 
 #[tokio::test]
@@ -166,6 +178,7 @@ fn every_place_naming_the_current_api_agrees_with_the_host() {
         "test-legacy-api",
         "test-policy-guard-v0-1",
         "test-policy-guard-v0-2-0",
+        "test-policy-guard-v0-2-1",
     ];
     for entry in std::fs::read_dir(root.join("plugins")).unwrap() {
         let dir = entry.unwrap().path();
@@ -179,22 +192,25 @@ fn every_place_naming_the_current_api_agrees_with_the_host() {
     }
 }
 
-/// 0.2.1 only adds to the released 0.2.0 (kept unchanged in the 0.2.0
-/// fixture): with its `@since(version = 0.2.1)` items and the package line
-/// taken out, every 0.2.0 file reads the same.
+/// Within 0.2 a release only adds: with the items a later release marks
+/// `@since(version = ...)` and the package line taken out, every file of the
+/// released 0.2.0 and 0.2.1 (kept unchanged in their fixtures) reads the
+/// same in the current WIT.
 #[test]
-fn api_0_2_1_only_adds_to_the_released_0_2_0() {
+fn each_0_2_release_only_adds_to_the_one_before() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let released = root.join("plugins/test-policy-guard-v0-2-0/wit/deps/openclaw-plugin-0.2.0");
     let current = root.join("wit/v0.2");
-    // The body after the package line, without the items added in 0.2.1.
-    let body = |text: &str| -> String {
+    // The body after the package line, without the items added since.
+    let body = |text: &str, since: &[&str]| -> String {
         let after = text.split_once("package openclaw:plugin@").unwrap().1;
         let after = after.split_once('\n').unwrap().1;
         let mut out = Vec::new();
         let mut skip_next = false;
         for line in after.lines() {
-            if line.trim() == "@since(version = 0.2.1)" {
+            if since
+                .iter()
+                .any(|v| line.trim() == format!("@since(version = {v})"))
+            {
                 skip_next = true;
                 continue;
             }
@@ -205,25 +221,40 @@ fn api_0_2_1_only_adds_to_the_released_0_2_0() {
         }
         out.join("\n")
     };
-    for entry in std::fs::read_dir(&released).unwrap() {
-        let name = entry.unwrap().file_name();
-        let old = std::fs::read_to_string(released.join(&name)).unwrap();
-        let new = std::fs::read_to_string(current.join(&name)).unwrap();
-        assert!(old.contains("package openclaw:plugin@0.2.0;"));
-        assert!(new.contains("package openclaw:plugin@0.2.1;"));
+    let later = ["0.2.1", "0.2.2"];
+    for (i, released) in ["0.2.0", "0.2.1"].into_iter().enumerate() {
+        let patch = &released[4..];
+        let dir = root.join(format!(
+            "plugins/test-policy-guard-v0-2-{patch}/wit/deps/openclaw-plugin-{released}"
+        ));
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let name = entry.unwrap().file_name();
+            let old = std::fs::read_to_string(dir.join(&name)).unwrap();
+            let new = std::fs::read_to_string(current.join(&name)).unwrap();
+            assert!(old.contains(&format!("package openclaw:plugin@{released};")));
+            assert_eq!(
+                body(&old, &[]),
+                body(&new, &later[i..]),
+                "{} changed beyond additions since {released}",
+                name.to_string_lossy()
+            );
+        }
+    }
+    // What 0.2.1 and 0.2.2 add lives in files of their own, every
+    // interface marked.
+    for (file, version) in [
+        ("hooks-0.2.1.wit", "0.2.1"),
+        ("native-runtime-0.2.2.wit", "0.2.2"),
+    ] {
+        let added = std::fs::read_to_string(current.join(file)).unwrap();
+        let interfaces = added.matches("\ninterface ").count();
+        assert!(interfaces >= 1, "{file}");
         assert_eq!(
-            body(&old),
-            body(&new),
-            "{} changed beyond additions",
-            name.to_string_lossy()
+            added
+                .matches(&format!("@since(version = {version})\ninterface "))
+                .count(),
+            interfaces,
+            "{file}"
         );
     }
-    // What 0.2.1 adds lives in its own file, every interface marked.
-    let added = std::fs::read_to_string(current.join("hooks-0.2.1.wit")).unwrap();
-    let interfaces = added.matches("\ninterface ").count();
-    assert!(interfaces >= 2);
-    assert_eq!(
-        added.matches("@since(version = 0.2.1)\ninterface ").count(),
-        interfaces
-    );
 }

@@ -72,6 +72,14 @@ impl ToolExecutor for BudgetedTools {
         self.inner.specs(ctx)
     }
 
+    async fn gate(
+        &self,
+        call: &ToolCallRequest,
+        ctx: &RunContext,
+    ) -> Result<serde_json::Value, crate::Refused> {
+        self.inner.gate(call, ctx).await
+    }
+
     async fn execute(&self, call: &ToolCallRequest, ctx: &RunContext) -> ToolOutput {
         if self.exhausted().is_some() {
             return self.spend(String::new());

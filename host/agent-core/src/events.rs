@@ -90,6 +90,14 @@ pub enum TurnEvent {
         /// The piece of text.
         text: String,
     },
+    /// A native runtime (Codex, an ACP agent) reported the thread it keeps
+    /// this session in; a resumed session continues it.
+    NativeThread {
+        /// The runtime's thread (session) id.
+        thread: String,
+        /// The runtime's name and version, as it reported them.
+        agent: String,
+    },
     /// The turn ended with this answer.
     FinalAnswer {
         /// Text.

@@ -62,6 +62,9 @@ pub struct PreparedTurn {
     pub tools: Vec<ToolSpec>,
     /// Upper bound of model calls.
     pub max_iterations: u32,
+    /// The native runtime's thread this session continues, if one was
+    /// recorded ([`TurnEvent::NativeThread`]).
+    pub native_thread: Option<String>,
 }
 
 /// Why a harness's turn failed.
@@ -103,6 +106,25 @@ pub trait TurnServices: Send + Sync {
     fn tools(&self) -> Vec<ToolSpec>;
     /// The error of the turn's last model call, if that call failed.
     fn last_model_error(&self) -> Option<ModelError>;
+
+    // What a harness bridging a native runtime (one that runs its own model
+    // loop: Codex, an ACP agent) reports, so the host sees the turn.
+
+    /// Whether the native runtime may run its own call (policy,
+    /// `before_tool_call`, approvals, as for the host tool of that name);
+    /// `Ok` holds the arguments to run with.
+    async fn gate_native(&self, call: ToolCallRequest)
+        -> Result<serde_json::Value, crate::Refused>;
+    /// Reply text as it streams.
+    fn stream_text(&self, delta: &str);
+    /// The runtime's reply: its text and the tool calls it made.
+    fn record_reply(&self, text: String, tool_calls: Vec<ToolCallRequest>);
+    /// The result of a tool call the runtime ran itself.
+    fn record_tool_result(&self, result: ToolResultMessage);
+    /// The runtime's thread stored on the session.
+    fn native_thread(&self) -> Option<String>;
+    /// Store the runtime's thread on the session, with its name and version.
+    fn set_native_thread(&self, thread: String, agent: String);
 }
 
 /// An agent runtime provided by a plugin.
@@ -141,6 +163,10 @@ pub struct TurnMirror {
     last_stop: Mutex<Option<crate::StopReason>>,
     /// Images and reasoning the harness cannot carry.
     restorer: Mutex<crate::restore::Restorer>,
+    /// The native runtime's thread (as stored, then as last reported).
+    native_thread: Mutex<Option<String>>,
+    /// Replies of a native runtime recorded so far (its "iterations").
+    native_replies: AtomicU32,
 }
 
 impl TurnMirror {
@@ -174,6 +200,8 @@ impl TurnMirror {
             last_error: Mutex::default(),
             last_stop: Mutex::default(),
             restorer: Mutex::new(restorer),
+            native_thread: Mutex::new(turn.native_thread.clone()),
+            native_replies: AtomicU32::new(0),
         }
     }
 
@@ -264,6 +292,67 @@ impl TurnServices for TurnMirror {
 
     fn last_model_error(&self) -> Option<ModelError> {
         crate::lock(&self.last_error).clone()
+    }
+
+    async fn gate_native(
+        &self,
+        call: ToolCallRequest,
+    ) -> Result<serde_json::Value, crate::Refused> {
+        let verdict = self.tools.gate(&call, &self.ctx).await;
+        if let Err(refusal) = &verdict {
+            tracing::info!(tool = %call.name, %refusal, "a native tool call was refused");
+        }
+        verdict
+    }
+
+    fn stream_text(&self, delta: &str) {
+        let iteration = self.native_replies.load(Ordering::Relaxed) + 1;
+        self.ctx.events.emit(TurnEvent::TextDelta {
+            iteration,
+            text: delta.to_string(),
+        });
+    }
+
+    fn record_reply(&self, text: String, tool_calls: Vec<ToolCallRequest>) {
+        let iteration = self.native_replies.fetch_add(1, Ordering::Relaxed) + 1;
+        self.iterations.fetch_max(iteration, Ordering::Relaxed);
+        self.ctx.events.emit(TurnEvent::ModelReply {
+            iteration,
+            text: text.clone(),
+            tool_calls: tool_calls.clone(),
+            usage: Usage::default(),
+            reasoning: Vec::new(),
+        });
+        self.record(Message::Assistant {
+            text,
+            tool_calls,
+            reasoning: Vec::new(),
+        });
+    }
+
+    fn record_tool_result(&self, result: ToolResultMessage) {
+        self.ctx.events.emit(TurnEvent::ToolResult {
+            call_id: result.call_id.clone(),
+            tool: result.tool.clone(),
+            content: result.content.clone(),
+            is_error: result.is_error,
+            images: result.images.clone(),
+        });
+        self.record(Message::ToolResult(result));
+    }
+
+    fn native_thread(&self) -> Option<String> {
+        crate::lock(&self.native_thread).clone()
+    }
+
+    fn set_native_thread(&self, thread: String, agent: String) {
+        let mut stored = crate::lock(&self.native_thread);
+        if stored.as_deref() != Some(thread.as_str()) {
+            *stored = Some(thread.clone());
+            self.ctx
+                .events
+                .emit(TurnEvent::NativeThread { thread, agent });
+        }
     }
 }
 

@@ -38,5 +38,5 @@ pub use model::{
 };
 pub use reasoning::{Reasoning, ReasoningBlock};
 pub use shared_message::{CountTokens, SharedMessage};
-pub use tool::{RunContext, ToolError, ToolExecutor, ToolOutput, ToolSpec};
+pub use tool::{Refused, RunContext, ToolError, ToolExecutor, ToolOutput, ToolSpec};
 pub use turn::{TurnError, TurnLoop, TurnOutcome, CONTINUE_PROMPT};

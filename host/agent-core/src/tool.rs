@@ -144,4 +144,25 @@ pub trait ToolExecutor: Send + Sync {
 
     /// Run one call. Failures are reported in the output, never as a panic.
     async fn execute(&self, call: &ToolCallRequest, ctx: &RunContext) -> ToolOutput;
+
+    /// Whether a native runtime (Codex, an ACP agent) may run its own call,
+    /// judged as the host tool of that name: policy, `before_tool_call`,
+    /// approvals. `Ok` holds the arguments to run with, `Err` the refusal.
+    /// An executor that cannot judge refuses.
+    async fn gate(
+        &self,
+        call: &ToolCallRequest,
+        _ctx: &RunContext,
+    ) -> Result<serde_json::Value, Refused> {
+        Err(Refused(format!(
+            "native tool call `{}` refused: this host cannot ask about native tool calls",
+            call.name
+        )))
+    }
 }
+
+/// Why a call may not run (policy, a hook's block, an approval's answer),
+/// in words for the model and the runtime asking.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Refused(pub String);

@@ -154,6 +154,9 @@ pub fn render_event_with(event: &TurnEvent, theme: &Theme) -> String {
             l("compact")
         ),
         TurnEvent::TextDelta { text, .. } => text.clone(),
+        TurnEvent::NativeThread { thread, agent } => {
+            format!("{}     {agent}: thread {thread}", l("runtime"))
+        }
         TurnEvent::FinalAnswer { text, stop_reason } => match stop_note(*stop_reason) {
             None => labelled(&l("answer"), text),
             Some(_) => format!(

@@ -34,6 +34,7 @@ pub use locate::{locate, locate_or_new, xdg_dir, NotFound};
 pub use models::{ApiKind, ModelConfig, ModelsConfig, ProviderConfig, RetryConfig};
 pub use plugins::{
     Access, EnvGrant, FsGrant, PluginEntry, PluginGrants, PluginLimits, PluginSlots, PluginsConfig,
+    ProcessGrant,
 };
 pub use provider_catalog::{builtin_provider, BUILTIN_PROVIDERS};
 pub use runtime::{HarnessPolicy, RuntimePolicy};

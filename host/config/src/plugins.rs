@@ -369,6 +369,32 @@ pub struct PluginGrants {
     /// May supply compaction summaries (the compaction-provider seam).
     #[serde(default)]
     pub compaction: bool,
+    /// Processes a harness plugin may start, by the name it opens them with
+    /// (API 0.2.2 `native-runtime`): the operator names the command, never
+    /// the plugin.
+    #[serde(default)]
+    pub processes: BTreeMap<String, ProcessGrant>,
+}
+
+/// A process the operator lets a harness plugin start (e.g. the Codex
+/// app-server, an ACP agent), spoken to a line at a time over its stdio.
+#[derive(Debug, Clone, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ProcessGrant {
+    /// The program: a path (relative to the config file's directory when it
+    /// holds a `/`) or a name looked up on `PATH`. No shell runs it.
+    pub command: String,
+    /// Its arguments, passed as they are.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// Its whole environment (nothing else of the host's is passed): a name
+    /// passes the host's value (e.g. the provider's key variable), `{name,
+    /// value}` sets one. `PATH` is passed when not listed.
+    #[serde(default)]
+    pub env: Vec<EnvGrant>,
+    /// Its working directory (relative to the config file's directory).
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
 }
 
 /// A host directory mounted into a plugin.

@@ -34,7 +34,37 @@ pub fn session_of(t: &Transcript) -> Session {
         s.recorded_reason = Some(reason);
     }
     s.history = t.shared_context();
+    s.native_thread = recorded_native_thread(t);
     s
+}
+
+/// The custom entry kind recording a native runtime's thread.
+const NATIVE_THREAD: &str = "native_thread";
+
+/// The native runtime's thread recorded along the branch (latest wins).
+fn recorded_native_thread(t: &Transcript) -> Option<(String, String)> {
+    t.branch_back().find_map(|e| match &e.body {
+        EntryBody::Custom { custom_type, data } if custom_type == NATIVE_THREAD => Some((
+            data["thread"].as_str()?.to_string(),
+            data["agent"].as_str().unwrap_or_default().to_string(),
+        )),
+        _ => None,
+    })
+}
+
+/// Record the native runtime's thread when the turn changed it (recorded
+/// even when the turn failed: the thread holds what it did).
+fn record_native_thread(t: &mut Transcript, session: &Session) -> Result<(), SessionError> {
+    match &session.native_thread {
+        Some(now) if recorded_native_thread(t).as_ref() != Some(now) => {
+            t.append(EntryBody::Custom {
+                custom_type: NATIVE_THREAD.into(),
+                data: serde_json::json!({ "thread": now.0, "agent": now.1 }),
+            })?;
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 impl EmbeddedRunner {
@@ -90,6 +120,7 @@ impl EmbeddedRunner {
                         transcript.append_message(message)?;
                     }
                 }
+                record_native_thread(transcript, &session)?;
                 transcript.append(match error {
                     RunError::Aborted => EntryBody::Custom {
                         custom_type: "turn_aborted".into(),
@@ -122,6 +153,7 @@ impl EmbeddedRunner {
         if let Some(selection) = &session.selection {
             store.record_runtime(transcript, &selection.runtime, selection.reason.as_str())?;
         }
+        record_native_thread(transcript, &session)?;
         for message in &outcome.new_messages {
             if let Some(message) = self.stored_form(&ctx, &session, message.clone()).await {
                 transcript.append_message(message)?;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use clawhost_agent_core::{
     estimate_tokens, ModelError, ModelErrorKind, PreparedTurn, Route, RunContext, SharedMessage,
-    TurnError, TurnMirror, TurnOutcome, UserInput,
+    TurnError, TurnEvent, TurnMirror, TurnOutcome, UserInput,
 };
 use clawhost_harness::{
     select, PolicyScopes, Selection, SelectionError, SelectionRequest, BUILTIN,
@@ -42,6 +42,9 @@ pub struct Session {
     pub compactions: Vec<CompactionRecord>,
     /// The selection reason recorded with the runtime (for resumed sessions).
     pub recorded_reason: Option<String>,
+    /// The thread a native runtime (Codex, an ACP agent) keeps this session
+    /// in, and the runtime's name and version, once one reported it.
+    pub native_thread: Option<(String, String)>,
 }
 
 impl Session {
@@ -55,6 +58,7 @@ impl Session {
             history: Vec::new(),
             compactions: Vec::new(),
             recorded_reason: None,
+            native_thread: None,
         }
     }
 }
@@ -265,6 +269,9 @@ impl EmbeddedRunner {
                     system.clone(),
                 )
                 .await;
+            if let Some(thread) = native_thread(ctx) {
+                session.native_thread = Some(thread);
+            }
             match attempt {
                 Err(e) if is_overflow(&e) && retries < settings.max_overflow_retries => {
                     retries += 1;
@@ -357,6 +364,7 @@ impl EmbeddedRunner {
             user_text: prompt.into(),
             tools: clawhost_agent_core::ToolExecutor::specs(self.dispatcher().as_ref(), ctx),
             max_iterations,
+            native_thread: session.native_thread.as_ref().map(|(id, _)| id.clone()),
         };
         let mirror = Arc::new(TurnMirror::new(
             self.model_client(generation, ctx),
@@ -432,6 +440,7 @@ impl EmbeddedRunner {
         session.runtime = None;
         session.selection = None;
         session.recorded_reason = None;
+        session.native_thread = None;
     }
 
     /// Status lines: the model ref, and separately the runtime, how it
@@ -466,9 +475,24 @@ impl EmbeddedRunner {
             }
             (None, None) => {}
         }
+        if let Some((thread, agent)) = &session.native_thread {
+            lines.push(format!("Native runtime: {agent} (thread {thread})"));
+        }
         lines.push(format!("Messages: {}", session.history.len()));
         lines
     }
+}
+
+/// The thread a native runtime last reported in this run, with its name.
+fn native_thread(ctx: &RunContext) -> Option<(String, String)> {
+    ctx.events
+        .snapshot()
+        .into_iter()
+        .rev()
+        .find_map(|e| match e {
+            TurnEvent::NativeThread { thread, agent } => Some((thread, agent)),
+            _ => None,
+        })
 }
 
 fn is_overflow(e: &RunError) -> bool {

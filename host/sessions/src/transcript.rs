@@ -339,7 +339,7 @@ impl Transcript {
 
     /// The branch from the leaf back to the latest reset (excluded): what
     /// [`Self::branch`] holds, latest first, without collecting it.
-    fn branch_back(&self) -> impl Iterator<Item = &Entry> {
+    pub fn branch_back(&self) -> impl Iterator<Item = &Entry> {
         self.branch
             .iter()
             .rev()

@@ -6,7 +6,7 @@ use std::time::Instant;
 use async_trait::async_trait;
 use clawhost_agent_core::text::clip;
 use clawhost_agent_core::{
-    RunContext, ToolCallRequest, ToolExecutor, ToolOutput, ToolSpec, TurnEvent,
+    Refused, RunContext, ToolCallRequest, ToolExecutor, ToolOutput, ToolSpec, TurnEvent,
 };
 use clawhost_config::ApprovalsConfig;
 use clawhost_hooks::{
@@ -122,6 +122,19 @@ impl ToolExecutor for ToolDispatcher {
         let span = tracing::info_span!("tool_call", tool = %clip(&call.name, ERROR_ECHO_CHARS));
         self.execute_traced(call, ctx).instrument(span).await
     }
+
+    async fn gate(&self, call: &ToolCallRequest, ctx: &RunContext) -> Result<Value, Refused> {
+        let admitted = self.admit(call, ctx, None).await.map_err(Refused)?;
+        Ok(admitted.params.into_value())
+    }
+}
+
+/// A call let through: the arguments as asked and as they run (a hook may
+/// have rewritten them), and whose run it is.
+struct Admitted {
+    asked: SharedJson,
+    params: SharedJson,
+    context: CallContext,
 }
 
 impl ToolDispatcher {
@@ -132,82 +145,14 @@ impl ToolDispatcher {
                 clip(&call.name, ERROR_ECHO_CHARS)
             ));
         };
-        let origin = entry.tool.origin();
-        if let Err(denial) = self
-            .policy
-            .for_agent(&ctx.agent_id)
-            .check(&call.name, &origin)
-        {
-            return error(denial.to_string());
-        }
-        if let Some(problem) = validation_error(&entry.schema, &call.arguments) {
-            return error(format!("invalid arguments for `{}`: {problem}", call.name));
-        }
-        let context = CallContext {
-            agent_id: ctx.agent_id.clone(),
-            session_id: ctx.session_id.clone(),
-            model_ref: ctx.model_ref.clone(),
+        let Admitted {
+            asked,
+            params,
+            context,
+        } = match self.admit(call, ctx, Some(&entry.schema)).await {
+            Ok(admitted) => admitted,
+            Err(refusal) => return error(refusal),
         };
-        // One copy of the arguments, shared from here on (hooks, tool,
-        // after-hooks); a rewrite makes a new one.
-        let asked = SharedJson::new(call.arguments.clone());
-        let before = self
-            .hooks
-            .before_tool_call(BeforeToolCallEvent {
-                tool: call.name.clone(),
-                call_id: call.id.clone(),
-                params: asked.clone(),
-                tool_plugin: match &origin {
-                    ToolOrigin::Plugin(id) => Some(id.clone()),
-                    ToolOrigin::Host => None,
-                },
-                context: context.clone(),
-            })
-            .await;
-        report_hook_decisions(ctx, &call.id, before.decisions);
-        let params = match before.verdict {
-            Ok(params) => params,
-            Err(reason) => return error(format!("tool call blocked: {reason}")),
-        };
-        // One approval per call: a plugin's request, else the tool's own
-        // (a host tool such as `exec` asks unless the operator allowlisted
-        // the call).
-        let approval = match before.approval {
-            Some(asked) => Some(asked),
-            None => entry
-                .tool
-                .approval(&params)
-                .map(|request| (HOST_APPROVER.to_string(), request)),
-        };
-        if let Some((asker, request)) = approval {
-            let pending = self.approvals.pending(asker, call, &params, ctx, request);
-            let decision = self.approvals.ask(&pending, ctx).await;
-            if pending.plugin_id != HOST_APPROVER {
-                self.hooks
-                    .approval_resolved(
-                        &pending.plugin_id,
-                        ApprovalResolvedEvent {
-                            tool: call.name.clone(),
-                            call_id: call.id.clone(),
-                            decision,
-                            context: context.clone(),
-                        },
-                    )
-                    .await;
-            }
-            if !decision.allows(pending.request.timeout_behavior) {
-                let who = if pending.plugin_id == HOST_APPROVER {
-                    "the host".to_string()
-                } else {
-                    format!("plugin `{}`", pending.plugin_id)
-                };
-                return error(format!(
-                    "tool call blocked: {who} asked for approval ({}) and the answer was {}",
-                    clip(&pending.request.title, ERROR_ECHO_CHARS),
-                    decision.as_str()
-                ));
-            }
-        }
         if params != asked {
             if let Some(problem) = validation_error(&entry.schema, &params) {
                 return error(format!(
@@ -241,6 +186,94 @@ impl ToolDispatcher {
             Ok(value) => crate::content::tool_output(&call.name, value),
             Err(e) => error(e.to_string()),
         }
+    }
+
+    /// What every call passes before it runs, a host tool's or a native
+    /// runtime's own: tool policy, `before_tool_call`, then one approval (a
+    /// plugin's request, else the host tool's own: `exec` asks unless the
+    /// operator allowlisted the command). A host tool's call is checked
+    /// against its `schema` after the policy. `Err` is the refusal, in words.
+    async fn admit(
+        &self,
+        call: &ToolCallRequest,
+        ctx: &RunContext,
+        schema: Option<&CompiledSchema>,
+    ) -> Result<Admitted, String> {
+        let entry = self.registry.tools.get(&call.name);
+        // A native runtime's call is judged as the host tool of its name.
+        let origin = entry.map_or(ToolOrigin::Host, |e| e.tool.origin());
+        self.policy
+            .for_agent(&ctx.agent_id)
+            .check(&call.name, &origin)
+            .map_err(|denial| denial.to_string())?;
+        if let Some(problem) = schema.and_then(|s| validation_error(s, &call.arguments)) {
+            return Err(format!("invalid arguments for `{}`: {problem}", call.name));
+        }
+        let context = CallContext {
+            agent_id: ctx.agent_id.clone(),
+            session_id: ctx.session_id.clone(),
+            model_ref: ctx.model_ref.clone(),
+        };
+        // One copy of the arguments, shared from here on (hooks, tool,
+        // after-hooks); a rewrite makes a new one.
+        let asked = SharedJson::new(call.arguments.clone());
+        let before = self
+            .hooks
+            .before_tool_call(BeforeToolCallEvent {
+                tool: call.name.clone(),
+                call_id: call.id.clone(),
+                params: asked.clone(),
+                tool_plugin: match &origin {
+                    ToolOrigin::Plugin(id) => Some(id.clone()),
+                    ToolOrigin::Host => None,
+                },
+                context: context.clone(),
+            })
+            .await;
+        report_hook_decisions(ctx, &call.id, before.decisions);
+        let params = before
+            .verdict
+            .map_err(|reason| format!("tool call blocked: {reason}"))?;
+        let approval = match before.approval {
+            Some(asked) => Some(asked),
+            None => entry
+                .and_then(|e| e.tool.approval(&params))
+                .map(|request| (HOST_APPROVER.to_string(), request)),
+        };
+        if let Some((asker, request)) = approval {
+            let pending = self.approvals.pending(asker, call, &params, ctx, request);
+            let decision = self.approvals.ask(&pending, ctx).await;
+            if pending.plugin_id != HOST_APPROVER {
+                self.hooks
+                    .approval_resolved(
+                        &pending.plugin_id,
+                        ApprovalResolvedEvent {
+                            tool: call.name.clone(),
+                            call_id: call.id.clone(),
+                            decision,
+                            context: context.clone(),
+                        },
+                    )
+                    .await;
+            }
+            if !decision.allows(pending.request.timeout_behavior) {
+                let who = if pending.plugin_id == HOST_APPROVER {
+                    "the host".to_string()
+                } else {
+                    format!("plugin `{}`", pending.plugin_id)
+                };
+                return Err(format!(
+                    "tool call blocked: {who} asked for approval ({}) and the answer was {}",
+                    clip(&pending.request.title, ERROR_ECHO_CHARS),
+                    decision.as_str()
+                ));
+            }
+        }
+        Ok(Admitted {
+            asked,
+            params,
+            context,
+        })
     }
 }
 

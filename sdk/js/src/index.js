@@ -1,11 +1,11 @@
-// clawhost SDK for JavaScript and TypeScript plugins (plugin API 0.2.1).
+// clawhost SDK for JavaScript and TypeScript plugins (plugin API 0.2.2).
 //
 // `export default definePlugin({...})` from your module; `clawhost-js build`
 // turns it into a component. Errors your code throws become error results
 // (a tool error the model sees, a blocked call, a kept result), never traps.
 // 64-bit integers (BigInt in the bindings) reach your code as numbers.
 
-import { log as hostLog, config as hostConfig } from 'openclaw:plugin/host@0.2.1';
+import { log as hostLog, config as hostConfig } from 'openclaw:plugin/host@0.2.2';
 
 /** Let the call go on. */
 export const allow = () => ({ tag: 'allow' });

@@ -10,17 +10,17 @@
 /// <reference path="./interfaces/openclaw-plugin-tool-provider.d.ts" />
 /// <reference path="./interfaces/openclaw-plugin-transcript-hooks.d.ts" />
 /// <reference path="./interfaces/openclaw-plugin-types.d.ts" />
-declare module 'openclaw:plugin/plugin@0.2.1' {
-  export type * as OpenclawPluginHost021 from 'openclaw:plugin/host@0.2.1'; // import openclaw:plugin/host@0.2.1
-  export type * as OpenclawPluginTypes021 from 'openclaw:plugin/types@0.2.1'; // import openclaw:plugin/types@0.2.1
-  export * as toolProvider from 'openclaw:plugin/tool-provider@0.2.1'; // export openclaw:plugin/tool-provider@0.2.1
-  export * as toolHooks from 'openclaw:plugin/tool-hooks@0.2.1'; // export openclaw:plugin/tool-hooks@0.2.1
-  export * as promptHooks from 'openclaw:plugin/prompt-hooks@0.2.1'; // export openclaw:plugin/prompt-hooks@0.2.1
-  export * as modelHooks from 'openclaw:plugin/model-hooks@0.2.1'; // export openclaw:plugin/model-hooks@0.2.1
-  export * as sessionHooks from 'openclaw:plugin/session-hooks@0.2.1'; // export openclaw:plugin/session-hooks@0.2.1
-  export * as transcriptHooks from 'openclaw:plugin/transcript-hooks@0.2.1'; // export openclaw:plugin/transcript-hooks@0.2.1
-  export * as toolGate from 'openclaw:plugin/tool-gate@0.2.1'; // export openclaw:plugin/tool-gate@0.2.1
-  export * as persistHooks from 'openclaw:plugin/persist-hooks@0.2.1'; // export openclaw:plugin/persist-hooks@0.2.1
-  export * as runHooks from 'openclaw:plugin/run-hooks@0.2.1'; // export openclaw:plugin/run-hooks@0.2.1
-  export * as compactionProvider from 'openclaw:plugin/compaction-provider@0.2.1'; // export openclaw:plugin/compaction-provider@0.2.1
+declare module 'openclaw:plugin/plugin@0.2.2' {
+  export type * as OpenclawPluginHost022 from 'openclaw:plugin/host@0.2.2'; // import openclaw:plugin/host@0.2.2
+  export type * as OpenclawPluginTypes022 from 'openclaw:plugin/types@0.2.2'; // import openclaw:plugin/types@0.2.2
+  export * as toolProvider from 'openclaw:plugin/tool-provider@0.2.2'; // export openclaw:plugin/tool-provider@0.2.2
+  export * as toolHooks from 'openclaw:plugin/tool-hooks@0.2.2'; // export openclaw:plugin/tool-hooks@0.2.2
+  export * as promptHooks from 'openclaw:plugin/prompt-hooks@0.2.2'; // export openclaw:plugin/prompt-hooks@0.2.2
+  export * as modelHooks from 'openclaw:plugin/model-hooks@0.2.2'; // export openclaw:plugin/model-hooks@0.2.2
+  export * as sessionHooks from 'openclaw:plugin/session-hooks@0.2.2'; // export openclaw:plugin/session-hooks@0.2.2
+  export * as transcriptHooks from 'openclaw:plugin/transcript-hooks@0.2.2'; // export openclaw:plugin/transcript-hooks@0.2.2
+  export * as toolGate from 'openclaw:plugin/tool-gate@0.2.2'; // export openclaw:plugin/tool-gate@0.2.2
+  export * as persistHooks from 'openclaw:plugin/persist-hooks@0.2.2'; // export openclaw:plugin/persist-hooks@0.2.2
+  export * as runHooks from 'openclaw:plugin/run-hooks@0.2.2'; // export openclaw:plugin/run-hooks@0.2.2
+  export * as compactionProvider from 'openclaw:plugin/compaction-provider@0.2.2'; // export openclaw:plugin/compaction-provider@0.2.2
 }

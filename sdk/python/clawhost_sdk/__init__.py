@@ -1,4 +1,4 @@
-"""Write clawhost plugins in Python (plugin API 0.2.1).
+"""Write clawhost plugins in Python (plugin API 0.2.2).
 
 Register tools and hooks with the decorators below in your module, then build
 it with ``clawhost-py build <package-dir>`` into ``plugin.wasm`` beside your
@@ -58,7 +58,7 @@ from ._registry import (
 )
 from ._host import config, log
 
-API_VERSION = "0.2.1"
+API_VERSION = "0.2.2"
 
 __all__ = [
     "API_VERSION",

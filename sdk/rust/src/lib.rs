@@ -1,4 +1,4 @@
-//! Rust SDK for clawhost plugins, plugin API 0.2 (0.2.1).
+//! Rust SDK for clawhost plugins, plugin API 0.2 (0.2.2).
 //!
 //! A tool and hook plugin implements [`Plugin`] (every method has a default)
 //! and calls [`export_plugin!`]; an agent runtime implements [`Harness`] and
@@ -42,8 +42,8 @@ pub mod bindings {
             world: "harness-plugin",
             path: "wit",
             with: {
-                "openclaw:plugin/types@0.2.1": crate::bindings::plugin::openclaw::plugin::types,
-                "openclaw:plugin/host@0.2.1": crate::bindings::plugin::openclaw::plugin::host,
+                "openclaw:plugin/types@0.2.2": crate::bindings::plugin::openclaw::plugin::types,
+                "openclaw:plugin/host@0.2.2": crate::bindings::plugin::openclaw::plugin::host,
             },
             pub_export_macro: true,
             export_macro_name: "__export_harness_world",
@@ -79,7 +79,7 @@ pub use bindings::plugin::openclaw::plugin::types::{
 };
 
 /// The WIT package version this SDK is built against.
-pub const API_VERSION: &str = "0.2.1";
+pub const API_VERSION: &str = "0.2.2";
 
 /// Log levels for [`log`].
 pub use bindings::plugin::openclaw::plugin::host::Level;

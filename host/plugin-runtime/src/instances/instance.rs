@@ -204,6 +204,8 @@ impl PluginInstance {
             self.logs.clone(),
             self.config_json.clone(),
         );
+        let mut state = state;
+        state.processes = Arc::new(self.grants.processes.clone());
         let mut store = Store::new(self.engine.engine(), state);
         store.limiter(|s| &mut s.memory);
         // At every epoch tick the guest runs, it yields to the async runtime

@@ -6,11 +6,13 @@
 //! plugin is given that same open directory (never the path again): a symlink
 //! planted later where the path was cannot move the grant.
 
+use std::collections::BTreeMap;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use clawhost_config::{Access, EnvGrant, PluginGrants};
+use clawhost_config::{Access, EnvGrant, PluginGrants, ProcessGrant};
+use clawhost_process_channel::ProcessSpec;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder};
 
 use crate::logs::{CapturedOutput, LogSource, PluginLogs};
@@ -63,6 +65,8 @@ pub struct EffectiveGrants {
     pub dirs: Vec<EffectiveDir>,
     /// Environment variables (name, value).
     pub env: Vec<(String, String)>,
+    /// Processes it may open, by name (API 0.2.2 `native-runtime`).
+    pub processes: BTreeMap<String, ProcessSpec>,
     /// Operator grants not applied because the manifest does not ask for
     /// them, each said as a sentence for the operator.
     pub unasked: Vec<String>,
@@ -84,6 +88,9 @@ impl EffectiveGrants {
         }
         for (name, value) in &self.env {
             text.push_str(&format!("env\0{name}\0{value}\0"));
+        }
+        for name in self.processes.keys() {
+            text.push_str(&format!("process\0{name}\0"));
         }
         text
     }
@@ -160,10 +167,25 @@ impl EffectiveGrants {
                 EnvGrant::Fixed { name, value } => env.push((name.clone(), value.clone())),
             }
         }
+        let mut processes = BTreeMap::new();
+        for (name, grant) in &granted.processes {
+            if !requested.processes.iter().any(|n| n == name) {
+                unasked.push(format!(
+                    "plugins.entries.{id}.grants.processes grants `{name}`, which the manifest does not ask for (capabilities.processes): not startable"
+                ));
+                continue;
+            }
+            processes.insert(name.clone(), process_spec(grant, base_dir));
+        }
         for line in &unasked {
             tracing::warn!(plugin = id, "{line}");
         }
-        Ok(Self { dirs, env, unasked })
+        Ok(Self {
+            dirs,
+            env,
+            processes,
+            unasked,
+        })
     }
 
     /// A fresh WASI context with exactly these grants; stdio goes to `logs`.
@@ -187,5 +209,41 @@ impl EffectiveGrants {
             builder.preopened_dir(fd_path(&dir.handle), &dir.guest_path, perms)?;
         }
         Ok(builder.build())
+    }
+}
+
+/// What starting a granted process means: a relative command holding a `/`
+/// and a relative working directory resolve against `base_dir`; the
+/// environment is the listed variables (the host's values for names, the
+/// given ones for `{name, value}`), plus the host's `PATH` unless listed.
+fn process_spec(grant: &ProcessGrant, base_dir: &Path) -> ProcessSpec {
+    let command = if grant.command.contains('/') && Path::new(&grant.command).is_relative() {
+        base_dir.join(&grant.command).to_string_lossy().into_owned()
+    } else {
+        grant.command.clone()
+    };
+    let mut env = BTreeMap::new();
+    for var in &grant.env {
+        match var {
+            EnvGrant::Inherit(name) => {
+                if let Ok(value) = std::env::var(name) {
+                    env.insert(name.clone(), value);
+                }
+            }
+            EnvGrant::Fixed { name, value } => {
+                env.insert(name.clone(), value.clone());
+            }
+        }
+    }
+    if !env.contains_key("PATH") {
+        if let Ok(path) = std::env::var("PATH") {
+            env.insert("PATH".into(), path);
+        }
+    }
+    ProcessSpec {
+        command,
+        args: grant.args.clone(),
+        env,
+        cwd: grant.cwd.as_ref().map(|cwd| base_dir.join(cwd)),
     }
 }

@@ -1,6 +1,7 @@
 //! Per-instance store data: the WASI context, the handle table and the
 //! resource limits. The API's host interfaces are implemented per version in `abi`.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use wasmtime::component::ResourceTable;
@@ -8,6 +9,7 @@ use wasmtime::ResourceLimiter;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use clawhost_agent_core::TurnServices;
+use clawhost_process_channel::ProcessSpec;
 
 use crate::logs::PluginLogs;
 
@@ -109,6 +111,11 @@ pub struct PluginState {
     pub(crate) services: Option<Arc<dyn TurnServices>>,
     /// When the running call is stopped (checked at every epoch tick).
     pub(crate) deadline: std::time::Instant,
+    /// Processes the plugin may open, by name (API 0.2.2 `native-runtime`).
+    pub(crate) processes: Arc<BTreeMap<String, ProcessSpec>>,
+    /// Handles of the processes opened during the running `run-attempt`:
+    /// stopped when it ends, whatever the guest kept.
+    pub(crate) turn_processes: Vec<u32>,
 }
 
 impl PluginState {
@@ -131,6 +138,8 @@ impl PluginState {
             config_json,
             services: None,
             deadline: std::time::Instant::now(),
+            processes: Arc::default(),
+            turn_processes: Vec::new(),
         }
     }
 }

@@ -54,6 +54,10 @@ pub struct RequestedCapabilities {
     /// Whether it wants to act as an agent runtime (model and tool calls).
     #[serde(default)]
     pub harness: bool,
+    /// Names of operator-configured processes it wants to open
+    /// (`grants.processes`; API 0.2.2 `native-runtime`, harnesses only).
+    #[serde(default)]
+    pub processes: Vec<String>,
 }
 
 /// A directory a plugin asks to see.

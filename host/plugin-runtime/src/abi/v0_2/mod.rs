@@ -5,6 +5,7 @@
 mod convert;
 mod deliver;
 mod hooks;
+mod native;
 mod turn;
 
 use clawhost_hooks::HookKind;
@@ -14,6 +15,8 @@ use wasmtime::Store;
 use super::outgoing::{self, Outgoing};
 use super::{Answer, Declared, DeclaredTool, Reply, Request};
 use crate::state::PluginState;
+use crate::CURRENT_API;
+pub use native::ProcessHandle;
 pub use turn::{ReplyStream, TurnHandle};
 
 mod bindings {
@@ -22,12 +25,14 @@ mod bindings {
         path: "../../wit/v0.2",
         imports: {
             "openclaw:plugin/agent-turn": async | trappable,
+            "openclaw:plugin/native-runtime": async | trappable,
         },
         exports: { default: async },
         ownership: Borrowing { duplicate_if_necessary: true },
         with: {
             "openclaw:plugin/agent-turn.turn": super::TurnHandle,
             "openclaw:plugin/agent-turn.reply-stream": super::ReplyStream,
+            "openclaw:plugin/native-runtime.process": super::ProcessHandle,
         },
     });
 }
@@ -91,10 +96,10 @@ macro_rules! each_export {
 
 /// Whether a 0.2 component exports `openclaw:plugin/<iface>` (by name; its
 /// types are checked when it is linked). Lookups are semver-compatible: a
-/// 0.2.0 component's `@0.2.0` exports answer the `@0.2.1` names.
+/// 0.2.0 or 0.2.1 component's exports answer the current (`@0.2.2`) names.
 fn exports(component: &wasmtime::component::Component, iface: &str) -> bool {
     component
-        .get_export_index(None, format!("openclaw:plugin/{iface}@0.2.1"))
+        .get_export_index(None, format!("openclaw:plugin/{iface}@{CURRENT_API}"))
         .is_some()
 }
 
@@ -211,7 +216,9 @@ impl Guest {
                 let tools = convert::tool_specs(&prepared.tools, &schemas);
                 let turn = convert::prepared(&prepared, &messages, &tools);
                 let answer = harness.call_run_attempt(&mut *store, borrowed, turn).await;
-                // The turn ends with the call: the guest cannot keep it.
+                // The turn ends with the call: the guest cannot keep it, nor
+                // the processes it opened.
+                store.data_mut().end_turn_processes();
                 store.data_mut().table.delete(own)?;
                 let answer = answer?;
                 let size = match &answer {

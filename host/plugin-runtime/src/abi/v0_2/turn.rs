@@ -42,7 +42,10 @@ impl Drop for ReplyStream {
 }
 
 impl PluginState {
-    fn services(&self, turn: &Resource<TurnHandle>) -> wasmtime::Result<Arc<dyn TurnServices>> {
+    pub(super) fn services(
+        &self,
+        turn: &Resource<TurnHandle>,
+    ) -> wasmtime::Result<Arc<dyn TurnServices>> {
         Ok(self.table.get(turn)?.services.clone())
     }
 }
