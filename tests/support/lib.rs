@@ -3,6 +3,7 @@
 
 pub mod fake_provider;
 pub mod gateway;
+pub mod npm;
 pub mod python;
 pub mod wire;
 

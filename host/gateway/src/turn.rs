@@ -98,6 +98,9 @@ pub fn start(
 }
 
 /// What a running turn reports: its events, then how it ended.
+// `Done` is large (the turn's session) and comes once per turn; boxing it
+// would only cost the streams that match on it.
+#[allow(clippy::large_enum_variant)]
 pub enum Update {
     /// Something happened.
     Event(TurnEvent),

@@ -6,7 +6,8 @@ use std::time::Instant;
 use async_trait::async_trait;
 use clawhost_agent_core::text::clip;
 use clawhost_agent_core::{
-    Refused, RunContext, ToolCallRequest, ToolExecutor, ToolOutput, ToolSpec, TurnEvent,
+    ApprovalRequest, Refused, RunContext, Severity, TimeoutBehavior, ToolCallRequest, ToolExecutor,
+    ToolOutput, ToolSpec, TurnEvent,
 };
 use clawhost_config::ApprovalsConfig;
 use clawhost_hooks::{
@@ -67,6 +68,21 @@ fn error(content: String) -> ToolOutput {
         content,
         is_error: true,
         images: Vec::new(),
+    }
+}
+
+/// The operator's question about a native runtime's call that no host tool
+/// judges.
+fn native_approval(call: &ToolCallRequest, params: &Value) -> ApprovalRequest {
+    ApprovalRequest {
+        title: format!(
+            "let the agent runtime run its own `{}`",
+            clip(&call.name, ERROR_ECHO_CHARS)
+        ),
+        description: clip(&params.to_string(), ERROR_ECHO_CHARS).into_owned(),
+        severity: Severity::Warning,
+        timeout_ms: None,
+        timeout_behavior: TimeoutBehavior::Deny,
     }
 }
 
@@ -234,11 +250,15 @@ impl ToolDispatcher {
         let params = before
             .verdict
             .map_err(|reason| format!("tool call blocked: {reason}"))?;
-        let approval = match before.approval {
-            Some(asked) => Some(asked),
-            None => entry
-                .and_then(|e| e.tool.approval(&params))
+        let approval = match (before.approval, entry) {
+            (Some(asked), _) => Some(asked),
+            (None, Some(e)) => e
+                .tool
+                .approval(&params)
                 .map(|request| (HOST_APPROVER.to_string(), request)),
+            // A native runtime's call with no host tool of its name to judge
+            // it is always asked about (fail closed).
+            (None, None) => Some((HOST_APPROVER.to_string(), native_approval(call, &params))),
         };
         if let Some((asker, request)) = approval {
             let pending = self.approvals.pending(asker, call, &params, ctx, request);

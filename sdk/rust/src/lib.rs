@@ -73,6 +73,20 @@ pub use bindings::harness::exports::openclaw::plugin::harness::{
 pub use bindings::harness::openclaw::plugin::agent_turn::{
     ModelRequest, ReplyStream, ToolOutput, Turn,
 };
+
+/// Bridging a native agent runtime that runs its own model loop (API 0.2.2):
+/// [`native::open_process`] starts a process the operator granted by name
+/// (the manifest asks with `capabilities.processes`); the other functions
+/// report the runtime's turn (streamed text, replies, its own tool calls
+/// and their results, its thread) so the host's hooks, approvals and
+/// transcript see it. [`native::gate_tool`] asks the host before the
+/// runtime runs one of its own tools.
+pub mod native {
+    pub use crate::bindings::harness::openclaw::plugin::native_runtime::{
+        gate_tool, open_process, record_reply, record_tool_result, set_thread, stream_text,
+        thread_id, Process, ProcessError, Verdict,
+    };
+}
 pub use bindings::plugin::openclaw::plugin::types::{
     AssistantMessage, CallContext, Message, ModelError, ModelReply, SessionEndReason, StopReason,
     ToolError, ToolRequest, ToolResultMessage, ToolSpec, Usage, WireApi,

@@ -1,0 +1,336 @@
+//! The `codex` runtime against the real Codex app-server (npm
+//! `@openai/codex`, pinned in `support/npm.rs`), which talks to a fake
+//! OpenAI Responses server on loopback. The bridge is the sandboxed
+//! `plugins/codex`; the app-server is the process the operator granted it.
+
+use std::path::Path;
+
+use clawhost_agent_core::{Message, RunContext, TurnEvent};
+use clawhost_llm::ModelRuntimes;
+use clawhost_runner::{EmbeddedRunner, RunError};
+use clawhost_sessions::{EntryBody, SessionStore};
+use clawhost_tests::fake_provider::{FakeProvider, Reply};
+use clawhost_tests::{config, npm, runner_with, wire};
+use serde_json::{json, Value};
+
+/// Responses SSE event `name` with `data`.
+fn event(name: &str, data: Value) -> String {
+    format!("event: {name}\ndata: {data}\n\n")
+}
+
+/// A text answer as Codex reads it: the message item is finished with
+/// `response.output_item.done` before the response completes.
+fn text_answer(id: &str, pieces: &[&str]) -> Reply {
+    let text: String = pieces.concat();
+    let mut events = wire::responses_text(pieces, 10, 5);
+    let done = event(
+        "response.output_item.done",
+        json!({"type": "response.output_item.done", "output_index": 0,
+               "item": {"id": id, "type": "message", "role": "assistant", "status": "completed",
+                        "content": [{"type": "output_text", "text": text, "annotations": []}]}}),
+    );
+    let last = events.len() - 1;
+    events.insert(last, done);
+    Reply::sse(events)
+}
+
+/// A function call to `name` with `args`.
+fn tool_call(call_id: &str, name: &str, args: Value) -> Reply {
+    Reply::sse(wire::responses_tool_call(
+        call_id,
+        name,
+        &[&args.to_string()],
+    ))
+}
+
+/// A granted app-server: the real `codex app-server`, its model provider the
+/// fake, its home and workspace under `dir`.
+fn codex_config(fake: &FakeProvider, dir: &Path, extra: Value) -> clawhost_config::Config {
+    let codex = npm::bin(npm::CODEX, "codex");
+    let home = dir.join("codex-home");
+    let workspace = dir.join("workspace");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&workspace).unwrap();
+    let provider = format!(
+        "model_providers.fake={{name=\"fake\",base_url=\"{}/v1\",wire_api=\"responses\",env_key=\"FAKE_KEY\"}}",
+        fake.url()
+    );
+    let mut cfg = json!({
+        "models": {"providers": {"fake": {
+            "baseUrl": format!("{}/v1", fake.url()), "api": "openai-responses", "apiKey": "sk-test",
+            "models": [{"id": "gpt-5.1", "agentRuntime": {"id": "codex"}}]
+        }}},
+        "agents": {"defaults": {"model": "fake/gpt-5.1"}},
+        "plugins": {"entries": {
+            "codex": {
+                "grants": {"harness": true, "processes": {"app-server": {
+                    "command": codex.to_string_lossy(),
+                    "args": ["app-server", "-c", "model_provider=\"fake\"", "-c", provider],
+                    "env": [
+                        {"name": "CODEX_HOME", "value": home.to_string_lossy()},
+                        {"name": "HOME", "value": home.to_string_lossy()},
+                        {"name": "FAKE_KEY", "value": "sk-test"}
+                    ],
+                    "cwd": workspace.to_string_lossy()
+                }}},
+                "config": {"startTimeoutMs": 60000, "idleTimeoutMs": 60000}
+            },
+            "policy-guard": {"config": {"blockTools": ["read_note"]}}
+        }}
+    });
+    merge(&mut cfg, extra);
+    config(cfg, dir)
+}
+
+fn merge(into: &mut Value, extra: Value) {
+    match (into, extra) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in b {
+                merge(a.entry(k).or_insert(Value::Null), v);
+            }
+        }
+        (slot, v) => *slot = v,
+    }
+}
+
+async fn codex_runner(cfg: clawhost_config::Config) -> (EmbeddedRunner, ModelRuntimes) {
+    let runtimes = ModelRuntimes::new();
+    runtimes.rebuild(&cfg).unwrap();
+    let runner = runner_with(cfg, &["codex", "text-tools", "policy-guard"]).await;
+    assert!(runner.harnesses().ids().contains(&"codex".to_string()));
+    (runner, runtimes)
+}
+
+/// The texts of the `input` items of a Responses request.
+fn request_text(body: &Value) -> String {
+    body["input"].to_string()
+}
+
+#[tokio::test]
+async fn a_codex_turn_bridges_host_tools_streams_and_resumes_its_thread() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (runner, runtimes) = codex_runner(codex_config(&fake, dir.path(), json!({}))).await;
+    let store = SessionStore::new(dir.path().join("sessions"));
+    let id = store.create("main", None).unwrap().id().to_string();
+    let generation = runtimes.current("main").unwrap();
+
+    // Turn 1: Codex calls the WASM plugin tool `word_count` (a dynamic tool),
+    // then a tool policy-guard blocks, then answers in streamed pieces.
+    fake.push(tool_call(
+        "call_wc",
+        "word_count",
+        json!({"text": "one two three"}),
+    ));
+    fake.push(tool_call("call_rn", "read_note", json!({"name": "a.txt"})));
+    fake.push(text_answer("msg_a", &["Three ", "words."]));
+    let ctx = RunContext::new("main", "fake/gpt-5.1");
+    let (outcome, session) = runner
+        .run_persisted_turn(
+            &store,
+            "main",
+            &id,
+            generation.clone(),
+            &ctx,
+            "count my words",
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "Three words.");
+    assert_eq!(session.runtime.as_deref(), Some("codex"));
+
+    // The tool's answer reached the model (the second request carries it).
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 3, "{requests:#?}");
+    let second = request_text(&requests[1].body);
+    assert!(second.contains("\\\"words\\\":3"), "{second}");
+    // The blocked call was refused by the host's hooks, and the model saw why.
+    let third = request_text(&requests[2].body);
+    assert!(third.contains("blocked"), "{third}");
+    let events = ctx.events.snapshot();
+    assert!(
+        events.iter().any(|e| matches!(e,
+        TurnEvent::HookDecision { hook, plugin, .. }
+            if hook.name() == "before_tool_call" && plugin == "policy-guard")),
+        "{events:#?}"
+    );
+    // The answer streamed as deltas, as the built-in loop's do.
+    let deltas: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::TextDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas.concat(), "Three words.", "{events:#?}");
+    // The transcript mirrors the thread: user, each call and its result, answer.
+    let kinds: Vec<&str> = session
+        .history
+        .iter()
+        .map(|m| match &**m {
+            Message::User { .. } => "user",
+            Message::Assistant { tool_calls, .. } if tool_calls.is_empty() => "assistant",
+            Message::Assistant { .. } => "tool-call",
+            Message::ToolResult(_) => "tool-result",
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "user",
+            "tool-call",
+            "tool-result",
+            "tool-call",
+            "tool-result",
+            "assistant"
+        ]
+    );
+    let (thread, agent) = session.native_thread.clone().expect("the thread is stored");
+    assert!(agent.starts_with("codex app-server 0.171.0"), "{agent}");
+    let status = runner.status(&session, &generation).join("\n");
+    assert!(status.contains("Runtime: codex"), "{status}");
+    assert!(
+        status.contains(&format!("Native runtime: {agent} (thread {thread})")),
+        "{status}"
+    );
+
+    // Turn 2, in a new app-server process: the session's thread is resumed,
+    // so Codex sends the model the first turn again.
+    fake.push(text_answer("msg_b", &["Still here."]));
+    let ctx = RunContext::new("main", "fake/gpt-5.1");
+    let (outcome, session) = runner
+        .run_persisted_turn(&store, "main", &id, generation, &ctx, "are you there?")
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "Still here.");
+    assert_eq!(session.native_thread.as_ref().map(|t| &t.0), Some(&thread));
+    let last = request_text(&fake.requests()[3].body);
+    assert!(
+        last.contains("count my words") && last.contains("are you there?"),
+        "{last}"
+    );
+    let t = store.open("main", &id).unwrap();
+    let recorded: Vec<&Value> = t
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.body {
+            EntryBody::Custom { custom_type, data } if custom_type == "native_thread" => Some(data),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(recorded.len(), 1, "one thread, recorded once: {recorded:?}");
+    assert_eq!(recorded[0]["thread"], thread.as_str());
+}
+
+#[tokio::test]
+async fn codex_commands_are_asked_of_the_hosts_approvals() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("workspace");
+    // The operator allowlisted `touch`, not `rm`.
+    let extra = json!({"tools": {"exec": {"allow": ["touch"]}}});
+    let (runner, runtimes) = codex_runner(codex_config(&fake, dir.path(), extra)).await;
+    let generation = runtimes.current("main").unwrap();
+    std::fs::write(workspace.join("keep.txt"), "precious").unwrap();
+    fake.push(tool_call(
+        "call_1",
+        "exec_command",
+        json!({"cmd": "touch made-by-codex"}),
+    ));
+    fake.push(tool_call(
+        "call_2",
+        "exec_command",
+        json!({"cmd": "rm keep.txt"}),
+    ));
+    fake.push(text_answer("msg_c", &["Done."]));
+    let mut session = clawhost_runner::Session::new("s1", "main");
+    let ctx = RunContext::new("main", "fake/gpt-5.1");
+    let outcome = runner
+        .run_session_turn(&mut session, generation, &ctx, "tidy up")
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "Done.");
+    // The allowlisted command ran; the other was declined (no operator:
+    // approvals.nonInteractive is deny) and the file is still there.
+    let events = ctx.events.snapshot();
+    assert!(workspace.join("made-by-codex").exists(), "{events:#?}");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("keep.txt")).unwrap(),
+        "precious"
+    );
+    let events = ctx.events.snapshot();
+    let exec_results: Vec<(bool, String)> = events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::ToolResult {
+                tool,
+                is_error,
+                content,
+                ..
+            } if tool == "exec" => Some((*is_error, content.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(exec_results.len(), 2, "{events:#?}");
+    assert!(!exec_results[0].0, "{exec_results:?}");
+    assert!(exec_results[1].0, "{exec_results:?}");
+    // The mirror names the commands as the model asked for them.
+    let calls: Vec<String> = session
+        .history
+        .iter()
+        .filter_map(|m| match &**m {
+            Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => {
+                Some(tool_calls[0].arguments["command"].as_str()?.to_string())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(calls, ["touch made-by-codex", "rm keep.txt"]);
+}
+
+#[tokio::test]
+async fn a_process_not_granted_or_not_answering_ends_the_turn_with_a_clear_error() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    // The operator granted a command that never answers `initialize`.
+    let extra = json!({"plugins": {"entries": {"codex": {
+        "grants": {"processes": {"app-server": {"command": "sleep", "args": ["600"], "env": [], "cwd": "."}}},
+        "config": {"startTimeoutMs": 300}
+    }}}});
+    let (runner, runtimes) = codex_runner(codex_config(&fake, dir.path(), extra)).await;
+    let generation = runtimes.current("main").unwrap();
+    let mut session = clawhost_runner::Session::new("s1", "main");
+    let ctx = RunContext::new("main", "fake/gpt-5.1");
+    let error = runner
+        .run_session_turn(&mut session, generation, &ctx, "hello")
+        .await
+        .unwrap_err();
+    let text = error.to_string();
+    assert!(
+        matches!(error, RunError::Harness { .. })
+            && text.contains("initialize")
+            && text.contains("timed out"),
+        "{text}"
+    );
+    assert!(fake.requests().is_empty());
+
+    // Without the grant, the plugin cannot start anything.
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = codex_config(&fake, dir.path(), json!({}));
+    if let Some(entry) = cfg.plugins.entries.get_mut("codex") {
+        entry.grants.processes.clear();
+    }
+    let (runner, runtimes) = codex_runner(cfg).await;
+    let generation = runtimes.current("main").unwrap();
+    let mut session = clawhost_runner::Session::new("s2", "main");
+    let ctx = RunContext::new("main", "fake/gpt-5.1");
+    let error = runner
+        .run_session_turn(&mut session, generation, &ctx, "hello")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("no process `app-server` is granted"),
+        "{error}"
+    );
+}
