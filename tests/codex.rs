@@ -138,6 +138,12 @@ async fn a_codex_turn_bridges_host_tools_streams_and_resumes_its_thread() {
         .unwrap();
     assert_eq!(outcome.answer, "Three words.");
     assert_eq!(session.runtime.as_deref(), Some("codex"));
+    // The app-server lived for the turn only.
+    let home = dir.path().join("codex-home");
+    eventually("the app-server to end with the turn", || {
+        processes_of(&home).is_empty()
+    })
+    .await;
 
     // The tool's answer reached the model (the second request carries it).
     let requests = fake.requests();
@@ -288,16 +294,14 @@ async fn codex_commands_are_asked_of_the_hosts_approvals() {
     assert_eq!(calls, ["touch made-by-codex", "rm keep.txt"]);
 }
 
-#[tokio::test]
-async fn a_process_not_granted_or_not_answering_ends_the_turn_with_a_clear_error() {
-    let fake = FakeProvider::start().await;
+/// The error of a turn on `codex` whose granted app-server is `grant`.
+async fn turn_error(fake: &FakeProvider, grant: Value) -> String {
     let dir = tempfile::tempdir().unwrap();
-    // The operator granted a command that never answers `initialize`.
     let extra = json!({"plugins": {"entries": {"codex": {
-        "grants": {"processes": {"app-server": {"command": "sleep", "args": ["600"], "env": [], "cwd": "."}}},
-        "config": {"startTimeoutMs": 300}
+        "grants": {"processes": {"app-server": grant}},
+        "config": {"startTimeoutMs": 2000}
     }}}});
-    let (runner, runtimes) = codex_runner(codex_config(&fake, dir.path(), extra)).await;
+    let (runner, runtimes) = codex_runner(codex_config(fake, dir.path(), extra)).await;
     let generation = runtimes.current("main").unwrap();
     let mut session = clawhost_runner::Session::new("s1", "main");
     let ctx = RunContext::new("main", "fake/gpt-5.1");
@@ -305,16 +309,42 @@ async fn a_process_not_granted_or_not_answering_ends_the_turn_with_a_clear_error
         .run_session_turn(&mut session, generation, &ctx, "hello")
         .await
         .unwrap_err();
-    let text = error.to_string();
-    assert!(
-        matches!(error, RunError::Harness { .. })
-            && text.contains("initialize")
-            && text.contains("timed out"),
-        "{text}"
-    );
-    assert!(fake.requests().is_empty());
+    assert!(matches!(error, RunError::Harness { .. }), "{error}");
+    error.to_string()
+}
 
-    // Without the grant, the plugin cannot start anything.
+#[tokio::test]
+async fn a_hostile_or_silent_app_server_ends_the_turn_with_a_clear_error() {
+    let fake = FakeProvider::start().await;
+    let sh = |script: &str| json!({"command": "sh", "args": ["-c", script]});
+    // Never answers `initialize`.
+    let error = turn_error(&fake, json!({"command": "sleep", "args": ["600"]})).await;
+    assert!(
+        error.contains("initialize") && error.contains("timed out"),
+        "{error}"
+    );
+    // Answers with something that is not JSON-RPC.
+    let error = turn_error(&fake, sh("read line; echo 'this is not json'; sleep 600")).await;
+    assert!(error.contains("not JSON-RPC: this is not json"), "{error}");
+    // Answers with a 100 MB line: refused at the line bound, the process stopped.
+    let error = turn_error(
+        &fake,
+        sh("read line; head -c 100000000 /dev/zero | tr '\\0' a; echo; sleep 600"),
+    )
+    .await;
+    assert!(error.contains("longer than 1048576 bytes"), "{error}");
+    // Exits at once.
+    let error = turn_error(&fake, sh("exit 3")).await;
+    assert!(error.contains("exited") && error.contains("3"), "{error}");
+    // A command that does not exist.
+    let error = turn_error(&fake, json!({"command": "/nonexistent/codex"})).await;
+    assert!(error.contains("could not start"), "{error}");
+    assert!(fake.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_plugin_without_the_process_grant_cannot_start_one() {
+    let fake = FakeProvider::start().await;
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = codex_config(&fake, dir.path(), json!({}));
     if let Some(entry) = cfg.plugins.entries.get_mut("codex") {
@@ -333,4 +363,166 @@ async fn a_process_not_granted_or_not_answering_ends_the_turn_with_a_clear_error
         error.contains("no process `app-server` is granted"),
         "{error}"
     );
+}
+
+/// The processes started with `CODEX_HOME=<home>` (the app-server and its
+/// children), from `/proc`.
+fn processes_of(home: &Path) -> Vec<i32> {
+    let wanted = format!("CODEX_HOME={}", home.display());
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        let zombie = std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        });
+        if !zombie
+            && environ
+                .split(|b| *b == 0)
+                .any(|var| var == wanted.as_bytes())
+        {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// Wait (bounded) until `done` holds.
+async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting: {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn an_aborted_codex_turn_stops_the_app_server_and_is_stored_as_aborted() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("codex-home");
+    let (runner, runtimes) = codex_runner(codex_config(&fake, dir.path(), json!({}))).await;
+    let runner = std::sync::Arc::new(runner);
+    let store = std::sync::Arc::new(SessionStore::new(dir.path().join("sessions")));
+    let id = store.create("main", None).unwrap().id().to_string();
+    let generation = runtimes.current("main").unwrap();
+    // The model streams a first piece, then stalls.
+    let mut events = wire::responses_text(&["Halfway ", "there"], 10, 5);
+    events.truncate(4);
+    fake.push(Reply::sse_stalling(events, 4));
+    let ctx = RunContext::new("main", "fake/gpt-5.1");
+    let turn = tokio::spawn({
+        let (runner, store, id, ctx) = (runner.clone(), store.clone(), id.clone(), ctx.clone());
+        async move {
+            runner
+                .run_persisted_turn(
+                    &store,
+                    "main",
+                    &id,
+                    generation,
+                    &ctx,
+                    "start something long",
+                )
+                .await
+        }
+    });
+    eventually("the streamed piece", || {
+        ctx.events
+            .snapshot()
+            .iter()
+            .any(|e| matches!(e, TurnEvent::TextDelta { text, .. } if text == "Halfway "))
+    })
+    .await;
+    assert!(!processes_of(&home).is_empty(), "the app-server runs");
+    ctx.cancel.cancel();
+    let result = turn.await.unwrap();
+    assert!(
+        matches!(
+            result,
+            Err(clawhost_runner::PersistError::Run(RunError::Aborted))
+        ),
+        "{:?}",
+        result.err()
+    );
+    // The whole process group is gone.
+    eventually("the app-server's processes to end", || {
+        processes_of(&home).is_empty()
+    })
+    .await;
+    // Stored as aborted, with what streamed before the abort.
+    let t = store.open("main", &id).unwrap();
+    let bodies: Vec<&EntryBody> = t.entries().iter().map(|e| &e.body).collect();
+    assert!(
+        bodies.iter().any(|b| matches!(b,
+        EntryBody::Custom { custom_type, .. } if custom_type == "turn_aborted")),
+        "{bodies:#?}"
+    );
+    assert!(
+        t.context()
+            .iter()
+            .any(|m| matches!(m, Message::Assistant { text, .. } if text == "Halfway ")),
+        "{bodies:#?}"
+    );
+}
+
+#[tokio::test]
+async fn an_app_server_killed_mid_turn_fails_the_turn_and_keeps_what_completed() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("codex-home");
+    let (runner, runtimes) = codex_runner(codex_config(&fake, dir.path(), json!({}))).await;
+    let runner = std::sync::Arc::new(runner);
+    let store = std::sync::Arc::new(SessionStore::new(dir.path().join("sessions")));
+    let id = store.create("main", None).unwrap().id().to_string();
+    let generation = runtimes.current("main").unwrap();
+    // A tool call that completes, then a reply that never comes.
+    fake.push(tool_call("call_wc", "word_count", json!({"text": "a b"})));
+    fake.push(Reply::sse_stalling(
+        wire::responses_text(&["never"], 1, 1),
+        1,
+    ));
+    let ctx = RunContext::new("main", "fake/gpt-5.1");
+    let turn = tokio::spawn({
+        let (runner, store, id, ctx) = (runner.clone(), store.clone(), id.clone(), ctx.clone());
+        async move {
+            runner
+                .run_persisted_turn(&store, "main", &id, generation, &ctx, "count")
+                .await
+        }
+    });
+    eventually("the second model request", || fake.requests().len() >= 2).await;
+    for pid in processes_of(&home) {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    let error = turn.await.unwrap().unwrap_err().to_string();
+    assert!(
+        error.contains("Codex app-server") && error.contains("exited"),
+        "{error}"
+    );
+    let t = store.open("main", &id).unwrap();
+    let kinds: Vec<&str> = t
+        .context()
+        .iter()
+        .map(|m| match m {
+            Message::User { .. } => "user",
+            Message::Assistant { tool_calls, .. } if tool_calls.is_empty() => "assistant",
+            Message::Assistant { .. } => "tool-call",
+            Message::ToolResult(_) => "tool-result",
+        })
+        .collect();
+    assert_eq!(kinds, ["user", "tool-call", "tool-result"]);
+    assert!(t.entries().iter().any(|e| matches!(&e.body,
+        EntryBody::Custom { custom_type, data } if custom_type == "turn_error"
+            && data["error"].as_str().is_some_and(|m| m.contains("exited")))));
 }
