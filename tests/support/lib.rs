@@ -1,6 +1,7 @@
 //! Shared helpers for the integration tests: the plugins built from source,
 //! configs that load them, and a fake model provider speaking real wire formats.
 
+pub mod agents;
 pub mod fake_provider;
 pub mod gateway;
 pub mod npm;

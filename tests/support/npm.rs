@@ -8,6 +8,9 @@ use std::sync::{Mutex, OnceLock};
 /// The Codex CLI, whose `codex app-server` the `codex` runtime drives.
 pub const CODEX: &str = "@openai/codex@0.171.0";
 
+/// Zed's ACP agent for Codex, which the `acp` runtime drives.
+pub const CODEX_ACP: &str = "@zed-industries/codex-acp@0.16.0";
+
 /// The executable `bin` of npm `package` (`name@version`), installed on first use.
 pub fn bin(package: &str, bin: &str) -> PathBuf {
     // One install at a time in this test binary.

@@ -20,14 +20,11 @@
 //! `sandbox` (default `workspace-write`), `startTimeoutMs` (30 s),
 //! `idleTimeoutMs` (10 min).
 
-mod rpc;
-
-use clawhost_sdk::native::{self, Verdict};
+use clawhost_sdk::native::{self, Incoming, Rpc, Verdict, WireError};
 use clawhost_sdk::{
     config, AttemptError, Claim, Harness, PreparedTurn, Route, Support, ToolRequest, ToolSpec,
     Turn, WireApi,
 };
-use rpc::{Incoming, Rpc, WireError};
 use serde_json::{json, Value};
 
 /// The process this plugin opens (the manifest asks for it by this name).
@@ -88,7 +85,7 @@ impl Harness for Codex {
         let process = native::open_process(turn, PROCESS)
             .map_err(|e| failed("start", WireError::Process(e)))?;
         let mut bridge = Bridge {
-            rpc: Rpc::new(process),
+            rpc: Rpc::unversioned(process),
             turn,
             settings,
         };
@@ -122,7 +119,7 @@ impl Bridge<'_> {
             .map_err(|e| failed("initialize", e))?;
         let info = self.wait(init, start, "initialize")?;
         self.rpc
-            .notify("initialized")
+            .notify("initialized", Value::Null)
             .map_err(|e| failed("initialized", e))?;
         let agent = agent_name(&info);
         let thread = self.open_thread(prepared, start)?;

@@ -86,7 +86,10 @@ pub mod native {
         gate_tool, open_process, record_reply, record_tool_result, set_thread, stream_text,
         thread_id, Process, ProcessError, Verdict,
     };
+    pub use crate::native_rpc::{Incoming, Rpc, WireError};
 }
+
+mod native_rpc;
 pub use bindings::plugin::openclaw::plugin::types::{
     AssistantMessage, CallContext, Message, ModelError, ModelReply, SessionEndReason, StopReason,
     ToolError, ToolRequest, ToolResultMessage, ToolSpec, Usage, WireApi,

@@ -1,10 +1,12 @@
-//! The app-server's wire: JSON-RPC messages, one per line, without the
-//! `jsonrpc` member. Requests from the server (tool calls, approvals) can
-//! arrive while the client waits for a response; they are handed back to
-//! the caller in order.
+//! JSON-RPC over a granted process, one message per line, as native agent
+//! runtimes speak it: ACP agents (JSON-RPC 2.0) and the Codex app-server
+//! (the same without the `jsonrpc` member). Requests from the runtime (tool
+//! calls, approvals) can arrive while the client waits for a response; they
+//! come back to the caller in order.
 
-use clawhost_sdk::native::{Process, ProcessError};
 use serde_json::{json, Value};
+
+use crate::native::{Process, ProcessError};
 
 /// One message from the server.
 pub enum Incoming {
@@ -49,17 +51,33 @@ impl std::fmt::Display for WireError {
 pub struct Rpc {
     process: Process,
     next_id: i64,
+    /// Whether messages carry `"jsonrpc": "2.0"`.
+    versioned: bool,
 }
 
 impl Rpc {
-    pub fn new(process: Process) -> Self {
+    /// JSON-RPC 2.0 (ACP agents): every message says `"jsonrpc": "2.0"`.
+    pub fn v2(process: Process) -> Self {
         Self {
             process,
             next_id: 1,
+            versioned: true,
         }
     }
 
-    fn send(&self, message: &Value) -> Result<(), WireError> {
+    /// The Codex app-server's dialect: JSON-RPC without the `jsonrpc` member.
+    pub fn unversioned(process: Process) -> Self {
+        Self {
+            process,
+            next_id: 1,
+            versioned: false,
+        }
+    }
+
+    fn send(&self, mut message: Value) -> Result<(), WireError> {
+        if self.versioned {
+            message["jsonrpc"] = json!("2.0");
+        }
         self.process
             .send(&message.to_string())
             .map_err(WireError::Process)
@@ -69,23 +87,27 @@ impl Rpc {
     pub fn request(&mut self, method: &str, params: Value) -> Result<i64, WireError> {
         let id = self.next_id;
         self.next_id += 1;
-        self.send(&json!({"id": id, "method": method, "params": params}))?;
+        self.send(json!({"id": id, "method": method, "params": params}))?;
         Ok(id)
     }
 
-    /// Send a notification.
-    pub fn notify(&self, method: &str) -> Result<(), WireError> {
-        self.send(&json!({"method": method}))
+    /// Send a notification (`params` omitted when `null`).
+    pub fn notify(&self, method: &str, params: Value) -> Result<(), WireError> {
+        let mut message = json!({"method": method});
+        if !params.is_null() {
+            message["params"] = params;
+        }
+        self.send(message)
     }
 
     /// Answer a server request.
     pub fn respond(&self, id: Value, result: Value) -> Result<(), WireError> {
-        self.send(&json!({"id": id, "result": result}))
+        self.send(json!({"id": id, "result": result}))
     }
 
     /// Refuse a server request.
     pub fn refuse(&self, id: Value, message: &str) -> Result<(), WireError> {
-        self.send(&json!({"id": id, "error": {"code": -32601, "message": message}}))
+        self.send(json!({"id": id, "error": {"code": -32601, "message": message}}))
     }
 
     /// The next message, waiting at most `timeout_ms`.

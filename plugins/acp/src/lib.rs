@@ -1,0 +1,392 @@
+//! `acp`: an agent speaking the Agent Client Protocol (Codex through
+//! `codex-acp`, Claude Code, Gemini CLI…) as a clawhost agent runtime,
+//! bridged from a sandboxed plugin. The operator grants the agent's process
+//! (`grants.processes.agent`); this plugin is its ACP client for one turn at
+//! a time:
+//!
+//! - `initialize`, then `session/load` of the session stored on the host's
+//!   session (when the agent can load sessions) or `session/new` in the
+//!   configured workspace;
+//! - `session/prompt` with the user's text; `agent_message_chunk` updates
+//!   stream to the user; the agent's tool calls and their results are
+//!   recorded in the host's mirror of the session;
+//! - `session/request_permission` is asked of the host: an `execute` call as
+//!   `exec` (`{"command": ...}`), an `edit` as `apply_patch`, anything else as
+//!   `acp_<kind>`, through tool policy, `before_tool_call` and the operator's
+//!   approvals; the agent gets the allow-once or reject-once option it offered.
+//!
+//! The client offers no `fs/*` or `terminal/*` methods (the capabilities say
+//! so): the agent works in its workspace with its own tools, each asked about
+//! through its permission requests.
+//!
+//! Config (`plugins.entries.acp.config`): `cwd` (required, absolute),
+//! `providers` (the model providers whose routes select this runtime),
+//! `startTimeoutMs` (30 s), `idleTimeoutMs` (10 min).
+
+use clawhost_sdk::native::{self, Incoming, Rpc, Verdict, WireError};
+use clawhost_sdk::{
+    config, AttemptError, Claim, Harness, PreparedTurn, Route, Support, ToolRequest, Turn,
+};
+use serde_json::{json, Value};
+
+/// The process this plugin opens (the manifest asks for it by this name).
+const PROCESS: &str = "agent";
+
+/// The ACP version this client speaks.
+const PROTOCOL_VERSION: u64 = 1;
+
+#[derive(Default)]
+struct Acp;
+
+/// The operator's settings, with defaults.
+struct Settings {
+    cwd: Option<String>,
+    providers: Vec<String>,
+    start_timeout_ms: u32,
+    idle_timeout_ms: u32,
+}
+
+impl Settings {
+    fn read() -> Self {
+        let c = config();
+        let ms = |key: &str, default: u32| {
+            c[key]
+                .as_u64()
+                .map_or(default, |v| u32::try_from(v).unwrap_or(u32::MAX))
+        };
+        Self {
+            cwd: c["cwd"].as_str().map(String::from),
+            providers: c["providers"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|p| p.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            start_timeout_ms: ms("startTimeoutMs", 30_000),
+            idle_timeout_ms: ms("idleTimeoutMs", 600_000),
+        }
+    }
+}
+
+impl Harness for Acp {
+    fn id(&self) -> String {
+        "acp".into()
+    }
+
+    fn supports(&self, route: Route) -> Support {
+        if Settings::read().providers.contains(&route.provider) {
+            Support::Supported(Claim {
+                priority: 0,
+                reason: format!(
+                    "provider `{}` is listed in plugins.entries.acp.config.providers",
+                    route.provider
+                ),
+            })
+        } else {
+            Support::Unsupported(format!(
+                "provider `{}` is not listed in plugins.entries.acp.config.providers",
+                route.provider
+            ))
+        }
+    }
+
+    fn run_attempt(&self, turn: &Turn, prepared: PreparedTurn) -> Result<String, AttemptError> {
+        let settings = Settings::read();
+        let Some(cwd) = settings.cwd.clone() else {
+            return Err(AttemptError::Failed(
+                "set plugins.entries.acp.config.cwd to the agent's workspace (an absolute path)"
+                    .into(),
+            ));
+        };
+        let process = native::open_process(turn, PROCESS)
+            .map_err(|e| failed("start", WireError::Process(e)))?;
+        let mut client = Client {
+            rpc: Rpc::v2(process),
+            turn,
+            settings,
+            cwd,
+            calls: Vec::new(),
+            text: String::new(),
+            refused: None,
+        };
+        client.run(&prepared)
+    }
+}
+
+fn failed(doing: &str, error: WireError) -> AttemptError {
+    AttemptError::Failed(format!("the ACP agent ({doing}): {error}"))
+}
+
+/// One turn's conversation with the agent.
+struct Client<'a> {
+    rpc: Rpc,
+    turn: &'a Turn,
+    settings: Settings,
+    cwd: String,
+    /// The agent's tool calls seen this turn: (id, host tool name).
+    calls: Vec<(String, String)>,
+    /// Reply text since the last tool call.
+    text: String,
+    /// The last call the host refused: (tool, why).
+    refused: Option<(String, String)>,
+}
+
+impl Client<'_> {
+    fn run(&mut self, prepared: &PreparedTurn) -> Result<String, AttemptError> {
+        let start = self.settings.start_timeout_ms;
+        let init = self.call(
+            "initialize",
+            json!({
+                "protocolVersion": PROTOCOL_VERSION,
+                "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false},
+                "clientInfo": {"name": "clawhost", "version": clawhost_sdk::API_VERSION},
+            }),
+            start,
+        )?;
+        let agent = agent_name(&init);
+        let can_load = init["agentCapabilities"]["loadSession"] == true;
+        let stored = native::thread_id(self.turn).filter(|_| can_load);
+        let fresh = stored.is_none();
+        let session = match stored {
+            Some(id) => {
+                self.call(
+                    "session/load",
+                    json!({"sessionId": id, "cwd": self.cwd, "mcpServers": []}),
+                    start,
+                )?;
+                id
+            }
+            _ => {
+                let opened = self.call(
+                    "session/new",
+                    json!({"cwd": self.cwd, "mcpServers": []}),
+                    start,
+                )?;
+                opened["sessionId"]
+                    .as_str()
+                    .map(String::from)
+                    .ok_or_else(|| {
+                        AttemptError::Failed(
+                            "the ACP agent answered session/new without a sessionId".into(),
+                        )
+                    })?
+            }
+        };
+        native::set_thread(self.turn, &session, &agent);
+        let mut prompt = vec![json!({"type": "text", "text": prepared.user_text})];
+        if let (Some(system), true) = (&prepared.system, fresh) {
+            // ACP has no system prompt: a new session's first prompt starts
+            // with the host's, as context.
+            prompt.insert(0, json!({"type": "text", "text": system}));
+        }
+        let done = self.call(
+            "session/prompt",
+            json!({"sessionId": session, "prompt": prompt}),
+            self.settings.idle_timeout_ms,
+        )?;
+        let answer = std::mem::take(&mut self.text);
+        native::record_reply(self.turn, &answer, &[]);
+        let reason = done["stopReason"]
+            .as_str()
+            .unwrap_or("no stop reason given");
+        match (reason, self.refused.take()) {
+            ("end_turn" | "max_tokens" | "max_turn_requests", _) => Ok(answer),
+            // Some agents end the turn when a call is refused (codex-acp
+            // offers only "abort" as the way to say no).
+            ("cancelled", Some((tool, why))) => Err(AttemptError::Failed(format!(
+                "the ACP agent ended the turn after the host refused its `{tool}` call: {why}"
+            ))),
+            (reason, _) => Err(AttemptError::Failed(format!(
+                "the ACP agent stopped the turn: {reason}"
+            ))),
+        }
+    }
+
+    /// Make a request and wait for its response, serving the agent's
+    /// requests and following its updates meanwhile.
+    fn call(&mut self, method: &str, params: Value, timeout: u32) -> Result<Value, AttemptError> {
+        let id = self
+            .rpc
+            .request(method, params)
+            .map_err(|e| failed(method, e))?;
+        loop {
+            match self.rpc.next(timeout).map_err(|e| failed(method, e))? {
+                Incoming::Response { id: got, result } if got == id => {
+                    return result.map_err(|message| {
+                        AttemptError::Failed(format!("the ACP agent refused {method}: {message}"))
+                    })
+                }
+                Incoming::Response { .. } => {}
+                Incoming::Notification { method: m, params } if m == "session/update" => {
+                    // A loaded session's history is replayed: the host has it.
+                    if method != "session/load" {
+                        self.update(&params["update"]);
+                    }
+                }
+                Incoming::Notification { .. } => {}
+                Incoming::Request {
+                    id,
+                    method: m,
+                    params,
+                } => self.serve(id, &m, &params)?,
+            }
+        }
+    }
+
+    /// Follow one `session/update`.
+    fn update(&mut self, update: &Value) {
+        let text = |v: &Value| v.as_str().unwrap_or_default().to_string();
+        match update["sessionUpdate"].as_str() {
+            Some("agent_message_chunk") if update["content"]["type"] == "text" => {
+                let piece = text(&update["content"]["text"]);
+                native::stream_text(self.turn, &piece);
+                self.text.push_str(&piece);
+            }
+            Some("tool_call") => {
+                let id = text(&update["toolCallId"]);
+                if !self.calls.iter().any(|(seen, _)| *seen == id) {
+                    self.begin_call(id, update);
+                }
+            }
+            Some("tool_call_update") => {
+                let id = text(&update["toolCallId"]);
+                let status = update["status"].as_str();
+                if !matches!(status, Some("completed" | "failed")) {
+                    return;
+                }
+                let Some(pos) = self.calls.iter().position(|(seen, _)| *seen == id) else {
+                    return;
+                };
+                let (id, tool) = self.calls.remove(pos);
+                native::record_tool_result(
+                    self.turn,
+                    &id,
+                    &tool,
+                    &output_text(update),
+                    status == Some("failed"),
+                );
+            }
+            _ => {}
+        }
+    }
+
+    /// Mirror the start of a tool call of the agent's (after any text).
+    fn begin_call(&mut self, id: String, update: &Value) {
+        if !self.text.is_empty() {
+            native::record_reply(self.turn, &std::mem::take(&mut self.text), &[]);
+        }
+        let call = host_call(&id, update);
+        native::record_reply(self.turn, "", std::slice::from_ref(&call));
+        self.calls.push((id, call.name));
+    }
+
+    /// Answer a request of the agent's.
+    fn serve(&mut self, id: Value, method: &str, params: &Value) -> Result<(), AttemptError> {
+        let sent = match method {
+            "session/request_permission" => {
+                let call = host_call(
+                    params["toolCall"]["toolCallId"]
+                        .as_str()
+                        .unwrap_or_default(),
+                    &params["toolCall"],
+                );
+                let allowed = match native::gate_tool(self.turn, &call) {
+                    Verdict::Allow(_) => true,
+                    Verdict::Deny(why) => {
+                        self.refused = Some((call.name.clone(), why));
+                        false
+                    }
+                };
+                let wanted = if allowed { "allow_once" } else { "reject_once" };
+                let option = params["options"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|o| o["kind"] == wanted)
+                    .and_then(|o| o["optionId"].as_str());
+                let outcome = match option {
+                    Some(option) => json!({"outcome": "selected", "optionId": option}),
+                    // No option says what the host decided: cancel the call.
+                    None => json!({"outcome": "cancelled"}),
+                };
+                self.rpc.respond(id, json!({"outcome": outcome}))
+            }
+            other => self.rpc.refuse(
+                id,
+                &format!("clawhost's ACP client does not offer `{other}`"),
+            ),
+        };
+        sent.map_err(|e| failed(method, e))
+    }
+}
+
+/// An agent's tool call as the host tool it resembles: `execute` → `exec`
+/// with the command (a shell wrapper taken off), `edit` → `apply_patch`,
+/// anything else `acp_<kind>` with its raw input.
+fn host_call(id: &str, call: &Value) -> ToolRequest {
+    let raw = &call["rawInput"];
+    let (name, arguments) = match call["kind"].as_str() {
+        Some("execute") => {
+            let command = match &raw["command"] {
+                Value::Array(words) => {
+                    let words: Vec<&str> = words.iter().filter_map(Value::as_str).collect();
+                    match words.as_slice() {
+                        [shell, flag, script] if shell.ends_with("sh") && flag.ends_with('c') => {
+                            script.to_string()
+                        }
+                        _ => words.join(" "),
+                    }
+                }
+                Value::String(command) => command.clone(),
+                _ => call["title"].as_str().unwrap_or_default().to_string(),
+            };
+            (
+                "exec".to_string(),
+                json!({"command": command, "cwd": raw["cwd"].as_str().unwrap_or_default()}),
+            )
+        }
+        Some("edit") => ("apply_patch".to_string(), json!({"input": raw.to_string()})),
+        kind => (format!("acp_{}", kind.unwrap_or("other")), raw.clone()),
+    };
+    ToolRequest {
+        id: id.into(),
+        name,
+        arguments: arguments.to_string(),
+    }
+}
+
+/// A finished tool call's output as text: its text content, else its raw output.
+fn output_text(update: &Value) -> String {
+    let texts: Vec<&str> = update["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|c| c["content"]["text"].as_str())
+        .collect();
+    if !texts.is_empty() {
+        return texts.join("\n");
+    }
+    match &update["rawOutput"] {
+        Value::Null => String::new(),
+        raw => raw["aggregated_output"]
+            .as_str()
+            .map_or_else(|| raw.to_string(), String::from),
+    }
+}
+
+/// `<name> <version>` as the agent reports itself (`agentInfo`).
+fn agent_name(init: &Value) -> String {
+    let info = &init["agentInfo"];
+    let name = info["title"]
+        .as_str()
+        .or(info["name"].as_str())
+        .unwrap_or("ACP agent");
+    match info["version"].as_str() {
+        Some(version) => format!("{name} {version}"),
+        None => name.to_string(),
+    }
+}
+
+clawhost_sdk::export_harness!(Acp);

@@ -1,0 +1,275 @@
+//! The `acp` runtime against a real ACP agent: Zed's `codex-acp` (npm
+//! `@zed-industries/codex-acp`, pinned in `support/npm.rs`), whose model is a
+//! fake OpenAI Responses server on loopback. The ACP client is the sandboxed
+//! `plugins/acp`; the agent is the process the operator granted it.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use clawhost_agent_core::{Message, RunContext, TurnEvent};
+use clawhost_llm::ModelRuntimes;
+use clawhost_runner::{EmbeddedRunner, PersistError, RunError};
+use clawhost_sessions::{EntryBody, SessionStore};
+use clawhost_tests::agents::{eventually, merge, processes_of, text_answer, tool_call};
+use clawhost_tests::fake_provider::{FakeProvider, Reply};
+use clawhost_tests::{config, npm, runner_with, wire};
+use serde_json::{json, Value};
+
+/// A granted `codex-acp`, its model provider the fake, its home and
+/// workspace under `dir`; the host's route `agent/codex` selects `acp`.
+fn acp_config(fake: &FakeProvider, dir: &Path, extra: Value) -> clawhost_config::Config {
+    let agent = npm::bin(npm::CODEX_ACP, "codex-acp");
+    let home = dir.join("codex-home");
+    let workspace = dir.join("workspace");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&workspace).unwrap();
+    let provider = format!(
+        "model_providers.fake={{name=\"fake\",base_url=\"{}/v1\",wire_api=\"responses\",env_key=\"FAKE_KEY\"}}",
+        fake.url()
+    );
+    let mut cfg = json!({
+        "models": {"providers": {"agent": {
+            "baseUrl": format!("{}/v1", fake.url()), "api": "openai-responses", "apiKey": "unused",
+            "models": [{"id": "codex", "agentRuntime": {"id": "acp"}}]
+        }}},
+        "agents": {"defaults": {"model": "agent/codex"}},
+        "plugins": {"entries": {
+            "acp": {
+                "grants": {"harness": true, "processes": {"agent": {
+                    "command": agent.to_string_lossy(),
+                    "args": ["-c", "model_provider=\"fake\"", "-c", "model=\"gpt-5.4\"",
+                             "-c", "approval_policy=\"untrusted\"", "-c", provider],
+                    "env": [
+                        {"name": "CODEX_HOME", "value": home.to_string_lossy()},
+                        {"name": "HOME", "value": home.to_string_lossy()},
+                        {"name": "FAKE_KEY", "value": "sk-test"}
+                    ],
+                    "cwd": workspace.to_string_lossy()
+                }}},
+                "config": {"cwd": workspace.to_string_lossy(), "providers": ["agent"],
+                           "startTimeoutMs": 60000, "idleTimeoutMs": 60000}
+            },
+            "policy-guard": {"config": {"blockWords": ["keep.txt"]}}
+        }},
+        // The operator allowlisted `touch`, nothing else.
+        "tools": {"exec": {"allow": ["touch"]}}
+    });
+    merge(&mut cfg, extra);
+    config(cfg, dir)
+}
+
+async fn acp_runner(cfg: clawhost_config::Config) -> (EmbeddedRunner, ModelRuntimes) {
+    let runtimes = ModelRuntimes::new();
+    runtimes.rebuild(&cfg).unwrap();
+    let runner = runner_with(cfg, &["acp", "policy-guard"]).await;
+    (runner, runtimes)
+}
+
+fn kinds(history: &[impl std::ops::Deref<Target = Message>]) -> Vec<&'static str> {
+    history
+        .iter()
+        .map(|m| match &**m {
+            Message::User { .. } => "user",
+            Message::Assistant { tool_calls, .. } if tool_calls.is_empty() => "assistant",
+            Message::Assistant { .. } => "tool-call",
+            Message::ToolResult(_) => "tool-result",
+        })
+        .collect()
+}
+
+/// The commands of the agent's calls in a session's history.
+fn commands(history: &[clawhost_agent_core::SharedMessage]) -> Vec<String> {
+    history
+        .iter()
+        .filter_map(|m| match &**m {
+            Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => {
+                Some(tool_calls[0].arguments["command"].as_str()?.to_string())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_acp_turn_asks_the_host_about_the_agents_commands_and_resumes_its_session() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("workspace");
+    let (runner, runtimes) = acp_runner(acp_config(&fake, dir.path(), json!({}))).await;
+    let store = SessionStore::new(dir.path().join("sessions"));
+    let id = store.create("main", None).unwrap().id().to_string();
+    let generation = runtimes.current("main").unwrap();
+    std::fs::write(workspace.join("keep.txt"), "precious").unwrap();
+    std::fs::write(workspace.join("scratch.txt"), "scratch").unwrap();
+
+    // Turn 1: the agent runs an allowlisted command, then answers in pieces.
+    fake.push(tool_call(
+        "call_1",
+        "exec_command",
+        json!({"cmd": "touch made-by-agent"}),
+    ));
+    fake.push(text_answer("msg_a", &["Made ", "it."]));
+    let ctx = RunContext::new("main", "agent/codex");
+    let (outcome, session) = runner
+        .run_persisted_turn(&store, "main", &id, generation.clone(), &ctx, "make a file")
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "Made it.");
+    assert_eq!(session.runtime.as_deref(), Some("acp"));
+    assert!(workspace.join("made-by-agent").exists());
+    let events = ctx.events.snapshot();
+    let deltas: String = events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::TextDelta { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(deltas, "Made it.", "{events:#?}");
+    // policy-guard saw the agent's command as `exec` (and let it through).
+    assert!(events.iter().any(|e| matches!(e,
+        TurnEvent::HookDecision { hook, plugin, call_id, .. }
+            if hook.name() == "before_tool_call" && plugin == "policy-guard" && call_id == "call_1")), "{events:#?}");
+    // The mirror: the user, the command and its result, the answer.
+    assert_eq!(
+        kinds(&session.history),
+        ["user", "tool-call", "tool-result", "assistant"]
+    );
+    assert_eq!(commands(&session.history), ["touch made-by-agent"]);
+    let (thread, agent) = session
+        .native_thread
+        .clone()
+        .expect("the session is stored");
+    assert!(
+        agent.contains("codex-acp") || agent.contains("Codex"),
+        "{agent}"
+    );
+    let status = runner.status(&session, &generation).join("\n");
+    assert!(status.contains("Runtime: acp"), "{status}");
+
+    // Turn 2 in a new agent process: session/load continues the session (the
+    // model sees turn 1 again); policy-guard blocks `rm keep.txt`, and this
+    // agent ends its turn when a call is refused.
+    fake.push(tool_call(
+        "call_2",
+        "exec_command",
+        json!({"cmd": "rm keep.txt"}),
+    ));
+    let ctx = RunContext::new("main", "agent/codex");
+    let error = runner
+        .run_persisted_turn(
+            &store,
+            "main",
+            &id,
+            generation.clone(),
+            &ctx,
+            "remove keep.txt",
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("refused its `exec` call") && error.contains("blocked"),
+        "{error}"
+    );
+    assert!(workspace.join("keep.txt").exists());
+    let events = ctx.events.snapshot();
+    assert!(
+        events.iter().any(|e| matches!(e,
+        TurnEvent::HookDecision { plugin, call_id, decision, .. }
+            if plugin == "policy-guard" && call_id == "call_2" && decision.starts_with("block"))),
+        "{events:#?}"
+    );
+    let second = fake.requests().last().unwrap().body["input"].to_string();
+    assert!(
+        second.contains("make a file") && second.contains("remove keep.txt"),
+        "{second}"
+    );
+
+    // Turn 3: a command nobody approves (no operator: approvals deny).
+    fake.push(tool_call(
+        "call_3",
+        "exec_command",
+        json!({"cmd": "rm scratch.txt"}),
+    ));
+    let ctx = RunContext::new("main", "agent/codex");
+    let error = runner
+        .run_persisted_turn(&store, "main", &id, generation, &ctx, "remove scratch.txt")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("asked for approval"), "{error}");
+    assert!(workspace.join("scratch.txt").exists());
+    assert!(ctx.events.snapshot().iter().any(|e| matches!(e,
+        TurnEvent::Approval { call_id, tool, .. } if call_id == "call_3" && tool == "exec")));
+    let t = store.open("main", &id).unwrap();
+    let threads: Vec<&Value> = t
+        .entries()
+        .iter()
+        .filter_map(|e| match &e.body {
+            EntryBody::Custom { custom_type, data } if custom_type == "native_thread" => Some(data),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(threads.len(), 1, "one session, recorded once: {threads:?}");
+    assert_eq!(threads[0]["thread"], thread.as_str());
+}
+
+#[tokio::test]
+async fn an_aborted_acp_turn_stops_the_agent_and_is_stored_as_aborted() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("codex-home");
+    let (runner, runtimes) = acp_runner(acp_config(&fake, dir.path(), json!({}))).await;
+    let (runner, store) = (
+        Arc::new(runner),
+        Arc::new(SessionStore::new(dir.path().join("sessions"))),
+    );
+    let id = store.create("main", None).unwrap().id().to_string();
+    let generation = runtimes.current("main").unwrap();
+    let mut events = wire::responses_text(&["Halfway ", "there"], 10, 5);
+    events.truncate(4);
+    fake.push(Reply::sse_stalling(events, 4));
+    let ctx = RunContext::new("main", "agent/codex");
+    let turn = tokio::spawn({
+        let (runner, store, id, ctx) = (runner.clone(), store.clone(), id.clone(), ctx.clone());
+        async move {
+            runner
+                .run_persisted_turn(
+                    &store,
+                    "main",
+                    &id,
+                    generation,
+                    &ctx,
+                    "start something long",
+                )
+                .await
+        }
+    });
+    eventually("the streamed piece", || {
+        ctx.events
+            .snapshot()
+            .iter()
+            .any(|e| matches!(e, TurnEvent::TextDelta { text, .. } if text == "Halfway "))
+    })
+    .await;
+    assert!(!processes_of(&home).is_empty(), "the agent runs");
+    ctx.cancel.cancel();
+    let result = turn.await.unwrap();
+    assert!(
+        matches!(result, Err(PersistError::Run(RunError::Aborted))),
+        "{:?}",
+        result.err()
+    );
+    eventually("the agent's processes to end", || {
+        processes_of(&home).is_empty()
+    })
+    .await;
+    let t = store.open("main", &id).unwrap();
+    assert!(t.entries().iter().any(|e| matches!(&e.body,
+        EntryBody::Custom { custom_type, .. } if custom_type == "turn_aborted")));
+    assert!(t
+        .context()
+        .iter()
+        .any(|m| matches!(m, Message::Assistant { text, .. } if text == "Halfway ")));
+}

@@ -1,0 +1,92 @@
+//! What the tests of the native agent runtimes (`tests/codex.rs`,
+//! `tests/acp.rs`) share: the fake model's replies as Codex reads them, the
+//! processes a runtime left, and bounded waiting.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::fake_provider::Reply;
+use crate::wire;
+
+/// Responses SSE event `name` with `data`.
+pub fn event(name: &str, data: Value) -> String {
+    format!("event: {name}\ndata: {data}\n\n")
+}
+
+/// A text answer as Codex reads it: the message item is finished with
+/// `response.output_item.done` before the response completes.
+pub fn text_answer(id: &str, pieces: &[&str]) -> Reply {
+    let text: String = pieces.concat();
+    let mut events = wire::responses_text(pieces, 10, 5);
+    let done = event(
+        "response.output_item.done",
+        json!({"type": "response.output_item.done", "output_index": 0,
+               "item": {"id": id, "type": "message", "role": "assistant", "status": "completed",
+                        "content": [{"type": "output_text", "text": text, "annotations": []}]}}),
+    );
+    let last = events.len() - 1;
+    events.insert(last, done);
+    Reply::sse(events)
+}
+
+/// A function call to `name` with `args`.
+pub fn tool_call(call_id: &str, name: &str, args: Value) -> Reply {
+    Reply::sse(wire::responses_tool_call(
+        call_id,
+        name,
+        &[&args.to_string()],
+    ))
+}
+
+/// Merge `extra` into `into` (objects key by key, anything else replaced).
+pub fn merge(into: &mut Value, extra: Value) {
+    match (into, extra) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in b {
+                merge(a.entry(k).or_insert(Value::Null), v);
+            }
+        }
+        (slot, v) => *slot = v,
+    }
+}
+
+/// The processes started with `CODEX_HOME=<home>` (the app-server and its
+/// children), from `/proc`.
+pub fn processes_of(home: &Path) -> Vec<i32> {
+    let wanted = format!("CODEX_HOME={}", home.display());
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        let zombie = std::fs::read_to_string(entry.path().join("stat")).is_ok_and(|s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))
+        });
+        if !zombie
+            && environ
+                .split(|b| *b == 0)
+                .any(|var| var == wanted.as_bytes())
+        {
+            pids.push(pid);
+        }
+    }
+    pids
+}
+
+/// Wait (bounded) until `done` holds.
+pub async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting: {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
