@@ -10,7 +10,9 @@ use clawhost_agent_core::{Message, RunContext, TurnEvent};
 use clawhost_llm::ModelRuntimes;
 use clawhost_runner::{EmbeddedRunner, PersistError, RunError};
 use clawhost_sessions::{EntryBody, SessionStore};
-use clawhost_tests::agents::{eventually, merge, processes_of, text_answer, tool_call};
+use clawhost_tests::agents::{
+    eventually, localize_process, merge, processes_of, readme_config, text_answer, tool_call,
+};
 use clawhost_tests::fake_provider::{FakeProvider, Reply};
 use clawhost_tests::{config, npm, runner_with, wire};
 use serde_json::{json, Value};
@@ -272,4 +274,52 @@ async fn an_aborted_acp_turn_stops_the_agent_and_is_stored_as_aborted() {
         .context()
         .iter()
         .any(|m| matches!(m, Message::Assistant { text, .. } if text == "Halfway ")));
+}
+
+#[tokio::test]
+async fn the_readme_acp_config_runs_a_turn() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, workspace) = (dir.path().join("codex-home"), dir.path().join("workspace"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&workspace).unwrap();
+    // The README's config, with only what is this machine's replaced: the
+    // command's path, the agent's model endpoint, the variables' values, the
+    // workspace.
+    let mut cfg = readme_config("acp-config");
+    let provider = format!(
+        "model_providers.fake={{name=\"fake\",base_url=\"{}/v1\",wire_api=\"responses\",env_key=\"FAKE_KEY\"}}",
+        fake.url()
+    );
+    localize_process(
+        &mut cfg,
+        "acp",
+        "agent",
+        (
+            &npm::bin(npm::CODEX_ACP, "codex-acp"),
+            &[
+                "-c".into(),
+                "model_provider=\"fake\"".into(),
+                "-c".into(),
+                "model=\"gpt-5.4\"".into(),
+                "-c".into(),
+                provider,
+            ],
+            json!([{"name": "CODEX_HOME", "value": home.to_string_lossy()},
+                   {"name": "HOME", "value": home.to_string_lossy()},
+                   {"name": "FAKE_KEY", "value": "sk-test"}]),
+        ),
+        &workspace,
+    );
+    cfg["plugins"]["entries"]["acp"]["config"]["cwd"] = json!(workspace.to_string_lossy());
+    let (runner, runtimes) = acp_runner(config(cfg, dir.path())).await;
+    fake.push(text_answer("msg_r", &["From ", "the README."]));
+    let mut session = clawhost_runner::Session::new("s1", "main");
+    let ctx = RunContext::new("main", "agent/codex");
+    let outcome = runner
+        .run_session_turn(&mut session, runtimes.current("main").unwrap(), &ctx, "hi")
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "From the README.");
+    assert_eq!(session.runtime.as_deref(), Some("acp"));
 }

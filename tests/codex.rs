@@ -9,7 +9,9 @@ use clawhost_agent_core::{Message, RunContext, TurnEvent};
 use clawhost_llm::ModelRuntimes;
 use clawhost_runner::{EmbeddedRunner, RunError};
 use clawhost_sessions::{EntryBody, SessionStore};
-use clawhost_tests::agents::{eventually, merge, processes_of, text_answer, tool_call};
+use clawhost_tests::agents::{
+    eventually, localize_process, merge, processes_of, readme_config, text_answer, tool_call,
+};
 use clawhost_tests::fake_provider::{FakeProvider, Reply};
 use clawhost_tests::{config, npm, runner_with, wire};
 use serde_json::{json, Value};
@@ -445,4 +447,103 @@ async fn an_app_server_killed_mid_turn_fails_the_turn_and_keeps_what_completed()
     assert!(t.entries().iter().any(|e| matches!(&e.body,
         EntryBody::Custom { custom_type, data } if custom_type == "turn_error"
             && data["error"].as_str().is_some_and(|m| m.contains("exited")))));
+}
+
+#[tokio::test]
+async fn the_readme_codex_config_runs_a_turn() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (home, workspace) = (dir.path().join("codex-home"), dir.path().join("workspace"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&workspace).unwrap();
+    // The README's config, with only what is this machine's replaced: the
+    // command's path, the model endpoint, the variables' values.
+    let mut cfg = readme_config("codex-config");
+    let provider = format!(
+        "model_providers.fake={{name=\"fake\",base_url=\"{}/v1\",wire_api=\"responses\",env_key=\"FAKE_KEY\"}}",
+        fake.url()
+    );
+    localize_process(
+        &mut cfg,
+        "codex",
+        "app-server",
+        (
+            &npm::bin(npm::CODEX, "codex"),
+            &[
+                "-c".into(),
+                "model_provider=\"fake\"".into(),
+                "-c".into(),
+                provider,
+            ],
+            json!([{"name": "CODEX_HOME", "value": home.to_string_lossy()},
+                   {"name": "HOME", "value": home.to_string_lossy()},
+                   {"name": "FAKE_KEY", "value": "sk-test"}]),
+        ),
+        &workspace,
+    );
+    cfg["models"]["providers"]["openai"]["baseUrl"] = json!(format!("{}/v1", fake.url()));
+    cfg["models"]["providers"]["openai"]["apiKey"] = json!("sk-test");
+    let (runner, runtimes) = codex_runner(config(cfg, dir.path())).await;
+    fake.push(text_answer("msg_r", &["From ", "the README."]));
+    let mut session = clawhost_runner::Session::new("s1", "main");
+    let ctx = RunContext::new("main", "openai/gpt-5.1");
+    let outcome = runner
+        .run_session_turn(&mut session, runtimes.current("main").unwrap(), &ctx, "hi")
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "From the README.");
+    assert_eq!(session.runtime.as_deref(), Some("codex"));
+}
+
+#[tokio::test]
+async fn the_gateway_runs_a_codex_turn_and_streams_it() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    // The same grant and route, through the composition root the gateway,
+    // `clawhost run` and `chat` share (`AgentHost`).
+    let cfg = codex_config(&fake, dir.path(), json!({}));
+    let process = &cfg.plugins.entries["codex"].grants.processes["app-server"];
+    let env: Vec<Value> = process
+        .env
+        .iter()
+        .map(|e| match e {
+            clawhost_config::EnvGrant::Fixed { name, value } => {
+                json!({"name": name, "value": value})
+            }
+            clawhost_config::EnvGrant::Inherit(name) => json!(name),
+        })
+        .collect();
+    let extra = json!({
+        "models": {"providers": {"fake": {
+            "baseUrl": format!("{}/v1", fake.url()), "api": "openai-responses", "apiKey": "sk-test",
+            "models": [{"id": "gpt-5.1", "agentRuntime": {"id": "codex"}}]}}},
+        "agents": {"defaults": {"model": "fake/gpt-5.1"}},
+        "plugins": {
+            "paths": [clawhost_tests::plugins_dir()],
+            "allow": ["codex"],
+            "cacheDir": clawhost_tests::cache_dir(),
+            "cacheKeyFile": clawhost_tests::cache_key_file(),
+            "entries": {"codex": {
+                "grants": {"harness": true, "processes": {"app-server": {
+                    "command": process.command, "args": process.args, "env": env, "cwd": process.cwd}}},
+                "config": {"startTimeoutMs": 60000}
+            }}
+        }
+    });
+    let gw = clawhost_tests::gateway::start(&fake, dir.path(), extra, "127.0.0.1:0").await;
+    fake.push(text_answer("msg_g", &["Through ", "the gateway."]));
+    let response = reqwest::Client::new()
+        .post(gw.url("/v1/chat/completions"))
+        .json(&json!({"model": "main", "stream": true,
+                      "messages": [{"role": "user", "content": "hello"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let body = response.text().await.unwrap();
+    // The reply streamed as chunks, in order.
+    let through = body.find("\"Through \"").expect(&body);
+    let rest = body.find("\"the gateway.\"").expect(&body);
+    assert!(through < rest, "{body}");
+    gw.shutdown().await;
 }

@@ -33,7 +33,9 @@ async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
     assert_eq!(
         refused,
         vec![
+            "acp",
             "noop",
+            "codex",
             "context-hooks",
             "hello-tool",
             "js-noop",
@@ -46,7 +48,8 @@ async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
             "legacy-api",
             "misbehave",
             "policy-guard-v0-1",
-            "policy-guard-v0-2-0"
+            "policy-guard-v0-2-0",
+            "policy-guard-v0-2-1"
         ]
     );
     let mut ctx = RunContext::new("main", "scripted/demo");

@@ -90,3 +90,40 @@ pub async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
+
+/// The config block of the README that follows `<!-- {marker} -->`, as JSON.
+pub fn readme_config(marker: &str) -> Value {
+    let readme = std::fs::read_to_string(clawhost::build::repo_root().join("README.md")).unwrap();
+    let after = readme
+        .split_once(&format!("<!-- {marker} -->"))
+        .unwrap_or_else(|| panic!("the README has no `{marker}` block"))
+        .1;
+    let body = after
+        .split_once("```json5\n")
+        .and_then(|(_, rest)| rest.split_once("```"))
+        .expect("a json5 block follows the marker")
+        .0;
+    clawhost_config::read_json5_value(body).expect("the README's config is JSON5")
+}
+
+/// Point a README runtime config at this machine: the granted process `name`
+/// runs `command` with `extra_args` after its own, its environment's host
+/// variables replaced by `env`, in `workspace`.
+pub fn localize_process(
+    cfg: &mut Value,
+    plugin: &str,
+    name: &str,
+    (command, extra_args, env): (&Path, &[String], Value),
+    workspace: &Path,
+) {
+    let process = &mut cfg["plugins"]["entries"][plugin]["grants"]["processes"][name];
+    assert!(
+        process.is_object(),
+        "the README grants `{name}` to `{plugin}`"
+    );
+    process["command"] = json!(command.to_string_lossy());
+    let args = process["args"].as_array_mut().expect("args");
+    args.extend(extra_args.iter().map(|a| json!(a)));
+    process["env"] = env;
+    process["cwd"] = json!(workspace.to_string_lossy());
+}

@@ -50,7 +50,10 @@ fn list_and_inspect_show_what_loaded_and_exit_zero_when_all_is_well() {
     let (ok, stdout, stderr) = clawhost(&["plugins", "inspect", "text-tools", "--json"], &config);
     assert!(ok, "{stderr}");
     let detail: Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(detail["manifest"]["apiVersion"], "0.2.1");
+    assert_eq!(
+        detail["manifest"]["apiVersion"],
+        clawhost_plugin_runtime::CURRENT_API
+    );
     assert_eq!(detail["requested"]["filesystem"][0]["guestPath"], "/notes");
     assert_eq!(detail["grants"]["filesystem"], json!([]));
     assert_eq!(detail["sha256"].as_str().unwrap().len(), 64);
