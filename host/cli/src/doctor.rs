@@ -217,6 +217,48 @@ fn models(report: &mut Report, config: &Config) {
     }
 }
 
+/// Whether `command` names an executable file: a path (relative to `base`
+/// when it holds a `/`), or a name found on `PATH`.
+fn executable(command: &str, base: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let runs = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if command.contains('/') {
+        return runs(&base.join(command));
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| runs(&dir.join(command))))
+}
+
+/// The processes operators granted harness plugins: each command must be
+/// there to start (a missing one fails every turn on that runtime).
+fn processes(report: &mut Report, config: &Config) {
+    for (id, entry) in &config.plugins.entries {
+        for (name, process) in &entry.grants.processes {
+            if executable(&process.command, &config.base_dir) {
+                report.say(
+                    Level::Ok,
+                    "process.ready",
+                    format!("plugin {id}: process `{name}` runs `{}`", process.command),
+                );
+            } else {
+                report.finding(
+                    Level::Error,
+                    "process.missing",
+                    format!(
+                        "plugin {id}: process `{name}`: `{}` is not an executable file here",
+                        process.command
+                    ),
+                    Some(format!(
+                        "install it, or set plugins.entries.{id}.grants.processes.{name}.command to its path"
+                    )),
+                );
+            }
+        }
+    }
+}
+
 /// Run the doctor on the config at `path` (`json`: one JSON document of
 /// findings instead of lines).
 pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
@@ -240,6 +282,7 @@ pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
         }
     };
     models(&mut report, &config);
+    processes(&mut report, &config);
     for p in config
         .plugins
         .paths

@@ -81,6 +81,11 @@ pub fn status_json(s: &PluginStatus) -> Value {
                 "guestPath": d.guest_path, "hostPath": d.host_path, "access": format!("{:?}", d.access).to_lowercase()
             })).collect::<Vec<_>>(),
             "env": s.grants.env.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            // What each granted process runs (its environment's names only).
+            "processes": s.grants.processes.iter().map(|(name, p)| (name.clone(), json!({
+                "command": p.command, "args": p.args, "cwd": p.cwd,
+                "env": p.env.keys().collect::<Vec<_>>(),
+            }))).collect::<serde_json::Map<_, _>>(),
         },
         "warnings": s.grants.unasked,
         "stats": s.stats,

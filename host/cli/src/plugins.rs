@@ -106,6 +106,7 @@ fn inspect_json(plugin: &std::sync::Arc<LoadedPlugin>) -> Value {
         })).collect::<Vec<_>>(),
         "env": m.capabilities.env,
         "harness": m.capabilities.harness,
+        "processes": m.capabilities.processes,
     });
     out["imports"] = json!(plugin.interfaces().imports);
     out["exports"] = json!(plugin.interfaces().exports);

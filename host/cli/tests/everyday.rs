@@ -428,3 +428,34 @@ fn the_user_configs_sessions_live_in_the_state_dir_and_old_ones_move_there() {
     let listed: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(listed["data"].as_array().unwrap().len(), 2, "{out}");
 }
+
+#[test]
+fn doctor_names_a_granted_process_that_is_not_there() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = root.path();
+    let grant = |command: &str| {
+        json!({"models": {"providers": {"remote": {"api": "openai-completions",
+                 "baseUrl": "https://api.example.com/v1", "apiKey": "k", "models": [{"id": "m"}]}}},
+               "agents": {"defaults": {"model": "remote/m"}},
+               "plugins": {"entries": {"codex": {"grants": {"harness": true,
+                 "processes": {"app-server": {"command": command, "args": ["app-server"]}}}}}}})
+        .to_string()
+    };
+    std::fs::write(dir.join("clawhost.json"), grant("no-such-codex-here")).unwrap();
+    let (ok, out, _) = outcome(clawhost(dir).args(["doctor", "--json"]));
+    assert!(!ok, "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let missing = finding(&doc, "process.missing");
+    assert!(
+        missing["message"]
+            .as_str()
+            .unwrap()
+            .contains("plugin codex: process `app-server`: `no-such-codex-here`"),
+        "{missing}"
+    );
+    // `sh` is on every PATH this runs on.
+    std::fs::write(dir.join("clawhost.json"), grant("sh")).unwrap();
+    let (_, out, _) = outcome(clawhost(dir).args(["doctor", "--json"]));
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(finding(&doc, "process.ready")["level"], "ok", "{doc}");
+}
