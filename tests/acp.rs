@@ -4,17 +4,16 @@
 //! `plugins/acp`; the agent is the process the operator granted it.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use clawhost_agent_core::{Message, RunContext, TurnEvent};
 use clawhost_llm::ModelRuntimes;
-use clawhost_runner::{EmbeddedRunner, PersistError, RunError};
+use clawhost_runner::EmbeddedRunner;
 use clawhost_sessions::{EntryBody, SessionStore};
 use clawhost_tests::agents::{
-    eventually, localize_process, merge, processes_of, readme_config, text_answer, tool_call,
+    abort_midway, kinds, localize_process, merge, readme_config, text_answer, tool_call,
 };
-use clawhost_tests::fake_provider::{FakeProvider, Reply};
-use clawhost_tests::{config, npm, runner_with, wire};
+use clawhost_tests::fake_provider::FakeProvider;
+use clawhost_tests::{config, npm, runner_with};
 use serde_json::{json, Value};
 
 /// A granted `codex-acp`, its model provider the fake, its home and
@@ -65,18 +64,6 @@ async fn acp_runner(cfg: clawhost_config::Config) -> (EmbeddedRunner, ModelRunti
     runtimes.rebuild(&cfg).unwrap();
     let runner = runner_with(cfg, &["acp", "policy-guard"]).await;
     (runner, runtimes)
-}
-
-fn kinds(history: &[impl std::ops::Deref<Target = Message>]) -> Vec<&'static str> {
-    history
-        .iter()
-        .map(|m| match &**m {
-            Message::User { .. } => "user",
-            Message::Assistant { tool_calls, .. } if tool_calls.is_empty() => "assistant",
-            Message::Assistant { .. } => "tool-call",
-            Message::ToolResult(_) => "tool-result",
-        })
-        .collect()
 }
 
 /// The commands of the agent's calls in a session's history.
@@ -221,59 +208,9 @@ async fn an_acp_turn_asks_the_host_about_the_agents_commands_and_resumes_its_ses
 async fn an_aborted_acp_turn_stops_the_agent_and_is_stored_as_aborted() {
     let fake = FakeProvider::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("codex-home");
     let (runner, runtimes) = acp_runner(acp_config(&fake, dir.path(), json!({}))).await;
-    let (runner, store) = (
-        Arc::new(runner),
-        Arc::new(SessionStore::new(dir.path().join("sessions"))),
-    );
-    let id = store.create("main", None).unwrap().id().to_string();
-    let generation = runtimes.current("main").unwrap();
-    let mut events = wire::responses_text(&["Halfway ", "there"], 10, 5);
-    events.truncate(4);
-    fake.push(Reply::sse_stalling(events, 4));
-    let ctx = RunContext::new("main", "agent/codex");
-    let turn = tokio::spawn({
-        let (runner, store, id, ctx) = (runner.clone(), store.clone(), id.clone(), ctx.clone());
-        async move {
-            runner
-                .run_persisted_turn(
-                    &store,
-                    "main",
-                    &id,
-                    generation,
-                    &ctx,
-                    "start something long",
-                )
-                .await
-        }
-    });
-    eventually("the streamed piece", || {
-        ctx.events
-            .snapshot()
-            .iter()
-            .any(|e| matches!(e, TurnEvent::TextDelta { text, .. } if text == "Halfway "))
-    })
-    .await;
-    assert!(!processes_of(&home).is_empty(), "the agent runs");
-    ctx.cancel.cancel();
-    let result = turn.await.unwrap();
-    assert!(
-        matches!(result, Err(PersistError::Run(RunError::Aborted))),
-        "{:?}",
-        result.err()
-    );
-    eventually("the agent's processes to end", || {
-        processes_of(&home).is_empty()
-    })
-    .await;
-    let t = store.open("main", &id).unwrap();
-    assert!(t.entries().iter().any(|e| matches!(&e.body,
-        EntryBody::Custom { custom_type, .. } if custom_type == "turn_aborted")));
-    assert!(t
-        .context()
-        .iter()
-        .any(|m| matches!(m, Message::Assistant { text, .. } if text == "Halfway ")));
+    let home = dir.path().join("codex-home");
+    abort_midway(&fake, runner, &runtimes, (dir.path(), &home), "agent/codex").await;
 }
 
 #[tokio::test]

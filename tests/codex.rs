@@ -10,7 +10,8 @@ use clawhost_llm::ModelRuntimes;
 use clawhost_runner::{EmbeddedRunner, RunError};
 use clawhost_sessions::{EntryBody, SessionStore};
 use clawhost_tests::agents::{
-    eventually, localize_process, merge, processes_of, readme_config, text_answer, tool_call,
+    abort_midway, eventually, kinds, localize_process, merge, processes_of, readme_config,
+    spawn_turn, text_answer, tool_call,
 };
 use clawhost_tests::fake_provider::{FakeProvider, Reply};
 use clawhost_tests::{config, npm, runner_with, wire};
@@ -132,16 +133,7 @@ async fn a_codex_turn_bridges_host_tools_streams_and_resumes_its_thread() {
         .collect();
     assert_eq!(deltas.concat(), "Three words.", "{events:#?}");
     // The transcript mirrors the thread: user, each call and its result, answer.
-    let kinds: Vec<&str> = session
-        .history
-        .iter()
-        .map(|m| match &**m {
-            Message::User { .. } => "user",
-            Message::Assistant { tool_calls, .. } if tool_calls.is_empty() => "assistant",
-            Message::Assistant { .. } => "tool-call",
-            Message::ToolResult(_) => "tool-result",
-        })
-        .collect();
+    let kinds = kinds(&session.history);
     assert_eq!(
         kinds,
         [
@@ -331,69 +323,16 @@ async fn a_plugin_without_the_process_grant_cannot_start_one() {
 async fn an_aborted_codex_turn_stops_the_app_server_and_is_stored_as_aborted() {
     let fake = FakeProvider::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("codex-home");
     let (runner, runtimes) = codex_runner(codex_config(&fake, dir.path(), json!({}))).await;
-    let runner = std::sync::Arc::new(runner);
-    let store = std::sync::Arc::new(SessionStore::new(dir.path().join("sessions")));
-    let id = store.create("main", None).unwrap().id().to_string();
-    let generation = runtimes.current("main").unwrap();
-    // The model streams a first piece, then stalls.
-    let mut events = wire::responses_text(&["Halfway ", "there"], 10, 5);
-    events.truncate(4);
-    fake.push(Reply::sse_stalling(events, 4));
-    let ctx = RunContext::new("main", "fake/gpt-5.1");
-    let turn = tokio::spawn({
-        let (runner, store, id, ctx) = (runner.clone(), store.clone(), id.clone(), ctx.clone());
-        async move {
-            runner
-                .run_persisted_turn(
-                    &store,
-                    "main",
-                    &id,
-                    generation,
-                    &ctx,
-                    "start something long",
-                )
-                .await
-        }
-    });
-    eventually("the streamed piece", || {
-        ctx.events
-            .snapshot()
-            .iter()
-            .any(|e| matches!(e, TurnEvent::TextDelta { text, .. } if text == "Halfway "))
-    })
+    let home = dir.path().join("codex-home");
+    abort_midway(
+        &fake,
+        runner,
+        &runtimes,
+        (dir.path(), &home),
+        "fake/gpt-5.1",
+    )
     .await;
-    assert!(!processes_of(&home).is_empty(), "the app-server runs");
-    ctx.cancel.cancel();
-    let result = turn.await.unwrap();
-    assert!(
-        matches!(
-            result,
-            Err(clawhost_runner::PersistError::Run(RunError::Aborted))
-        ),
-        "{:?}",
-        result.err()
-    );
-    // The whole process group is gone.
-    eventually("the app-server's processes to end", || {
-        processes_of(&home).is_empty()
-    })
-    .await;
-    // Stored as aborted, with what streamed before the abort.
-    let t = store.open("main", &id).unwrap();
-    let bodies: Vec<&EntryBody> = t.entries().iter().map(|e| &e.body).collect();
-    assert!(
-        bodies.iter().any(|b| matches!(b,
-        EntryBody::Custom { custom_type, .. } if custom_type == "turn_aborted")),
-        "{bodies:#?}"
-    );
-    assert!(
-        t.context()
-            .iter()
-            .any(|m| matches!(m, Message::Assistant { text, .. } if text == "Halfway ")),
-        "{bodies:#?}"
-    );
 }
 
 #[tokio::test]
@@ -413,14 +352,7 @@ async fn an_app_server_killed_mid_turn_fails_the_turn_and_keeps_what_completed()
         1,
     ));
     let ctx = RunContext::new("main", "fake/gpt-5.1");
-    let turn = tokio::spawn({
-        let (runner, store, id, ctx) = (runner.clone(), store.clone(), id.clone(), ctx.clone());
-        async move {
-            runner
-                .run_persisted_turn(&store, "main", &id, generation, &ctx, "count")
-                .await
-        }
-    });
+    let turn = spawn_turn(&runner, &store, &id, generation, (&ctx, "count"));
     eventually("the second model request", || fake.requests().len() >= 2).await;
     for pid in processes_of(&home) {
         let _ = std::process::Command::new("kill")
@@ -433,16 +365,7 @@ async fn an_app_server_killed_mid_turn_fails_the_turn_and_keeps_what_completed()
         "{error}"
     );
     let t = store.open("main", &id).unwrap();
-    let kinds: Vec<&str> = t
-        .context()
-        .iter()
-        .map(|m| match m {
-            Message::User { .. } => "user",
-            Message::Assistant { tool_calls, .. } if tool_calls.is_empty() => "assistant",
-            Message::Assistant { .. } => "tool-call",
-            Message::ToolResult(_) => "tool-result",
-        })
-        .collect();
+    let kinds = kinds(&t.shared_context());
     assert_eq!(kinds, ["user", "tool-call", "tool-result"]);
     assert!(t.entries().iter().any(|e| matches!(&e.body,
         EntryBody::Custom { custom_type, data } if custom_type == "turn_error"

@@ -127,3 +127,109 @@ pub fn localize_process(
     process["env"] = env;
     process["cwd"] = json!(workspace.to_string_lossy());
 }
+
+/// What each message of a history is: `user`, `assistant` (text only),
+/// `tool-call` or `tool-result`.
+pub fn kinds<M: std::ops::Deref<Target = clawhost_agent_core::Message>>(
+    history: &[M],
+) -> Vec<&'static str> {
+    use clawhost_agent_core::Message;
+    history
+        .iter()
+        .map(|m| match &**m {
+            Message::User { .. } => "user",
+            Message::Assistant { tool_calls, .. } if tool_calls.is_empty() => "assistant",
+            Message::Assistant { .. } => "tool-call",
+            Message::ToolResult(_) => "tool-result",
+        })
+        .collect()
+}
+
+/// A persisted turn of `text` on session `id`, running in a task.
+pub fn spawn_turn(
+    runner: &std::sync::Arc<clawhost_runner::EmbeddedRunner>,
+    store: &std::sync::Arc<clawhost_sessions::SessionStore>,
+    id: &str,
+    generation: std::sync::Arc<clawhost_llm::ModelRuntimeGeneration>,
+    (ctx, text): (&clawhost_agent_core::RunContext, &'static str),
+) -> tokio::task::JoinHandle<
+    Result<
+        (clawhost_agent_core::TurnOutcome, clawhost_runner::Session),
+        clawhost_runner::PersistError,
+    >,
+> {
+    let (runner, store, id, ctx) = (runner.clone(), store.clone(), id.to_string(), ctx.clone());
+    tokio::spawn(async move {
+        runner
+            .run_persisted_turn(&store, "main", &id, generation, &ctx, text)
+            .await
+    })
+}
+
+/// Abort a native runtime's turn while its model streams (a first piece,
+/// then the fake stalls): the turn ends as aborted, every process started
+/// with `CODEX_HOME=<home>` is gone, and the transcript keeps the user's
+/// message and the piece that streamed, then `turn_aborted`.
+pub async fn abort_midway(
+    fake: &crate::fake_provider::FakeProvider,
+    runner: clawhost_runner::EmbeddedRunner,
+    runtimes: &clawhost_llm::ModelRuntimes,
+    (dir, home): (&Path, &Path),
+    model_ref: &str,
+) {
+    use clawhost_agent_core::{Message, RunContext, TurnEvent};
+    use clawhost_sessions::{EntryBody, SessionStore};
+    let runner = std::sync::Arc::new(runner);
+    let store = std::sync::Arc::new(SessionStore::new(dir.join("sessions")));
+    let id = store.create("main", None).unwrap().id().to_string();
+    let mut events = wire::responses_text(&["Halfway ", "there"], 10, 5);
+    events.truncate(4);
+    fake.push(Reply::sse_stalling(events, 4));
+    let ctx = RunContext::new("main", model_ref);
+    let generation = runtimes.current("main").unwrap();
+    let turn = spawn_turn(
+        &runner,
+        &store,
+        &id,
+        generation,
+        (&ctx, "start something long"),
+    );
+    eventually("the streamed piece", || {
+        ctx.events
+            .snapshot()
+            .iter()
+            .any(|e| matches!(e, TurnEvent::TextDelta { text, .. } if text == "Halfway "))
+    })
+    .await;
+    assert!(!processes_of(home).is_empty(), "the runtime's process runs");
+    ctx.cancel.cancel();
+    let result = turn.await.unwrap();
+    assert!(
+        matches!(
+            result,
+            Err(clawhost_runner::PersistError::Run(
+                clawhost_runner::RunError::Aborted
+            ))
+        ),
+        "{:?}",
+        result.err()
+    );
+    // The whole process group is gone.
+    eventually("the runtime's processes to end", || {
+        processes_of(home).is_empty()
+    })
+    .await;
+    let t = store.open("main", &id).unwrap();
+    let bodies: Vec<&EntryBody> = t.entries().iter().map(|e| &e.body).collect();
+    assert!(
+        bodies.iter().any(|b| matches!(b,
+            EntryBody::Custom { custom_type, .. } if custom_type == "turn_aborted")),
+        "{bodies:#?}"
+    );
+    assert!(
+        t.context()
+            .iter()
+            .any(|m| matches!(m, Message::Assistant { text, .. } if text == "Halfway ")),
+        "{bodies:#?}"
+    );
+}

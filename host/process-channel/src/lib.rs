@@ -182,15 +182,23 @@ impl ProcessChannel {
                 command: self.command.clone(),
             });
         }
-        let io = |source| ChannelError::Io {
-            command: self.command.clone(),
-            source,
-        };
         let mut bytes = Vec::with_capacity(line.len() + 1);
         bytes.extend_from_slice(line.as_bytes());
         bytes.push(b'\n');
-        self.stdin.write_all(&bytes).await.map_err(io)?;
-        self.stdin.flush().await.map_err(io)
+        let written = match self.stdin.write_all(&bytes).await {
+            Ok(()) => self.stdin.flush().await,
+            Err(e) => Err(e),
+        };
+        match written {
+            Ok(()) => Ok(()),
+            // Its input is closed: it exited (or is exiting), which says
+            // more than the broken pipe does.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(self.exited().await),
+            Err(source) => Err(ChannelError::Io {
+                command: self.command.clone(),
+                source,
+            }),
+        }
     }
 
     /// The next line the process wrote (without its line break). After an

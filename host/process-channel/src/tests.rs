@@ -118,6 +118,22 @@ async fn an_exit_is_reported_with_its_status_after_the_last_line() {
 }
 
 #[tokio::test]
+async fn writing_to_a_process_that_exited_says_it_exited() {
+    let mut ch = ProcessChannel::spawn(&sh("exec 0<&-; exit 4"), small()).unwrap();
+    // Its end of the pipe is gone once it exits: writes break.
+    let e = loop {
+        match ch.send("hello").await {
+            Ok(()) => tokio::time::sleep(std::time::Duration::from_millis(10)).await,
+            Err(e) => break e,
+        }
+    };
+    assert!(
+        matches!(&e, ChannelError::Exited { status, .. } if status.contains('4')),
+        "{e}"
+    );
+}
+
+#[tokio::test]
 async fn a_line_that_is_not_utf8_is_refused() {
     let mut ch = ProcessChannel::spawn(&sh("printf '\\377\\376\\n'"), small()).unwrap();
     assert!(matches!(
