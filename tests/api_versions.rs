@@ -245,6 +245,7 @@ fn each_0_2_release_only_adds_to_the_one_before() {
     for (file, version) in [
         ("hooks-0.2.1.wit", "0.2.1"),
         ("native-runtime-0.2.2.wit", "0.2.2"),
+        ("turn-hooks-0.2.2.wit", "0.2.2"),
     ] {
         let added = std::fs::read_to_string(current.join(file)).unwrap();
         let interfaces = added.matches("\ninterface ").count();

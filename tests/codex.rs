@@ -57,9 +57,19 @@ fn codex_config(fake: &FakeProvider, dir: &Path, extra: Value) -> clawhost_confi
 }
 
 async fn codex_runner(cfg: clawhost_config::Config) -> (EmbeddedRunner, ModelRuntimes) {
+    codex_runner_with(cfg, &[]).await
+}
+
+/// [`codex_runner`] with more plugin packages.
+async fn codex_runner_with(
+    cfg: clawhost_config::Config,
+    more: &[&str],
+) -> (EmbeddedRunner, ModelRuntimes) {
     let runtimes = ModelRuntimes::new();
     runtimes.rebuild(&cfg).unwrap();
-    let runner = runner_with(cfg, &["codex", "text-tools", "policy-guard"]).await;
+    let mut packages = vec!["codex", "text-tools", "policy-guard"];
+    packages.extend(more);
+    let runner = runner_with(cfg, &packages).await;
     assert!(runner.harnesses().ids().contains(&"codex".to_string()));
     (runner, runtimes)
 }
@@ -469,4 +479,60 @@ async fn the_gateway_runs_a_codex_turn_and_streams_it() {
     let rest = body.find("\"the gateway.\"").expect(&body);
     assert!(through < rest, "{body}");
     gw.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_turn_hooks_gate_and_revise_codex_turns() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let hooks = |config: Value| {
+        json!({"plugins": {"entries": {"context-hooks": {
+            "hooks": {"allowConversationAccess": true}, "config": config}}}})
+    };
+    // before_agent_finalize: an answer without `banana` goes back to Codex
+    // for one more pass, on the same thread.
+    let cfg = codex_config(&fake, dir.path(), hooks(json!({"mustMention": "banana"})));
+    let (runner, runtimes) = codex_runner_with(cfg, &["context-hooks"]).await;
+    fake.push(text_answer("msg_1", &["An apple."]));
+    fake.push(text_answer("msg_2", &["A banana."]));
+    let mut session = clawhost_runner::Session::new("s1", "main");
+    let ctx = RunContext::new("main", "fake/gpt-5.1");
+    let outcome = runner
+        .run_session_turn(
+            &mut session,
+            runtimes.current("main").unwrap(),
+            &ctx,
+            "name a fruit",
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "A banana.");
+    let second = fake.requests()[1].body["input"].to_string();
+    assert!(
+        second.contains("An apple.") && second.contains("Please mention banana."),
+        "Codex got the first pass and the reason on its thread: {second}"
+    );
+    assert_eq!(
+        kinds(&session.history),
+        ["user", "assistant", "user", "assistant"]
+    );
+
+    // before_agent_run: turns on `codex` are stopped before the app-server starts.
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = codex_config(&fake, dir.path(), hooks(json!({"blockRuntime": "codex"})));
+    let (runner, runtimes) = codex_runner_with(cfg, &["context-hooks"]).await;
+    let seen = fake.requests().len();
+    let mut session = clawhost_runner::Session::new("s2", "main");
+    let ctx = RunContext::new("main", "fake/gpt-5.1");
+    let error = runner
+        .run_session_turn(&mut session, runtimes.current("main").unwrap(), &ctx, "hi")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("turns on `codex` are not allowed here"),
+        "{error}"
+    );
+    assert_eq!(fake.requests().len(), seen);
+    assert!(processes_of(&dir.path().join("codex-home")).is_empty());
 }

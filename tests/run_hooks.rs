@@ -137,6 +137,104 @@ async fn before_agent_start_can_stop_a_run_before_any_model_call() {
 }
 
 #[tokio::test]
+async fn the_turn_hooks_gate_answer_and_revise_a_turn_on_the_built_in_loop() {
+    let s = setup(
+        json!({"context-hooks": {
+            "hooks": {"allowConversationAccess": true},
+            "config": {"cannedReplies": {"ping": "pong"}, "mustMention": "banana"}}}),
+        &["context-hooks"],
+    )
+    .await;
+    // before_agent_reply: a message it knows is answered without the model.
+    let mut session = Session::new("s1", "main");
+    let (answer, ctx) = s.turn(&mut session, "ping").await;
+    assert_eq!(answer.unwrap(), "pong");
+    assert!(s.fake.requests().is_empty(), "no model call was made");
+    assert!(ctx.events.snapshot().iter().any(|e| matches!(e,
+        TurnEvent::HookDecision { hook, plugin, decision, .. }
+            if hook.name() == "before_agent_reply" && plugin == "context-hooks" && decision == "reply")));
+    assert_eq!(session.history.len(), 2);
+    // before_agent_finalize: an answer without `banana` goes back for one
+    // more pass, whose reason is the turn's next message.
+    s.fake
+        .push(Reply::sse(wire::chat_text(&["an apple"], 3, 2)));
+    s.fake
+        .push(Reply::sse(wire::chat_text(&["a banana"], 3, 2)));
+    let (answer, ctx) = s.turn(&mut session, "name a fruit").await;
+    assert_eq!(answer.unwrap(), "a banana");
+    let requests = s.fake.requests();
+    assert_eq!(requests.len(), 2);
+    let second = requests[1].body["messages"].to_string();
+    assert!(
+        second.contains("an apple") && second.contains("Please mention banana."),
+        "{second}"
+    );
+    let texts: Vec<String> = session.history[2..]
+        .iter()
+        .map(|m| match &**m {
+            Message::User { text, .. } => format!("user: {text}"),
+            Message::Assistant { text, .. } => format!("assistant: {text}"),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            "user: name a fruit",
+            "assistant: an apple",
+            "user: Please mention banana.",
+            "assistant: a banana"
+        ]
+    );
+    assert!(ctx.events.snapshot().iter().any(|e| matches!(e,
+        TurnEvent::HookDecision { hook, decision, .. }
+            if hook.name() == "before_agent_finalize" && decision == "revise: Please mention banana.")));
+    // The passes are bounded: an answer that never complies stands after
+    // the last one.
+    for _ in 0..=clawhost_runner::MAX_REVISIONS {
+        s.fake
+            .push(Reply::sse(wire::chat_text(&["a cherry"], 3, 2)));
+    }
+    let (answer, _) = s.turn(&mut session, "another fruit").await;
+    assert_eq!(answer.unwrap(), "a cherry");
+    assert_eq!(
+        s.fake.requests().len(),
+        2 + 1 + clawhost_runner::MAX_REVISIONS as usize
+    );
+}
+
+#[tokio::test]
+async fn before_agent_run_stops_a_turn_on_the_runtime_it_names() {
+    let s = setup(
+        json!({"context-hooks": {"config": {"blockRuntime": "openclaw"}}}),
+        &["context-hooks"],
+    )
+    .await;
+    let mut session = Session::new("s1", "main");
+    let (answer, ctx) = s.turn(&mut session, "hello").await;
+    let err = answer.unwrap_err().to_string();
+    assert!(
+        err.contains(
+            "plugin `context-hooks` stopped the turn: turns on `openclaw` are not allowed here"
+        ),
+        "{err}"
+    );
+    assert!(s.fake.requests().is_empty());
+    assert!(ctx.events.snapshot().iter().any(|e| matches!(e,
+        TurnEvent::HookDecision { hook, decision, .. }
+            if hook.name() == "before_agent_run" && decision.starts_with("block"))));
+    // Other runtimes' turns are not its business.
+    let s2 = setup(
+        json!({"context-hooks": {"config": {"blockRuntime": "codex"}}}),
+        &["context-hooks"],
+    )
+    .await;
+    s2.fake.push(Reply::sse(wire::chat_text(&["fine"], 3, 2)));
+    let (answer, _) = s2.turn(&mut Session::new("s2", "main"), "hello").await;
+    assert_eq!(answer.unwrap(), "fine");
+}
+
+#[tokio::test]
 async fn llm_input_is_fired_without_waiting_so_a_slow_observer_never_delays_the_run() {
     // misbehave's llm_input never returns; its deadline is 2.5 s.
     let s = setup(

@@ -169,49 +169,58 @@ impl EventSink {
     }
 }
 
-/// The messages a turn's events describe, from its last `UserMessage` on:
+/// The messages a turn's events describe, from its first `UserMessage` on:
 /// what a failed or aborted turn had done before it ended, so it can still be
-/// recorded. Text of a reply that was still streaming becomes a last
-/// assistant message of the text received.
+/// recorded. A `UserMessage` right after another (nothing happened in
+/// between: an attempt retried after compaction) replaces it; a later one
+/// (a `before_agent_finalize` pass) follows what came before. Text of a
+/// reply that was still streaming becomes a last assistant message of the
+/// text received.
 pub fn messages_of_last_turn(events: &[TurnEvent]) -> Vec<crate::Message> {
     use crate::{Message, ToolResultMessage};
     let start = events
         .iter()
-        .rposition(|e| matches!(e, TurnEvent::UserMessage { .. }))
+        .position(|e| matches!(e, TurnEvent::UserMessage { .. }))
         .unwrap_or(events.len());
-    let mut messages: Vec<Message> = events[start..]
-        .iter()
-        .filter_map(|e| match e {
-            TurnEvent::UserMessage { text, images } => Some(Message::User {
-                text: text.clone(),
-                images: images.clone(),
-            }),
+    let mut messages: Vec<Message> = Vec::new();
+    for e in &events[start..] {
+        let message = match e {
+            TurnEvent::UserMessage { text, images } => {
+                if matches!(messages.as_slice(), [Message::User { .. }]) {
+                    messages.clear();
+                }
+                Message::User {
+                    text: text.clone(),
+                    images: images.clone(),
+                }
+            }
             TurnEvent::ModelReply {
                 text,
                 tool_calls,
                 reasoning,
                 ..
-            } => Some(Message::Assistant {
+            } => Message::Assistant {
                 text: text.clone(),
                 tool_calls: tool_calls.clone(),
                 reasoning: reasoning.clone(),
-            }),
+            },
             TurnEvent::ToolResult {
                 call_id,
                 tool,
                 content,
                 is_error,
                 images,
-            } => Some(Message::ToolResult(ToolResultMessage {
+            } => Message::ToolResult(ToolResultMessage {
                 call_id: call_id.clone(),
                 tool: tool.clone(),
                 content: content.clone(),
                 is_error: *is_error,
                 images: images.clone(),
-            })),
-            _ => None,
-        })
-        .collect();
+            }),
+            _ => continue,
+        };
+        messages.push(message);
+    }
     let last_reply = events[start..]
         .iter()
         .rposition(|e| matches!(e, TurnEvent::ModelReply { .. }))

@@ -83,6 +83,15 @@ macro_rules! hook_table {
             "compaction_provider" CompactionProvider Claim Ignore Compaction -
                 "The compaction-provider seam: the first summary supplied is used."
                 BeforeCompactionEvent Option<String>;
+            "before_agent_run" BeforeAgentRun Gate Block Open -
+                "Before a turn runs on its runtime (any runtime): allow or block it; fails closed."
+                AgentRunEvent Result<(), Blocked>;
+            "before_agent_reply" BeforeAgentReply Claim Ignore Open -
+                "Before the runtime runs: answer in its place (the first reply wins; empty is silence)."
+                AgentRunEvent Option<String>;
+            "before_agent_finalize" BeforeAgentFinalize Modify Ignore ConversationAccess -
+                "The runtime's final answer is about to be accepted: go on, ask for one more pass, or finalize."
+                AgentFinalizeEvent FinalizeDecision;
         }
     };
 }

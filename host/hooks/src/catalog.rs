@@ -7,6 +7,7 @@ use clawhost_agent_core::{
 pub use crate::run_events::{
     AgentStartEvent, ModelCall, ModelCallEndedEvent, ModelOverride, ModelResolveEvent,
 };
+pub use crate::turn_hooks::{AgentFinalizeEvent, AgentRunEvent, FinalizeDecision};
 use serde_json::Value;
 
 pub use clawhost_config::HookKind;

@@ -28,6 +28,7 @@ mod run_events;
 mod run_hooks;
 mod runner;
 mod shared_json;
+mod turn_hooks;
 
 pub use catalog::{
     AfterCompactionEvent, AfterToolCallEvent, AgentEndEvent, AgentStartEvent,
@@ -45,3 +46,4 @@ pub use runner::{
     HookError, HookHandler, HookRegistration, HookRunner, Observed, ToolMatcher, ToolResultRun,
 };
 pub use shared_json::SharedJson;
+pub use turn_hooks::{AgentFinalizeEvent, AgentRunEvent, FinalizeDecision, TurnHookRun};

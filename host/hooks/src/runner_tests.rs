@@ -262,11 +262,11 @@ fn failing(
 }
 
 #[tokio::test]
-async fn defaults_fail_tool_and_persist_hooks_closed_and_every_other_hook_open() {
+async fn defaults_fail_tool_persist_and_run_gates_closed_and_every_other_hook_open() {
     let seen = Arc::default();
     for kind in HookKind::ALL {
         let expected = match kind {
-            BeforeToolCall | ToolResult | ToolResultPersist => FailPolicy::Block,
+            BeforeToolCall | ToolResult | ToolResultPersist | BeforeAgentRun => FailPolicy::Block,
             _ => FailPolicy::Ignore,
         };
         let r = reg("p", 0, *kind, Ok(O::AgentEnd(())), &seen);
@@ -641,4 +641,87 @@ async fn the_first_model_override_wins_and_a_start_block_is_terminal() {
         Some("plugin `gate` stopped the run: closed")
     );
     assert_eq!(run.decisions.len(), 1);
+}
+
+#[tokio::test]
+async fn turn_hooks_gate_claim_and_revise_by_priority() {
+    use crate::{AgentFinalizeEvent, AgentRunEvent, FinalizeDecision};
+    let seen = Arc::default();
+    let turn = AgentRunEvent {
+        session_id: None,
+        agent_id: "a".into(),
+        runtime: "codex".into(),
+        model_ref: "x/m".into(),
+        prompt: "p".into(),
+    };
+    // A failing `before_agent_run` handler blocks by default (fails closed).
+    let failing_default = reg(
+        "broken",
+        5,
+        BeforeAgentRun,
+        Err(HookError::Failed("trapped".into())),
+        &seen,
+    );
+    let run = HookRunner::new(vec![failing_default])
+        .before_agent_run(&turn)
+        .await;
+    assert!(run.blocked.is_some_and(|r| r.contains("broken")));
+    // The first reply wins; lower-priority handlers are not asked.
+    let runner = HookRunner::new(vec![
+        reg(
+            "low",
+            1,
+            BeforeAgentReply,
+            Ok(O::BeforeAgentReply(Some("late".into()))),
+            &seen,
+        ),
+        reg(
+            "high",
+            9,
+            BeforeAgentReply,
+            Ok(O::BeforeAgentReply(Some("first".into()))),
+            &seen,
+        ),
+    ]);
+    let run = runner.before_agent_reply(&turn).await;
+    assert_eq!(run.decided, Some(("high".into(), "first".into())));
+    assert_eq!(run.decisions.len(), 1);
+    // `proceed` asks the next handler; the first decisive answer wins.
+    let runner = HookRunner::new(vec![
+        reg(
+            "quiet",
+            9,
+            BeforeAgentFinalize,
+            Ok(O::BeforeAgentFinalize(FinalizeDecision::Proceed)),
+            &seen,
+        ),
+        reg(
+            "picky",
+            5,
+            BeforeAgentFinalize,
+            Ok(O::BeforeAgentFinalize(FinalizeDecision::Revise(
+                "more".into(),
+            ))),
+            &seen,
+        ),
+        reg(
+            "never",
+            1,
+            BeforeAgentFinalize,
+            Ok(O::BeforeAgentFinalize(FinalizeDecision::Finalize)),
+            &seen,
+        ),
+    ]);
+    let run = runner
+        .before_agent_finalize(&AgentFinalizeEvent {
+            run: turn,
+            answer: "x".into(),
+            revisions: 0,
+        })
+        .await;
+    assert_eq!(
+        run.decided,
+        Some(("picky".into(), FinalizeDecision::Revise("more".into())))
+    );
+    assert_eq!(run.decisions.len(), 2);
 }

@@ -9,6 +9,7 @@ pub mod persist;
 mod run_hooks;
 mod session;
 mod tool_names;
+mod turn_hooks;
 
 use std::sync::Arc;
 
@@ -33,6 +34,7 @@ pub use observed_model::ObservedModel;
 pub use persist::PersistError;
 pub use session::{RunError, Session, RUNTIME_ENV};
 pub use tool_names::WithheldTool;
+pub use turn_hooks::MAX_REVISIONS;
 
 /// An agent host: plugins, the tool dispatcher and the hook runner.
 pub struct EmbeddedRunner {

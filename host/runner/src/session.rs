@@ -13,7 +13,8 @@ use clawhost_harness::{
 use clawhost_llm::ModelRuntimeGeneration;
 
 use clawhost_hooks::{
-    AgentEndEvent, BeforePromptBuildEvent, HookEvent, SessionEndEvent, SessionStartEvent,
+    AgentEndEvent, AgentRunEvent, BeforePromptBuildEvent, HookEvent, SessionEndEvent,
+    SessionStartEvent,
 };
 
 use crate::compact::{compact, CompactionHooks, CompactionRecord};
@@ -235,6 +236,17 @@ impl EmbeddedRunner {
         }
         let (system, prompt) = (built.system, built.prompt);
         self.gate_start(session, ctx, user_text).await?;
+        let turn = AgentRunEvent {
+            session_id: Some(session.id.clone()),
+            agent_id: session.agent_id.clone(),
+            runtime: selection.runtime.clone(),
+            model_ref: ctx.model_ref.clone(),
+            prompt: prompt.clone(),
+        };
+        self.gate_run(ctx, &turn).await?;
+        if let Some(outcome) = self.claimed_reply(ctx, &turn, user).await? {
+            return Ok(self.close_turn(session, selection, outcome));
+        }
         let settings = self.config().agents.defaults.compaction.clone();
         let (_, model) = generation
             .registry
@@ -289,6 +301,52 @@ impl EmbeddedRunner {
                 }
             }
         };
+        // `before_agent_finalize` may send the runtime back for another
+        // pass: its reason is the turn's next message.
+        let mut outcome = outcome;
+        let mut revisions = 0;
+        while let Some(reason) = self
+            .revision(ctx, &turn, &outcome.answer, revisions)
+            .await?
+        {
+            revisions += 1;
+            let done = std::mem::take(&mut outcome.new_messages);
+            let start = session.history.len();
+            session
+                .history
+                .extend(done.iter().cloned().map(SharedMessage::from));
+            let again = UserInput::from(reason.clone());
+            let pass = self
+                .run_on_runtime(
+                    &selection.runtime,
+                    session,
+                    &generation,
+                    ctx,
+                    (&again, &reason),
+                    system.clone(),
+                )
+                .await;
+            session.history.truncate(start);
+            if let Some(thread) = native_thread(ctx) {
+                session.native_thread = Some(thread);
+            }
+            let mut pass = pass?;
+            pass.new_messages.splice(0..0, done);
+            pass.iterations += outcome.iterations;
+            pass.usage.add(outcome.usage);
+            outcome = pass;
+        }
+        Ok(self.close_turn(session, selection, outcome))
+    }
+
+    /// Record a finished turn on its session: the runtime that ran it and
+    /// its messages.
+    fn close_turn(
+        &self,
+        session: &mut Session,
+        selection: Selection,
+        outcome: TurnOutcome,
+    ) -> TurnOutcome {
         session.runtime = Some(selection.runtime.clone());
         session.selection = Some(selection);
         session.history.extend(
@@ -298,7 +356,7 @@ impl EmbeddedRunner {
                 .cloned()
                 .map(SharedMessage::from),
         );
-        Ok(outcome)
+        outcome
     }
 
     async fn compact_session(

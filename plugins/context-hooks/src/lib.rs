@@ -2,7 +2,7 @@
 //!
 //! Config (`plugins.entries.context-hooks.config`):
 //! `{ "systemNote": "…", "prepend": "…", "summarize": true, "model": "provider/model",
-//!    "stopWord": "…" }`.
+//!    "stopWord": "…", "blockRuntime": "…", "cannedReplies": {…}, "mustMention": "…" }`.
 //! - `before_prompt_build`: appends `systemNote` to the system prompt and puts
 //!   `prepend` before the user's message (context the model sees; the
 //!   transcript keeps what the user typed).
@@ -10,11 +10,17 @@
 //!   `grants.compaction`), writes the summary itself (no model call).
 //! - `before_model_resolve`: with `model`, runs that model instead.
 //! - `before_agent_start`: with `stopWord`, stops runs whose message contains it.
+//! - `before_agent_run`: with `blockRuntime`, stops turns on that runtime.
+//! - `before_agent_reply`: with `cannedReplies` (`{"ping": "pong"}`), answers
+//!   a message it knows without running the runtime.
+//! - `before_agent_finalize`: with `mustMention`, sends an answer that does
+//!   not mention it back for one more pass (`Please mention <it>.`).
 //! - every observe-only hook (`after_tool_call` too): one log line (`observed <hook> …`), an audit trail.
 
 use clawhost_sdk::{
-    export_plugin, log, AgentStartEvent, BeforeCompactionEvent, BeforePromptBuildEvent, Hook,
-    Level, ModelOverride, ModelResolveEvent, Observed, Plugin, PromptEdit,
+    export_plugin, log, AgentStartEvent, BeforeCompactionEvent, BeforePromptBuildEvent, Finalize,
+    FinalizeEvent, Hook, Level, ModelOverride, ModelResolveEvent, Observed, Plugin, PromptEdit,
+    TurnEvent,
 };
 
 #[derive(Default)]
@@ -26,6 +32,9 @@ impl Plugin for ContextHooks {
             (Hook::BeforePromptBuild, 10),
             (Hook::BeforeModelResolve, 10),
             (Hook::BeforeAgentStart, 10),
+            (Hook::BeforeAgentRun, 10),
+            (Hook::BeforeAgentReply, 10),
+            (Hook::BeforeAgentFinalize, 10),
         ];
         for hook in [
             Hook::BeforeCompaction,
@@ -68,6 +77,30 @@ impl Plugin for ContextHooks {
             provider: Some(provider.into()),
             model: Some(model.into()),
         })
+    }
+
+    fn before_agent_run(&self, event: TurnEvent) -> Result<(), String> {
+        match clawhost_sdk::config()["blockRuntime"].as_str() {
+            Some(runtime) if event.runtime == runtime => {
+                Err(format!("turns on `{runtime}` are not allowed here"))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn before_agent_reply(&self, event: TurnEvent) -> Option<String> {
+        clawhost_sdk::config()["cannedReplies"][event.prompt.trim()]
+            .as_str()
+            .map(str::to_string)
+    }
+
+    fn before_agent_finalize(&self, event: FinalizeEvent) -> Finalize {
+        match clawhost_sdk::config()["mustMention"].as_str() {
+            Some(word) if !event.answer.contains(word) => {
+                Finalize::Revise(format!("Please mention {word}."))
+            }
+            _ => Finalize::Proceed,
+        }
     }
 
     fn before_agent_start(&self, event: AgentStartEvent) -> Result<(), String> {

@@ -118,6 +118,22 @@ export interface StartEvent {
   prompt: string;
 }
 
+/** A turn about to run on its runtime (any runtime). */
+export interface TurnEvent {
+  sessionId?: string;
+  agentId: string;
+  runtime: string;
+  modelRef: string;
+  prompt: string;
+}
+
+/** The runtime's final answer. */
+export interface FinalizeEvent {
+  turn: TurnEvent;
+  answer: string;
+  revisions: number;
+}
+
 /** Older context to summarize. */
 export interface CompactionEvent {
   sessionId?: string;
@@ -139,6 +155,12 @@ export interface PluginDefinition {
   beforeMessageWrite?: Hook<MessageEvent, string | { keepOut: string } | void>;
   beforeModelResolve?: Hook<ModelEvent, { provider?: string; model?: string } | void>;
   beforeAgentStart?: Hook<StartEvent, GateOutcome | void>;
+  /** Any runtime: `block(reason)` stops the turn (fails closed when it throws). */
+  beforeAgentRun?: Hook<TurnEvent, GateOutcome | void>;
+  /** A string is the turn's answer; the runtime does not run. */
+  beforeAgentReply?: Hook<TurnEvent, string | void>;
+  /** Needs `hooks.allowConversationAccess`: `{ revise: reason }` asks for one more pass, `{ finalize: true }` accepts now. */
+  beforeAgentFinalize?: Hook<FinalizeEvent, { revise: string } | { finalize: true } | void>;
   /** Needs `grants.compaction`. */
   compactionProvider?: { priority?: number; summarize(event: CompactionEvent): string | void };
   observe?: Observers;

@@ -365,6 +365,46 @@ export function exportsOf(plugin) {
         return { tag: 'replace', val: { tag: m.tag, val } };
       },
     },
+    turnHooks: {
+      subscriptions() {
+        return subscribed(plugin, {
+          beforeAgentRun: 'before-agent-run',
+          beforeAgentReply: 'before-agent-reply',
+          beforeAgentFinalize: 'before-agent-finalize',
+        }).map(({ hook, priority }) => ({ hook, priority }));
+      },
+      beforeAgentRun(e) {
+        const h = plugin.beforeAgentRun;
+        if (!h) return { tag: 'allow' };
+        // What it throws reaches the host as a failure (fail closed by default).
+        const decision = h.handle(plain(e));
+        return decision?.tag === 'block' ? { tag: 'block', val: decision.val } : { tag: 'allow' };
+      },
+      beforeAgentReply(e) {
+        const h = plugin.beforeAgentReply;
+        if (!h) return { tag: 'pass' };
+        try {
+          const reply = h.handle(plain(e));
+          return typeof reply === 'string' ? { tag: 'reply', val: reply } : { tag: 'pass' };
+        } catch (err) {
+          log('warn', `beforeAgentReply threw ${describe(err)}`);
+          return { tag: 'pass' };
+        }
+      },
+      beforeAgentFinalize(e) {
+        const h = plugin.beforeAgentFinalize;
+        if (!h) return { tag: 'proceed' };
+        try {
+          const decision = h.handle(plain(e));
+          if (decision?.revise !== undefined) return { tag: 'revise', val: String(decision.revise) };
+          if (decision?.finalize) return { tag: 'finalize' };
+          return { tag: 'proceed' };
+        } catch (err) {
+          log('warn', `beforeAgentFinalize threw ${describe(err)}`);
+          return { tag: 'proceed' };
+        }
+      },
+    },
     compactionProvider: {
       offer() {
         return plugin.compactionProvider ? plugin.compactionProvider.priority ?? 0 : undefined;

@@ -9,6 +9,7 @@
 /// <reference path="./interfaces/openclaw-plugin-tool-hooks.d.ts" />
 /// <reference path="./interfaces/openclaw-plugin-tool-provider.d.ts" />
 /// <reference path="./interfaces/openclaw-plugin-transcript-hooks.d.ts" />
+/// <reference path="./interfaces/openclaw-plugin-turn-hooks.d.ts" />
 /// <reference path="./interfaces/openclaw-plugin-types.d.ts" />
 declare module 'openclaw:plugin/plugin@0.2.2' {
   export type * as OpenclawPluginHost022 from 'openclaw:plugin/host@0.2.2'; // import openclaw:plugin/host@0.2.2
@@ -23,4 +24,5 @@ declare module 'openclaw:plugin/plugin@0.2.2' {
   export * as persistHooks from 'openclaw:plugin/persist-hooks@0.2.2'; // export openclaw:plugin/persist-hooks@0.2.2
   export * as runHooks from 'openclaw:plugin/run-hooks@0.2.2'; // export openclaw:plugin/run-hooks@0.2.2
   export * as compactionProvider from 'openclaw:plugin/compaction-provider@0.2.2'; // export openclaw:plugin/compaction-provider@0.2.2
+  export * as turnHooks from 'openclaw:plugin/turn-hooks@0.2.2'; // export openclaw:plugin/turn-hooks@0.2.2
 }

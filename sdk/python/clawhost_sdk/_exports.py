@@ -21,6 +21,7 @@ from wit_world.exports import (
     tool_hooks,
     tool_provider,
     transcript_hooks,
+    turn_hooks,
 )
 from wit_world.imports import types
 
@@ -31,6 +32,8 @@ from ._registry import (
     Allow,
     Block,
     CompactionEvent,
+    Finalize,
+    FinalizeEvent,
     Handler,
     Keep,
     KeepOut,
@@ -44,10 +47,12 @@ from ._registry import (
     PromptEvent,
     Replace,
     RequireApproval,
+    Revise,
     Rewrite,
     ToolCallEvent,
     ToolError,
     ToolResultEvent,
+    TurnEvent,
 )
 
 
@@ -456,3 +461,59 @@ class CompactionProvider(exports.CompactionProvider):
             log("warn", f"compaction provider raised {type(e).__name__}: {e}")
             return None
         return summary if isinstance(summary, str) else None
+
+
+def _turn(e: turn_hooks.TurnEvent) -> TurnEvent:
+    return TurnEvent(e.session_id, e.agent_id, e.runtime, e.model_ref, e.prompt)
+
+
+class TurnHooks(exports.TurnHooks):
+    def subscriptions(self) -> List[turn_hooks.Subscription]:
+        kinds = {
+            "before_agent_run": turn_hooks.TurnHook.BEFORE_AGENT_RUN,
+            "before_agent_reply": turn_hooks.TurnHook.BEFORE_AGENT_REPLY,
+            "before_agent_finalize": turn_hooks.TurnHook.BEFORE_AGENT_FINALIZE,
+        }
+        return [turn_hooks.Subscription(k, h.priority) for h, k in _subscribed(kinds)]
+
+    def before_agent_run(self, event: turn_hooks.TurnEvent) -> turn_hooks.RunOutcome:
+        handler = REGISTRY.handler("before_agent_run")
+        if handler is None:
+            return turn_hooks.RunOutcome_Allow()
+        # What it raises reaches the host as a failure (fail closed by default).
+        decision = handler.func(_turn(event))
+        if isinstance(decision, Block):
+            return turn_hooks.RunOutcome_Block(decision.reason)
+        return turn_hooks.RunOutcome_Allow()
+
+    def before_agent_reply(self, event: turn_hooks.TurnEvent) -> turn_hooks.ReplyOutcome:
+        handler = REGISTRY.handler("before_agent_reply")
+        if handler is None:
+            return turn_hooks.ReplyOutcome_Pass()
+        try:
+            reply = handler.func(_turn(event))
+        except Exception as e:
+            log("warn", f"before_agent_reply raised {type(e).__name__}: {e}")
+            return turn_hooks.ReplyOutcome_Pass()
+        if isinstance(reply, str):
+            return turn_hooks.ReplyOutcome_Reply(reply)
+        return turn_hooks.ReplyOutcome_Pass()
+
+    def before_agent_finalize(
+        self, event: turn_hooks.FinalizeEvent
+    ) -> turn_hooks.FinalizeOutcome:
+        handler = REGISTRY.handler("before_agent_finalize")
+        if handler is None:
+            return turn_hooks.FinalizeOutcome_Proceed()
+        try:
+            decision = handler.func(
+                FinalizeEvent(_turn(event.turn), event.answer, event.revisions)
+            )
+        except Exception as e:
+            log("warn", f"before_agent_finalize raised {type(e).__name__}: {e}")
+            return turn_hooks.FinalizeOutcome_Proceed()
+        if isinstance(decision, Revise):
+            return turn_hooks.FinalizeOutcome_Revise(decision.reason)
+        if isinstance(decision, Finalize):
+            return turn_hooks.FinalizeOutcome_Finalize()
+        return turn_hooks.FinalizeOutcome_Proceed()

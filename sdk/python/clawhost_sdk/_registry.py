@@ -206,6 +206,39 @@ class StartEvent:
 
 
 @dataclass(frozen=True)
+class TurnEvent:
+    """A turn about to run on its runtime (`before_agent_run`,
+    `before_agent_reply`)."""
+
+    session_id: Optional[str]
+    agent_id: str
+    runtime: str
+    model_ref: str
+    prompt: str
+
+
+@dataclass(frozen=True)
+class FinalizeEvent:
+    """The runtime's final answer (`before_agent_finalize`)."""
+
+    turn: TurnEvent
+    answer: str
+    revisions: int
+
+
+@dataclass(frozen=True)
+class Revise:
+    """Ask the runtime for one more pass; ``reason`` is the turn's next message."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Finalize:
+    """Accept the runtime's answer now."""
+
+
+@dataclass(frozen=True)
 class CompactionEvent:
     """Older context to summarize (the compaction provider)."""
 
@@ -470,6 +503,25 @@ def before_agent_start(priority: int = 0) -> Callable[[F], F]:
     """Register the ``before_agent_start`` handler: it gets a ``StartEvent``
     and returns ``None`` (start) or ``block(reason)``."""
     return _handler("before_agent_start", priority)
+
+
+def before_agent_run(priority: int = 0) -> Callable[[F], F]:
+    """Register the ``before_agent_run`` handler (any runtime): it gets a
+    ``TurnEvent`` and returns ``None`` (run) or ``block(reason)``."""
+    return _handler("before_agent_run", priority)
+
+
+def before_agent_reply(priority: int = 0) -> Callable[[F], F]:
+    """Register the ``before_agent_reply`` handler: it gets a ``TurnEvent``
+    and returns ``None`` (the runtime runs) or the turn's answer."""
+    return _handler("before_agent_reply", priority)
+
+
+def before_agent_finalize(priority: int = 0) -> Callable[[F], F]:
+    """Register the ``before_agent_finalize`` handler: it gets a
+    ``FinalizeEvent`` and returns ``None``, ``Revise(reason)`` or
+    ``Finalize()``."""
+    return _handler("before_agent_finalize", priority)
 
 
 def compaction_provider(priority: int = 0) -> Callable[[F], F]:

@@ -7,11 +7,11 @@ use std::marker::PhantomData;
 use crate::bindings::plugin::exports::openclaw::plugin::{
     compaction_provider as cp, model_hooks as mh, persist_hooks as pe, prompt_hooks as ph,
     run_hooks as rh, session_hooks as sh, tool_gate as tg, tool_hooks as th, tool_provider as tp,
-    transcript_hooks as xh,
+    transcript_hooks as xh, turn_hooks as uh,
 };
 use crate::{
-    AfterToolCall, BeforeDecision, BeforeToolCall, Hook, Json, Observed, Plugin, ResultDecision,
-    ToolCall, ToolError, ToolSpec, Tools, WriteDecision,
+    AfterToolCall, BeforeDecision, BeforeToolCall, Finalize, Hook, Json, Observed, Plugin,
+    ResultDecision, ToolCall, ToolError, ToolSpec, Tools, WriteDecision,
 };
 
 /// Adapts a [`Plugin`] to the exported WIT interfaces; used by [`crate::export_plugin!`].
@@ -337,5 +337,41 @@ impl<P: Plugin> xh::Guest for Adapter<P> {
 
     fn after_compaction(e: xh::AfterCompactionEvent) {
         observe::<P>(Observed::AfterCompaction(e))
+    }
+}
+
+impl<P: Plugin> uh::Guest for Adapter<P> {
+    fn subscriptions() -> Vec<uh::Subscription> {
+        subscribed::<P, _>(|h, priority| {
+            let hook = match h {
+                Hook::BeforeAgentRun => uh::TurnHook::BeforeAgentRun,
+                Hook::BeforeAgentReply => uh::TurnHook::BeforeAgentReply,
+                Hook::BeforeAgentFinalize => uh::TurnHook::BeforeAgentFinalize,
+                _ => return None,
+            };
+            Some(uh::Subscription { hook, priority })
+        })
+    }
+
+    fn before_agent_run(e: uh::TurnEvent) -> uh::RunOutcome {
+        match with::<P, _>(|s| s.plugin.before_agent_run(e)) {
+            Ok(()) => uh::RunOutcome::Allow,
+            Err(reason) => uh::RunOutcome::Block(reason),
+        }
+    }
+
+    fn before_agent_reply(e: uh::TurnEvent) -> uh::ReplyOutcome {
+        match with::<P, _>(|s| s.plugin.before_agent_reply(e)) {
+            Some(reply) => uh::ReplyOutcome::Reply(reply),
+            None => uh::ReplyOutcome::Pass,
+        }
+    }
+
+    fn before_agent_finalize(e: uh::FinalizeEvent) -> uh::FinalizeOutcome {
+        match with::<P, _>(|s| s.plugin.before_agent_finalize(e)) {
+            Finalize::Proceed => uh::FinalizeOutcome::Proceed,
+            Finalize::Revise(reason) => uh::FinalizeOutcome::Revise(reason),
+            Finalize::Finalize => uh::FinalizeOutcome::Finalize,
+        }
     }
 }

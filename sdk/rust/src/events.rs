@@ -21,6 +21,22 @@ pub use crate::bindings::plugin::exports::openclaw::plugin::tool_gate::{
 pub use crate::bindings::plugin::exports::openclaw::plugin::transcript_hooks::{
     AfterCompactionEvent, BeforeCompactionEvent,
 };
+pub use crate::bindings::plugin::exports::openclaw::plugin::turn_hooks::{
+    FinalizeEvent, TurnEvent,
+};
+
+/// What a `before_agent_finalize` handler decides (API 0.2.2).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Finalize {
+    /// No opinion: the next handler is asked, then the answer stands.
+    #[default]
+    Proceed,
+    /// Ask the runtime for one more pass; the reason is the turn's next
+    /// message (the host bounds the passes).
+    Revise(String),
+    /// Accept the answer now.
+    Finalize,
+}
 
 /// Every hook a plugin can subscribe to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +85,13 @@ pub enum Hook {
     /// A message is about to be stored; may replace it or keep it out
     /// (API 0.2.1; delivered only with `hooks.allowConversationAccess`).
     BeforeMessageWrite,
+    /// Before a turn runs on its runtime (any runtime); may stop it (API 0.2.2).
+    BeforeAgentRun,
+    /// Before the runtime runs; may answer in its place (API 0.2.2).
+    BeforeAgentReply,
+    /// The runtime's final answer is about to be accepted; may ask for one
+    /// more pass (API 0.2.2; needs `hooks.allowConversationAccess`).
+    BeforeAgentFinalize,
 }
 
 /// The `before_tool_call` event.

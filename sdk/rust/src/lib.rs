@@ -196,6 +196,23 @@ pub trait Plugin: Default + 'static {
         Ok(())
     }
 
+    /// Handle `before_agent_run` (any runtime): `Err(reason)` stops the turn.
+    fn before_agent_run(&self, _event: TurnEvent) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Handle `before_agent_reply`: `Some(text)` is the turn's answer and the
+    /// runtime does not run (empty text: silence).
+    fn before_agent_reply(&self, _event: TurnEvent) -> Option<String> {
+        None
+    }
+
+    /// Handle `before_agent_finalize`: look at the runtime's final answer;
+    /// [`Finalize::Revise`] asks for one more pass.
+    fn before_agent_finalize(&self, _event: FinalizeEvent) -> Finalize {
+        Finalize::Proceed
+    }
+
     /// `Some(priority)` to offer compaction summaries (the operator must
     /// grant `grants.compaction`); called once.
     fn compaction_priority(&self) -> Option<i32> {

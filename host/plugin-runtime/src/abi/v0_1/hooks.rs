@@ -118,7 +118,10 @@ pub(crate) fn event<'a>(event: HookEvent<'a>, reply_text: &'a str) -> Option<wit
         | HookEvent::ModelCallEnded(_)
         | HookEvent::CompactionProvider(_)
         | HookEvent::ToolResultPersist(_)
-        | HookEvent::BeforeMessageWrite(_) => return None,
+        | HookEvent::BeforeMessageWrite(_)
+        | HookEvent::BeforeAgentRun(_)
+        | HookEvent::BeforeAgentReply(_)
+        | HookEvent::BeforeAgentFinalize(_) => return None,
     })
 }
 

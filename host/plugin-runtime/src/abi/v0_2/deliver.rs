@@ -3,7 +3,7 @@
 use clawhost_hooks::{ApprovalResolvedEvent, HookEvent, HookOutcome};
 use wasmtime::Store;
 
-use super::{convert, hooks, missing, Guest};
+use super::{convert, hooks, missing, turn_hooks, Guest};
 use crate::abi::outgoing::Outgoing;
 use crate::abi::{Answer, Reply};
 use crate::state::PluginState;
@@ -13,6 +13,13 @@ impl Guest {
     /// whenever the component exports that family.
     fn gates(&self) -> bool {
         self.tool_gate.is_some()
+    }
+
+    /// The `turn-hooks` export (0.2.2).
+    fn turn_hooks(&self) -> wasmtime::Result<&super::ex::turn_hooks::Guest> {
+        self.turn_hooks
+            .as_ref()
+            .ok_or_else(|| missing("turn-hooks"))
     }
 
     /// Deliver a hook event to the family that handles it.
@@ -151,6 +158,30 @@ impl Guest {
                     .await?;
                 let size = hooks::agent_start_len(&o);
                 Reply::new(Answer::Hook(Ok(hooks::agent_start_outcome(o))), size)
+            }
+            E::BeforeAgentRun(e) => {
+                let f = self.turn_hooks()?;
+                let o = f
+                    .call_before_agent_run(&mut *store, turn_hooks::turn_event(e))
+                    .await?;
+                let (outcome, size) = turn_hooks::run_outcome(o);
+                Reply::new(Answer::Hook(Ok(outcome)), size)
+            }
+            E::BeforeAgentReply(e) => {
+                let f = self.turn_hooks()?;
+                let o = f
+                    .call_before_agent_reply(&mut *store, turn_hooks::turn_event(e))
+                    .await?;
+                let (outcome, size) = turn_hooks::reply_outcome(o);
+                Reply::new(Answer::Hook(Ok(outcome)), size)
+            }
+            E::BeforeAgentFinalize(e) => {
+                let f = self.turn_hooks()?;
+                let o = f
+                    .call_before_agent_finalize(&mut *store, turn_hooks::finalize_event(e))
+                    .await?;
+                let (outcome, size) = turn_hooks::finalize_outcome(o);
+                Reply::new(Answer::Hook(Ok(outcome)), size)
             }
             E::ModelCallStarted(e) => {
                 let f = self

@@ -7,6 +7,7 @@ mod deliver;
 mod hooks;
 mod native;
 mod turn;
+mod turn_hooks;
 
 use clawhost_hooks::HookKind;
 use wasmtime::component::{HasSelf, Instance, InstancePre, Linker, Resource};
@@ -57,6 +58,7 @@ pub(crate) struct Indices {
     persist_hooks: Option<ex::persist_hooks::GuestIndices>,
     run_hooks: Option<ex::run_hooks::GuestIndices>,
     compaction_provider: Option<ex::compaction_provider::GuestIndices>,
+    turn_hooks: Option<ex::turn_hooks::GuestIndices>,
     harness: Option<ex::harness::GuestIndices>,
 }
 
@@ -72,6 +74,7 @@ pub(crate) struct Guest {
     persist_hooks: Option<ex::persist_hooks::Guest>,
     run_hooks: Option<ex::run_hooks::Guest>,
     compaction_provider: Option<ex::compaction_provider::Guest>,
+    turn_hooks: Option<ex::turn_hooks::Guest>,
     harness: Option<ex::harness::Guest>,
 }
 
@@ -89,6 +92,7 @@ macro_rules! each_export {
             persist_hooks "persist-hooks",
             run_hooks "run-hooks",
             compaction_provider "compaction-provider",
+            turn_hooks "turn-hooks",
             harness "harness"
         )
     };
@@ -320,6 +324,11 @@ impl Guest {
         if let Some(f) = &self.compaction_provider {
             if let Some(priority) = f.call_offer(&mut *store).await? {
                 d.hooks.push((HookKind::CompactionProvider, priority));
+            }
+        }
+        if let Some(f) = &self.turn_hooks {
+            for s in f.call_subscriptions(&mut *store).await? {
+                d.hooks.push((turn_hooks::turn_hook(s.hook), s.priority));
             }
         }
         if let Some(h) = &self.harness {
