@@ -15,6 +15,10 @@ use super::turn::TurnHandle;
 use super::{convert, wit};
 use crate::state::PluginState;
 
+/// Most processes one `run-attempt` may open: a bridge needs one; a plugin
+/// opening more in a loop is stopped long before it can exhaust the host.
+pub(crate) const MAX_PROCESSES_PER_TURN: usize = 4;
+
 /// The host side of a `process`: the channel, until its turn ends.
 pub struct ProcessHandle {
     name: String,
@@ -64,6 +68,11 @@ impl nr::Host for PluginState {
         turn: Resource<TurnHandle>,
         name: String,
     ) -> wasmtime::Result<Result<Resource<ProcessHandle>, nr::ProcessError>> {
+        if self.turn_processes.len() >= MAX_PROCESSES_PER_TURN {
+            return Ok(Err(nr::ProcessError::Spawn(format!(
+                "a turn may open at most {MAX_PROCESSES_PER_TURN} processes"
+            ))));
+        }
         // Only inside a turn (the borrow proves it is live).
         self.table.get(&turn)?;
         let Some(spec) = self.processes.get(&name) else {
@@ -196,5 +205,38 @@ impl nr::HostProcess for PluginState {
         // Dropping the channel kills its process group.
         self.table.delete(process)?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use wasmtime::component::Resource;
+    use wasmtime_wasi::WasiCtxBuilder;
+
+    use super::{nr, MAX_PROCESSES_PER_TURN};
+    use crate::logs::PluginLogs;
+    use crate::state::{MemoryCap, PluginState};
+
+    #[tokio::test]
+    async fn a_turn_cannot_open_processes_without_end() {
+        let mut state = PluginState::new(
+            WasiCtxBuilder::new().build(),
+            MemoryCap::new(16 << 20),
+            64,
+            PluginLogs::new("p", 1 << 10),
+            Arc::from("null"),
+        );
+        // As if this turn had opened its share already.
+        state.turn_processes = (0..MAX_PROCESSES_PER_TURN as u32).collect();
+        let turn = Resource::new_borrow(0);
+        let refused = nr::Host::open_process(&mut state, turn, "agent".into())
+            .await
+            .unwrap();
+        assert!(
+            matches!(&refused, Err(nr::ProcessError::Spawn(m)) if m.contains("at most 4")),
+            "{refused:?}"
+        );
     }
 }
