@@ -10,7 +10,8 @@ use clawhost_llm::ModelRuntimes;
 use clawhost_runner::EmbeddedRunner;
 use clawhost_sessions::{EntryBody, SessionStore};
 use clawhost_tests::agents::{
-    abort_midway, kinds, localize_process, merge, readme_config, text_answer, tool_call,
+    abort_midway, kill_midway, kinds, localize_process, merge, readme_config, text_answer,
+    tool_call,
 };
 use clawhost_tests::fake_provider::FakeProvider;
 use clawhost_tests::{config, npm, runner_with};
@@ -211,6 +212,25 @@ async fn an_aborted_acp_turn_stops_the_agent_and_is_stored_as_aborted() {
     let (runner, runtimes) = acp_runner(acp_config(&fake, dir.path(), json!({}))).await;
     let home = dir.path().join("codex-home");
     abort_midway(&fake, runner, &runtimes, (dir.path(), &home), "agent/codex").await;
+}
+
+#[tokio::test]
+async fn an_agent_killed_mid_turn_fails_the_turn_and_keeps_what_completed() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (runner, runtimes) = acp_runner(acp_config(&fake, dir.path(), json!({}))).await;
+    let home = dir.path().join("codex-home");
+    // An allowlisted command that completes, then a reply that never comes.
+    let first = tool_call("call_1", "exec_command", json!({"cmd": "touch made"}));
+    let error = kill_midway(
+        &fake,
+        runner,
+        &runtimes,
+        (dir.path(), &home),
+        ("agent/codex", first),
+    )
+    .await;
+    assert!(error.contains("ACP agent"), "{error}");
 }
 
 #[tokio::test]

@@ -10,11 +10,11 @@ use clawhost_llm::ModelRuntimes;
 use clawhost_runner::{EmbeddedRunner, RunError};
 use clawhost_sessions::{EntryBody, SessionStore};
 use clawhost_tests::agents::{
-    abort_midway, eventually, kinds, localize_process, merge, processes_of, readme_config,
-    spawn_turn, text_answer, tool_call,
+    abort_midway, eventually, kill_midway, kinds, localize_process, merge, processes_of,
+    readme_config, text_answer, tool_call,
 };
-use clawhost_tests::fake_provider::{FakeProvider, Reply};
-use clawhost_tests::{config, npm, runner_with, wire};
+use clawhost_tests::fake_provider::FakeProvider;
+use clawhost_tests::{config, npm, runner_with};
 use serde_json::{json, Value};
 
 /// A granted app-server: the real `codex app-server`, its model provider the
@@ -349,37 +349,19 @@ async fn an_aborted_codex_turn_stops_the_app_server_and_is_stored_as_aborted() {
 async fn an_app_server_killed_mid_turn_fails_the_turn_and_keeps_what_completed() {
     let fake = FakeProvider::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let home = dir.path().join("codex-home");
     let (runner, runtimes) = codex_runner(codex_config(&fake, dir.path(), json!({}))).await;
-    let runner = std::sync::Arc::new(runner);
-    let store = std::sync::Arc::new(SessionStore::new(dir.path().join("sessions")));
-    let id = store.create("main", None).unwrap().id().to_string();
-    let generation = runtimes.current("main").unwrap();
-    // A tool call that completes, then a reply that never comes.
-    fake.push(tool_call("call_wc", "word_count", json!({"text": "a b"})));
-    fake.push(Reply::sse_stalling(
-        wire::responses_text(&["never"], 1, 1),
-        1,
-    ));
-    let ctx = RunContext::new("main", "fake/gpt-5.1");
-    let turn = spawn_turn(&runner, &store, &id, generation, (&ctx, "count"));
-    eventually("the second model request", || fake.requests().len() >= 2).await;
-    for pid in processes_of(&home) {
-        let _ = std::process::Command::new("kill")
-            .args(["-KILL", &pid.to_string()])
-            .status();
-    }
-    let error = turn.await.unwrap().unwrap_err().to_string();
-    assert!(
-        error.contains("Codex app-server") && error.contains("exited"),
-        "{error}"
-    );
-    let t = store.open("main", &id).unwrap();
-    let kinds = kinds(&t.shared_context());
-    assert_eq!(kinds, ["user", "tool-call", "tool-result"]);
-    assert!(t.entries().iter().any(|e| matches!(&e.body,
-        EntryBody::Custom { custom_type, data } if custom_type == "turn_error"
-            && data["error"].as_str().is_some_and(|m| m.contains("exited")))));
+    let home = dir.path().join("codex-home");
+    // A plugin tool call that completes, then a reply that never comes.
+    let first = tool_call("call_wc", "word_count", json!({"text": "a b"}));
+    let error = kill_midway(
+        &fake,
+        runner,
+        &runtimes,
+        (dir.path(), &home),
+        ("fake/gpt-5.1", first),
+    )
+    .await;
+    assert!(error.contains("Codex app-server"), "{error}");
 }
 
 #[tokio::test]

@@ -192,7 +192,9 @@ async fn conversation_and_prompt_hooks_are_delivered_only_as_the_operator_allows
             "before_model_resolve",
             "before_agent_start",
             "model_call_started",
-            "model_call_ended"
+            "model_call_ended",
+            "before_agent_run",
+            "before_agent_reply"
         ]
     );
     let conversation = "hooks.allowConversationAccess";
@@ -202,6 +204,7 @@ async fn conversation_and_prompt_hooks_are_delivered_only_as_the_operator_allows
             ("agent_end".to_string(), conversation),
             ("llm_input".to_string(), conversation),
             ("llm_output".to_string(), conversation),
+            ("before_agent_finalize".to_string(), conversation),
         ]
     );
     let cfg = config(

@@ -19,7 +19,7 @@ const witDir = join(sdkDir, 'wit');
 const sdkEntry = join(sdkDir, 'src', 'index.js');
 const EXPORTS = [
   'toolProvider', 'toolHooks', 'promptHooks', 'modelHooks', 'sessionHooks',
-  'transcriptHooks', 'toolGate', 'persistHooks', 'runHooks', 'compactionProvider',
+  'transcriptHooks', 'toolGate', 'persistHooks', 'runHooks', 'compactionProvider', 'turnHooks',
 ];
 
 // jco's command, from the node_modules this SDK was installed with.

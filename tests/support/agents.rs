@@ -233,3 +233,49 @@ pub async fn abort_midway(
         "{bodies:#?}"
     );
 }
+
+/// Kill a native runtime's processes (every one started with
+/// `CODEX_HOME=<home>`) while its second model call hangs, after `first`
+/// completed a tool call: the turn fails saying the process exited, and the
+/// transcript keeps the user's message, the call and its result.
+pub async fn kill_midway(
+    fake: &crate::fake_provider::FakeProvider,
+    runner: clawhost_runner::EmbeddedRunner,
+    runtimes: &clawhost_llm::ModelRuntimes,
+    (dir, home): (&Path, &Path),
+    (model_ref, first): (&str, Reply),
+) -> String {
+    use clawhost_sessions::{EntryBody, SessionStore};
+    let runner = std::sync::Arc::new(runner);
+    let store = std::sync::Arc::new(SessionStore::new(dir.join("sessions")));
+    let id = store.create("main", None).unwrap().id().to_string();
+    fake.push(first);
+    fake.push(Reply::sse_stalling(
+        wire::responses_text(&["never"], 1, 1),
+        1,
+    ));
+    let ctx = clawhost_agent_core::RunContext::new("main", model_ref);
+    let generation = runtimes.current("main").unwrap();
+    let seen = fake.requests().len();
+    let turn = spawn_turn(&runner, &store, &id, generation, (&ctx, "go"));
+    eventually("the second model request", || {
+        fake.requests().len() >= seen + 2
+    })
+    .await;
+    for pid in processes_of(home) {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    let error = turn.await.unwrap().unwrap_err().to_string();
+    assert!(error.contains("exited"), "{error}");
+    let t = store.open("main", &id).unwrap();
+    assert_eq!(
+        kinds(&t.shared_context()),
+        ["user", "tool-call", "tool-result"]
+    );
+    assert!(t.entries().iter().any(|e| matches!(&e.body,
+        EntryBody::Custom { custom_type, data } if custom_type == "turn_error"
+            && data["error"].as_str().is_some_and(|m| m.contains("exited")))));
+    error
+}

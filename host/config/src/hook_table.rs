@@ -242,7 +242,12 @@ mod tests {
             .collect();
         assert_eq!(
             closed,
-            ["before_tool_call", "tool_result", "tool_result_persist"]
+            [
+                "before_tool_call",
+                "tool_result",
+                "tool_result_persist",
+                "before_agent_run"
+            ]
         );
         assert_eq!(HookKind::AgentEnd.default_deadline_ms(), Some(30_000));
         assert_eq!(HookKind::LlmInput.gate(), HookGate::ConversationAccess);
