@@ -111,3 +111,17 @@ async fn javascript_persist_and_start_hooks_decide() {
     let runner = runner_with(cfg, &["js-word-tools"]).await;
     clawhost_tests::check_persist_and_start_hooks(&runner, "js-word-tools").await;
 }
+
+#[tokio::test]
+async fn the_turn_hooks_of_a_javascript_plugin_decide() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({"plugins": {"entries": {"js-word-tools": {
+            "hooks": {"allowConversationAccess": true},
+            "config": {"cannedReplies": {"ping": "pong"}, "mustMention": "banana"}
+        }}}}),
+        dir.path(),
+    );
+    let runner = runner_with(cfg, &["js-word-tools"]).await;
+    clawhost_tests::check_turn_hooks(&runner, "js-word-tools").await;
+}

@@ -131,3 +131,17 @@ async fn python_persist_and_start_hooks_decide() {
     let runner = runner_with(cfg, &["py-word-tools"]).await;
     clawhost_tests::check_persist_and_start_hooks(&runner, "py-word-tools").await;
 }
+
+#[tokio::test]
+async fn the_turn_hooks_of_a_python_plugin_decide() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({"plugins": {"entries": {"py-word-tools": {
+            "hooks": {"allowConversationAccess": true},
+            "config": {"cannedReplies": {"ping": "pong"}, "mustMention": "banana"}
+        }}}}),
+        dir.path(),
+    );
+    let runner = runner_with(cfg, &["py-word-tools"]).await;
+    clawhost_tests::check_turn_hooks(&runner, "py-word-tools").await;
+}

@@ -7,6 +7,9 @@
 // - observes `afterToolCall` and `sessionStart` into the log.
 // - `toolResultPersist`: words in `hideInTranscript` are stored as `[hidden]`.
 // - `beforeAgentStart`: a message containing `stopWord` does not run.
+// - `beforeAgentReply`: a message in `cannedReplies` is answered without the
+//   runtime; `beforeAgentFinalize`: an answer without `mustMention` goes back
+//   for one more pass.
 
 import { definePlugin, allow, block, config, log, ToolError } from '@clawhost/sdk';
 
@@ -51,6 +54,18 @@ export default definePlugin({
     handle(event) {
       const stop = config()?.stopWord;
       return stop && event.prompt.includes(stop) ? block(`js-word-tools: the message contains \`${stop}\``) : undefined;
+    },
+  },
+  beforeAgentReply: {
+    handle(event) {
+      const reply = config()?.cannedReplies?.[event.prompt.trim()];
+      return typeof reply === 'string' ? reply : undefined;
+    },
+  },
+  beforeAgentFinalize: {
+    handle(event) {
+      const word = config()?.mustMention;
+      return word && !event.answer.includes(word) ? { revise: `Please mention ${word}.` } : undefined;
     },
   },
   observe: {

@@ -8,18 +8,26 @@
 - ``tool_result_persist``: words in ``hideInTranscript`` are stored as
   ``[hidden]`` (the model saw them).
 - ``before_agent_start``: a message containing ``stopWord`` does not run.
+- ``before_agent_reply``: a message in ``cannedReplies`` is answered without
+  the runtime; ``before_agent_finalize``: an answer without ``mustMention``
+  goes back for one more pass.
 """
 
 from typing import Any
 
 from clawhost_sdk import (
+    FinalizeEvent,
     Observed,
     PersistEvent,
     StartEvent,
     ToolCallEvent,
     ToolError,
     ToolResultEvent,
+    TurnEvent,
+    Revise,
     allow,
+    before_agent_finalize,
+    before_agent_reply,
     before_agent_start,
     before_tool_call,
     block,
@@ -87,4 +95,19 @@ def gate(event: StartEvent) -> Any:
     stop = (config() or {}).get("stopWord")
     if stop and stop in event.prompt:
         return block(f"py-word-tools: the message contains `{stop}`")
+    return None
+
+
+@before_agent_reply()
+def canned(event: TurnEvent) -> Any:
+    replies = (config() or {}).get("cannedReplies") or {}
+    reply = replies.get(event.prompt.strip())
+    return reply if isinstance(reply, str) else None
+
+
+@before_agent_finalize()
+def mention(event: FinalizeEvent) -> Any:
+    word = (config() or {}).get("mustMention")
+    if word and word not in event.answer:
+        return Revise(f"Please mention {word}.")
     return None

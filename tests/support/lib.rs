@@ -162,6 +162,46 @@ pub async fn check_persist_and_start_hooks(runner: &EmbeddedRunner, plugin: &str
     assert!(run.blocked.is_none());
 }
 
+/// The turn hooks of a word-tools example plugin, configured with
+/// `"cannedReplies": {"ping": "pong"}, "mustMention": "banana"` (and
+/// `hooks.allowConversationAccess`): it answers `ping`, lets other messages
+/// run, and sends an answer without `banana` back for one more pass.
+pub async fn check_turn_hooks(runner: &EmbeddedRunner, plugin: &str) {
+    use clawhost_hooks::{AgentFinalizeEvent, AgentRunEvent, FinalizeDecision};
+    let turn = |prompt: &str| AgentRunEvent {
+        session_id: None,
+        agent_id: "main".into(),
+        runtime: "codex".into(),
+        model_ref: "m/x".into(),
+        prompt: prompt.into(),
+    };
+    let run = runner.hooks().before_agent_reply(&turn("ping")).await;
+    assert_eq!(run.decided, Some((plugin.to_string(), "pong".to_string())));
+    let run = runner.hooks().before_agent_reply(&turn("hello")).await;
+    assert_eq!(run.decided, None);
+    let finalize = |answer: &str| AgentFinalizeEvent {
+        run: turn("fruit?"),
+        answer: answer.into(),
+        revisions: 0,
+    };
+    let run = runner
+        .hooks()
+        .before_agent_finalize(&finalize("an apple"))
+        .await;
+    assert_eq!(
+        run.decided,
+        Some((
+            plugin.to_string(),
+            FinalizeDecision::Revise("Please mention banana.".into())
+        ))
+    );
+    let run = runner
+        .hooks()
+        .before_agent_finalize(&finalize("a banana"))
+        .await;
+    assert_eq!(run.decided, None);
+}
+
 /// A directory of `n` copies of the `bench-noop` package (ids `noop-0` …),
 /// and a config that loads them with the shared compiled cache.
 pub fn noop_packages(n: usize) -> (tempfile::TempDir, Config) {
