@@ -316,6 +316,17 @@ impl EmbeddedRunner {
                 .history
                 .extend(done.iter().cloned().map(SharedMessage::from));
             let again = UserInput::from(reason.clone());
+            // Each pass is an attempt the model-call observers see.
+            let attempt = retries + 1 + revisions;
+            self.attempt_input(
+                session,
+                ctx,
+                AttemptInput {
+                    attempt,
+                    system: &system,
+                    prompt: &reason,
+                },
+            );
             let pass = self
                 .run_on_runtime(
                     &selection.runtime,
@@ -331,6 +342,7 @@ impl EmbeddedRunner {
                 session.native_thread = Some(thread);
             }
             let mut pass = pass?;
+            self.attempt_output(session, ctx, attempt, &pass);
             pass.new_messages.splice(0..0, done);
             pass.iterations += outcome.iterations;
             pass.usage.add(outcome.usage);
