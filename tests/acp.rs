@@ -10,25 +10,34 @@ use clawhost_llm::ModelRuntimes;
 use clawhost_runner::EmbeddedRunner;
 use clawhost_sessions::{EntryBody, SessionStore};
 use clawhost_tests::agents::{
-    abort_midway, kill_midway, kinds, localize_process, merge, readme_config, text_answer,
-    tool_call,
+    abort_midway, fake_model_args, kill_midway, kinds, localize_process, merge, readme_config,
+    text_answer, tool_call, CodexDirs,
 };
 use clawhost_tests::fake_provider::FakeProvider;
 use clawhost_tests::{config, npm, runner_with};
 use serde_json::{json, Value};
 
+/// What the tests add to `codex-acp`'s command line: a model with metadata
+/// (so no warning joins the reply), and an approval policy that asks.
+fn agent_args() -> Vec<String> {
+    [
+        "-c",
+        "model=\"gpt-5.4\"",
+        "-c",
+        "approval_policy=\"untrusted\"",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 /// A granted `codex-acp`, its model provider the fake, its home and
 /// workspace under `dir`; the host's route `agent/codex` selects `acp`.
 fn acp_config(fake: &FakeProvider, dir: &Path, extra: Value) -> clawhost_config::Config {
     let agent = npm::bin(npm::CODEX_ACP, "codex-acp");
-    let home = dir.join("codex-home");
-    let workspace = dir.join("workspace");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&workspace).unwrap();
-    let provider = format!(
-        "model_providers.fake={{name=\"fake\",base_url=\"{}/v1\",wire_api=\"responses\",env_key=\"FAKE_KEY\"}}",
-        fake.url()
-    );
+    let dirs = CodexDirs::new(dir);
+    let mut args = agent_args();
+    args.extend(fake_model_args(fake));
+    let workspace = &dirs.workspace;
     let mut cfg = json!({
         "models": {"providers": {"agent": {
             "baseUrl": format!("{}/v1", fake.url()), "api": "openai-responses", "apiKey": "unused",
@@ -39,13 +48,8 @@ fn acp_config(fake: &FakeProvider, dir: &Path, extra: Value) -> clawhost_config:
             "acp": {
                 "grants": {"harness": true, "processes": {"agent": {
                     "command": agent.to_string_lossy(),
-                    "args": ["-c", "model_provider=\"fake\"", "-c", "model=\"gpt-5.4\"",
-                             "-c", "approval_policy=\"untrusted\"", "-c", provider],
-                    "env": [
-                        {"name": "CODEX_HOME", "value": home.to_string_lossy()},
-                        {"name": "HOME", "value": home.to_string_lossy()},
-                        {"name": "FAKE_KEY", "value": "sk-test"}
-                    ],
+                    "args": args,
+                    "env": dirs.env(),
                     "cwd": workspace.to_string_lossy()
                 }}},
                 "config": {"cwd": workspace.to_string_lossy(), "providers": ["agent"],
@@ -237,37 +241,21 @@ async fn an_agent_killed_mid_turn_fails_the_turn_and_keeps_what_completed() {
 async fn the_readme_acp_config_runs_a_turn() {
     let fake = FakeProvider::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let (home, workspace) = (dir.path().join("codex-home"), dir.path().join("workspace"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&workspace).unwrap();
+    let dirs = CodexDirs::new(dir.path());
     // The README's config, with only what is this machine's replaced: the
     // command's path, the agent's model endpoint, the variables' values, the
     // workspace.
     let mut cfg = readme_config("acp-config");
-    let provider = format!(
-        "model_providers.fake={{name=\"fake\",base_url=\"{}/v1\",wire_api=\"responses\",env_key=\"FAKE_KEY\"}}",
-        fake.url()
-    );
+    let mut args = vec!["-c".to_string(), "model=\"gpt-5.4\"".to_string()];
+    args.extend(fake_model_args(&fake));
     localize_process(
         &mut cfg,
         "acp",
         "agent",
-        (
-            &npm::bin(npm::CODEX_ACP, "codex-acp"),
-            &[
-                "-c".into(),
-                "model_provider=\"fake\"".into(),
-                "-c".into(),
-                "model=\"gpt-5.4\"".into(),
-                "-c".into(),
-                provider,
-            ],
-            json!([{"name": "CODEX_HOME", "value": home.to_string_lossy()},
-                   {"name": "HOME", "value": home.to_string_lossy()},
-                   {"name": "FAKE_KEY", "value": "sk-test"}]),
-        ),
-        &workspace,
+        (&npm::bin(npm::CODEX_ACP, "codex-acp"), &args, dirs.env()),
+        &dirs.workspace,
     );
+    let workspace = &dirs.workspace;
     cfg["plugins"]["entries"]["acp"]["config"]["cwd"] = json!(workspace.to_string_lossy());
     let (runner, runtimes) = acp_runner(config(cfg, dir.path())).await;
     fake.push(text_answer("msg_r", &["From ", "the README."]));

@@ -10,8 +10,8 @@ use clawhost_llm::ModelRuntimes;
 use clawhost_runner::{EmbeddedRunner, RunError};
 use clawhost_sessions::{EntryBody, SessionStore};
 use clawhost_tests::agents::{
-    abort_midway, eventually, kill_midway, kinds, localize_process, merge, processes_of,
-    readme_config, text_answer, tool_call,
+    abort_midway, eventually, fake_model_args, kill_midway, kinds, localize_process, merge,
+    processes_of, readme_config, text_answer, tool_call, CodexDirs,
 };
 use clawhost_tests::fake_provider::FakeProvider;
 use clawhost_tests::{config, npm, runner_with};
@@ -21,14 +21,9 @@ use serde_json::{json, Value};
 /// fake, its home and workspace under `dir`.
 fn codex_config(fake: &FakeProvider, dir: &Path, extra: Value) -> clawhost_config::Config {
     let codex = npm::bin(npm::CODEX, "codex");
-    let home = dir.join("codex-home");
-    let workspace = dir.join("workspace");
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&workspace).unwrap();
-    let provider = format!(
-        "model_providers.fake={{name=\"fake\",base_url=\"{}/v1\",wire_api=\"responses\",env_key=\"FAKE_KEY\"}}",
-        fake.url()
-    );
+    let dirs = CodexDirs::new(dir);
+    let mut args = vec!["app-server".to_string()];
+    args.extend(fake_model_args(fake));
     let mut cfg = json!({
         "models": {"providers": {"fake": {
             "baseUrl": format!("{}/v1", fake.url()), "api": "openai-responses", "apiKey": "sk-test",
@@ -39,13 +34,9 @@ fn codex_config(fake: &FakeProvider, dir: &Path, extra: Value) -> clawhost_confi
             "codex": {
                 "grants": {"harness": true, "processes": {"app-server": {
                     "command": codex.to_string_lossy(),
-                    "args": ["app-server", "-c", "model_provider=\"fake\"", "-c", provider],
-                    "env": [
-                        {"name": "CODEX_HOME", "value": home.to_string_lossy()},
-                        {"name": "HOME", "value": home.to_string_lossy()},
-                        {"name": "FAKE_KEY", "value": "sk-test"}
-                    ],
-                    "cwd": workspace.to_string_lossy()
+                    "args": args,
+                    "env": dirs.env(),
+                    "cwd": dirs.workspace.to_string_lossy()
                 }}},
                 "config": {"startTimeoutMs": 60000, "idleTimeoutMs": 60000}
             },
@@ -368,33 +359,20 @@ async fn an_app_server_killed_mid_turn_fails_the_turn_and_keeps_what_completed()
 async fn the_readme_codex_config_runs_a_turn() {
     let fake = FakeProvider::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let (home, workspace) = (dir.path().join("codex-home"), dir.path().join("workspace"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&workspace).unwrap();
+    let dirs = CodexDirs::new(dir.path());
     // The README's config, with only what is this machine's replaced: the
     // command's path, the model endpoint, the variables' values.
     let mut cfg = readme_config("codex-config");
-    let provider = format!(
-        "model_providers.fake={{name=\"fake\",base_url=\"{}/v1\",wire_api=\"responses\",env_key=\"FAKE_KEY\"}}",
-        fake.url()
-    );
     localize_process(
         &mut cfg,
         "codex",
         "app-server",
         (
             &npm::bin(npm::CODEX, "codex"),
-            &[
-                "-c".into(),
-                "model_provider=\"fake\"".into(),
-                "-c".into(),
-                provider,
-            ],
-            json!([{"name": "CODEX_HOME", "value": home.to_string_lossy()},
-                   {"name": "HOME", "value": home.to_string_lossy()},
-                   {"name": "FAKE_KEY", "value": "sk-test"}]),
+            &fake_model_args(&fake),
+            dirs.env(),
         ),
-        &workspace,
+        &dirs.workspace,
     );
     cfg["models"]["providers"]["openai"]["baseUrl"] = json!(format!("{}/v1", fake.url()));
     cfg["models"]["providers"]["openai"]["apiKey"] = json!("sk-test");

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use clawhost_agent_core::RunContext;
 use clawhost_llm::ModelRuntimes;
-use clawhost_tests::agents::{text_answer, tool_call};
+use clawhost_tests::agents::{fake_model_args, text_answer, tool_call, CodexDirs};
 use clawhost_tests::fake_provider::FakeProvider;
 use clawhost_tests::{config, npm, runner_with};
 use serde_json::{json, Value};
@@ -151,21 +151,11 @@ fn push_turns(fake: &FakeProvider, with_tool: bool) {
 async fn main() {
     let fake = FakeProvider::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let (home, workspace) = (dir.path().join("codex-home"), dir.path().join("workspace"));
-    std::fs::create_dir_all(&home).unwrap();
-    std::fs::create_dir_all(&workspace).unwrap();
+    let dirs = CodexDirs::new(dir.path());
+    let (home, workspace) = (&dirs.home, &dirs.workspace);
     let codex = npm::bin(npm::CODEX, "codex");
-    let provider = format!(
-        "model_providers.fake={{name=\"fake\",base_url=\"{}/v1\",wire_api=\"responses\",env_key=\"FAKE_KEY\"}}",
-        fake.url()
-    );
-    let args: Vec<String> = vec![
-        "app-server".into(),
-        "-c".into(),
-        "model_provider=\"fake\"".into(),
-        "-c".into(),
-        provider,
-    ];
+    let mut args = vec!["app-server".to_string()];
+    args.extend(fake_model_args(&fake));
 
     let cfg = config(
         json!({
@@ -175,9 +165,7 @@ async fn main() {
             "agents": {"defaults": {"model": "fake/gpt-5.1"}},
             "plugins": {"entries": {"codex": {"grants": {"harness": true, "processes": {"app-server": {
                 "command": codex.to_string_lossy(), "args": args,
-                "env": [{"name": "CODEX_HOME", "value": home.to_string_lossy()},
-                        {"name": "HOME", "value": home.to_string_lossy()},
-                        {"name": "FAKE_KEY", "value": "sk-test"}],
+                "env": dirs.env(),
                 "cwd": workspace.to_string_lossy()}}}}}}
         }),
         dir.path(),
@@ -199,7 +187,7 @@ async fn main() {
 
         // A client keeping one app-server.
         push_turns(&fake, with_tool);
-        let mut direct = Direct::start(&codex, &args, &home, &workspace).await;
+        let mut direct = Direct::start(&codex, &args, home, workspace).await;
         let thread = direct.thread(None).await;
         let started = Instant::now();
         for _ in 0..TURNS {
@@ -213,7 +201,7 @@ async fn main() {
         let mut thread = None::<String>;
         let started = Instant::now();
         for _ in 0..TURNS {
-            let mut direct = Direct::start(&codex, &args, &home, &workspace).await;
+            let mut direct = Direct::start(&codex, &args, home, workspace).await;
             let id = direct.thread(thread.as_deref()).await;
             direct.turn(&id).await;
             direct.stop().await;

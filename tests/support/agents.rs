@@ -279,3 +279,48 @@ pub async fn kill_midway(
             && data["error"].as_str().is_some_and(|m| m.contains("exited")))));
     error
 }
+
+/// Where a Codex-based runtime (the app-server, `codex-acp`) keeps its
+/// state and works, under a test's directory; created.
+pub struct CodexDirs {
+    /// `CODEX_HOME` (and `HOME`).
+    pub home: std::path::PathBuf,
+    /// Its working directory.
+    pub workspace: std::path::PathBuf,
+}
+
+impl CodexDirs {
+    /// `dir/codex-home` and `dir/workspace`.
+    pub fn new(dir: &Path) -> Self {
+        let dirs = Self {
+            home: dir.join("codex-home"),
+            workspace: dir.join("workspace"),
+        };
+        std::fs::create_dir_all(&dirs.home).unwrap();
+        std::fs::create_dir_all(&dirs.workspace).unwrap();
+        dirs
+    }
+
+    /// The whole environment a granted Codex process gets: its home and the
+    /// fake provider's key.
+    pub fn env(&self) -> Value {
+        json!([
+            {"name": "CODEX_HOME", "value": self.home.to_string_lossy()},
+            {"name": "HOME", "value": self.home.to_string_lossy()},
+            {"name": "FAKE_KEY", "value": "sk-test"}
+        ])
+    }
+}
+
+/// The `-c` arguments that make Codex use `fake` as its model provider.
+pub fn fake_model_args(fake: &crate::fake_provider::FakeProvider) -> Vec<String> {
+    vec![
+        "-c".into(),
+        "model_provider=\"fake\"".into(),
+        "-c".into(),
+        format!(
+            "model_providers.fake={{name=\"fake\",base_url=\"{}/v1\",wire_api=\"responses\",env_key=\"FAKE_KEY\"}}",
+            fake.url()
+        ),
+    ]
+}

@@ -167,6 +167,11 @@ impl EventSink {
     pub fn snapshot(&self) -> Vec<TurnEvent> {
         crate::lock(&self.events).clone()
     }
+
+    /// The last event `f` picks something from, without copying the others.
+    pub fn find_last<T>(&self, f: impl FnMut(&TurnEvent) -> Option<T>) -> Option<T> {
+        crate::lock(&self.events).iter().rev().find_map(f)
+    }
 }
 
 /// The messages a turn's events describe, from its first `UserMessage` on:

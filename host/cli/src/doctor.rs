@@ -217,18 +217,18 @@ fn models(report: &mut Report, config: &Config) {
     }
 }
 
-/// Whether `command` names an executable file: a path (relative to `base`
-/// when it holds a `/`), or a name found on `PATH`.
-fn executable(command: &str, base: &Path) -> bool {
+/// Whether `program` (as a granted process resolves it) is an executable
+/// file: a path, or a bare name found on `PATH`.
+fn executable(program: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     let runs = |p: &Path| {
         std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     };
-    if command.contains('/') {
-        return runs(&base.join(command));
+    if program.components().count() > 1 {
+        return runs(program);
     }
     std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| runs(&dir.join(command))))
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| runs(&dir.join(program))))
 }
 
 /// The processes operators granted harness plugins: each command must be
@@ -236,7 +236,7 @@ fn executable(command: &str, base: &Path) -> bool {
 fn processes(report: &mut Report, config: &Config) {
     for (id, entry) in &config.plugins.entries {
         for (name, process) in &entry.grants.processes {
-            if executable(&process.command, &config.base_dir) {
+            if executable(&process.program(&config.base_dir)) {
                 report.say(
                     Level::Ok,
                     "process.ready",

@@ -446,6 +446,29 @@ impl EnvGrant {
             EnvGrant::Fixed { name, .. } => name,
         }
     }
+
+    /// The variable and its value: the host's for a name (`None` when the
+    /// host has none), the given one for `{name, value}`.
+    pub fn resolve(&self) -> Option<(String, String)> {
+        match self {
+            EnvGrant::Inherit(name) => std::env::var(name).ok().map(|v| (name.clone(), v)),
+            EnvGrant::Fixed { name, value } => Some((name.clone(), value.clone())),
+        }
+    }
+}
+
+impl ProcessGrant {
+    /// The program to start: a relative path (one holding a `/`) resolves
+    /// against `base_dir`, the config file's directory; a bare name is left
+    /// for `PATH`.
+    pub fn program(&self, base_dir: &std::path::Path) -> PathBuf {
+        let command = std::path::Path::new(&self.command);
+        if self.command.contains('/') {
+            base_dir.join(command)
+        } else {
+            command.to_path_buf()
+        }
+    }
 }
 
 #[cfg(test)]

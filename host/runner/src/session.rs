@@ -555,14 +555,10 @@ impl EmbeddedRunner {
 
 /// The thread a native runtime last reported in this run, with its name.
 fn native_thread(ctx: &RunContext) -> Option<(String, String)> {
-    ctx.events
-        .snapshot()
-        .into_iter()
-        .rev()
-        .find_map(|e| match e {
-            TurnEvent::NativeThread { thread, agent } => Some((thread, agent)),
-            _ => None,
-        })
+    ctx.events.find_last(|e| match e {
+        TurnEvent::NativeThread { thread, agent } => Some((thread.clone(), agent.clone())),
+        _ => None,
+    })
 }
 
 fn is_overflow(e: &RunError) -> bool {

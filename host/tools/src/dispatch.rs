@@ -17,6 +17,7 @@ use clawhost_hooks::{
 use serde_json::Value;
 
 use crate::approvals::ApprovalMemory;
+use crate::registry::Entry;
 use crate::{CompiledSchema, ToolOrigin, ToolPolicy, ToolRegistry};
 
 /// Runs tool calls: policy → schema validation → `before_tool_call` hooks
@@ -140,9 +141,22 @@ impl ToolExecutor for ToolDispatcher {
     }
 
     async fn gate(&self, call: &ToolCallRequest, ctx: &RunContext) -> Result<Value, Refused> {
-        let admitted = self.admit(call, ctx, None).await.map_err(Refused)?;
+        let entry = self.registry.tools.get(&call.name);
+        let admitted = self
+            .admit(call, ctx, Caller::Native(entry))
+            .await
+            .map_err(Refused)?;
         Ok(admitted.params.into_value())
     }
+}
+
+/// Whose call is admitted.
+enum Caller<'a> {
+    /// A host tool's: its arguments are checked against its schema.
+    Tool(&'a Entry),
+    /// A native runtime's own call, judged as the host tool of its name (if
+    /// there is one); its arguments are the runtime's, not the tool's.
+    Native(Option<&'a Entry>),
 }
 
 /// A call let through: the arguments as asked and as they run (a hook may
@@ -165,7 +179,7 @@ impl ToolDispatcher {
             asked,
             params,
             context,
-        } = match self.admit(call, ctx, Some(&entry.schema)).await {
+        } = match self.admit(call, ctx, Caller::Tool(entry)).await {
             Ok(admitted) => admitted,
             Err(refusal) => return error(refusal),
         };
@@ -208,15 +222,17 @@ impl ToolDispatcher {
     /// runtime's own: tool policy, `before_tool_call`, then one approval (a
     /// plugin's request, else the host tool's own: `exec` asks unless the
     /// operator allowlisted the command). A host tool's call is checked
-    /// against its `schema` after the policy. `Err` is the refusal, in words.
+    /// against its schema after the policy. `Err` is the refusal, in words.
     async fn admit(
         &self,
         call: &ToolCallRequest,
         ctx: &RunContext,
-        schema: Option<&CompiledSchema>,
+        caller: Caller<'_>,
     ) -> Result<Admitted, String> {
-        let entry = self.registry.tools.get(&call.name);
-        // A native runtime's call is judged as the host tool of its name.
+        let (entry, schema) = match caller {
+            Caller::Tool(entry) => (Some(entry), Some(&entry.schema)),
+            Caller::Native(entry) => (entry, None),
+        };
         let origin = entry.map_or(ToolOrigin::Host, |e| e.tool.origin());
         self.policy
             .for_agent(&ctx.agent_id)

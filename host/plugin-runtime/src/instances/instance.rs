@@ -197,15 +197,14 @@ impl PluginInstance {
     /// must end by `deadline`.
     async fn instantiate(&self, deadline: Instant) -> wasmtime::Result<Box<Live>> {
         let wasi = self.grants.wasi_ctx(&self.logs)?;
-        let state = PluginState::new(
+        let mut state = PluginState::new(
             wasi,
             MemoryCap::new(self.limits.memory_bytes),
             self.limits.max_handles,
             self.logs.clone(),
             self.config_json.clone(),
         );
-        let mut state = state;
-        state.processes = Arc::new(self.grants.processes.clone());
+        state.processes = self.grants.processes.clone();
         let mut store = Store::new(self.engine.engine(), state);
         store.limiter(|s| &mut s.memory);
         // At every epoch tick the guest runs, it yields to the async runtime

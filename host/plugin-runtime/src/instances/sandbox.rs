@@ -65,8 +65,9 @@ pub struct EffectiveGrants {
     pub dirs: Vec<EffectiveDir>,
     /// Environment variables (name, value).
     pub env: Vec<(String, String)>,
-    /// Processes it may open, by name (API 0.2.2 `native-runtime`).
-    pub processes: BTreeMap<String, ProcessSpec>,
+    /// Processes it may open, by name (API 0.2.2 `native-runtime`), shared
+    /// with every instance.
+    pub processes: Arc<BTreeMap<String, ProcessSpec>>,
     /// Operator grants not applied because the manifest does not ask for
     /// them, each said as a sentence for the operator.
     pub unasked: Vec<String>,
@@ -158,14 +159,7 @@ impl EffectiveGrants {
                 ));
                 continue;
             }
-            match grant {
-                EnvGrant::Inherit(name) => {
-                    if let Ok(value) = std::env::var(name) {
-                        env.push((name.clone(), value));
-                    }
-                }
-                EnvGrant::Fixed { name, value } => env.push((name.clone(), value.clone())),
-            }
+            env.extend(grant.resolve());
         }
         let mut processes = BTreeMap::new();
         for (name, grant) in &granted.processes {
@@ -183,7 +177,7 @@ impl EffectiveGrants {
         Ok(Self {
             dirs,
             env,
-            processes,
+            processes: Arc::new(processes),
             unasked,
         })
     }
@@ -217,31 +211,15 @@ impl EffectiveGrants {
 /// environment is the listed variables (the host's values for names, the
 /// given ones for `{name, value}`), plus the host's `PATH` unless listed.
 fn process_spec(grant: &ProcessGrant, base_dir: &Path) -> ProcessSpec {
-    let command = if grant.command.contains('/') && Path::new(&grant.command).is_relative() {
-        base_dir.join(&grant.command).to_string_lossy().into_owned()
-    } else {
-        grant.command.clone()
-    };
-    let mut env = BTreeMap::new();
-    for var in &grant.env {
-        match var {
-            EnvGrant::Inherit(name) => {
-                if let Ok(value) = std::env::var(name) {
-                    env.insert(name.clone(), value);
-                }
-            }
-            EnvGrant::Fixed { name, value } => {
-                env.insert(name.clone(), value.clone());
-            }
-        }
-    }
+    let mut env: BTreeMap<String, String> =
+        grant.env.iter().filter_map(EnvGrant::resolve).collect();
     if !env.contains_key("PATH") {
         if let Ok(path) = std::env::var("PATH") {
             env.insert("PATH".into(), path);
         }
     }
     ProcessSpec {
-        command,
+        command: grant.program(base_dir).to_string_lossy().into_owned(),
         args: grant.args.clone(),
         env,
         cwd: grant.cwd.as_ref().map(|cwd| base_dir.join(cwd)),
