@@ -261,6 +261,41 @@ fn processes(report: &mut Report, config: &Config) {
 
 /// Run the doctor on the config at `path` (`json`: one JSON document of
 /// findings instead of lines).
+/// Each MCP server: started and listing its tools, or why not.
+fn mcp_servers(report: &mut Report, servers: &[clawhost_mcp_client::ServerReport]) {
+    use clawhost_mcp_client::ServerState;
+    for s in servers {
+        let name = &s.server;
+        match &s.state {
+            ServerState::Ready => report.say(
+                Level::Ok,
+                "mcp.ready",
+                format!(
+                    "MCP server {name} ({}): {} tool(s)",
+                    s.transport,
+                    s.tools.len()
+                ),
+            ),
+            ServerState::Disabled => say!("· MCP server {name}: disabled"),
+            ServerState::Failed(why) => report.finding(
+                Level::Error,
+                "mcp.failed",
+                why,
+                Some(format!(
+                    "check mcp.servers.{name}; `clawhost mcp list` shows it again"
+                )),
+            ),
+        }
+        for (tool, why) in &s.withheld {
+            report.say(
+                Level::Warning,
+                "mcp.tool_withheld",
+                format!("MCP server {name}: tool `{tool}` is not offered: {why}"),
+            );
+        }
+    }
+}
+
 pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
     let mut report = Report {
         gathered: json.then(Vec::new),
@@ -340,6 +375,7 @@ pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
             anyhow::bail!("the plugin engine does not start");
         }
     };
+    mcp_servers(&mut report, runner.mcp_servers());
     let host = runner.plugins();
     for r in &reports {
         let id = r.id.as_deref().unwrap_or("?");

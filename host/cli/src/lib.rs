@@ -69,6 +69,7 @@ pub mod gateway;
 pub mod images;
 pub mod input;
 pub mod live;
+pub mod mcp;
 pub mod plugin_admin;
 pub mod plugin_build;
 pub mod plugin_report;

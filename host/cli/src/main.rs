@@ -117,6 +117,11 @@ enum Command {
         #[command(subcommand)]
         action: clawhost::config_cmd::Action,
     },
+    /// MCP servers the agent uses as tool sources (`mcp list`).
+    Mcp {
+        #[command(subcommand)]
+        action: clawhost::mcp::Action,
+    },
     /// Plugin authoring: `plugin new <dir> --lang rust|python|js|ts`, `plugin build [dir]`.
     Plugin {
         #[command(subcommand)]
@@ -301,6 +306,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Gateway { bind } => clawhost::gateway::run(&config_path()?, bind.as_deref()).await,
         Command::Models { json } => clawhost::run::models(&config_path()?, json),
+        Command::Mcp { action } => clawhost::mcp::run(&config_path()?, action).await,
         Command::Doctor { json } => clawhost::doctor::run(&config_path()?, json).await,
         Command::Completions { shell } => {
             use clap::CommandFactory;

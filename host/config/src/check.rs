@@ -108,6 +108,7 @@ impl Config {
     /// every runtime fallback is one selection knows.
     pub fn check(&self) -> Result<(), CheckError> {
         self.thinking_budgets()?;
+        self.mcp.check()?;
         for (key, fb) in self.fallbacks() {
             if !["openclaw", "pi", "none"].contains(&fb.trim().to_ascii_lowercase().as_str()) {
                 fail(

@@ -11,6 +11,7 @@ mod hook_table;
 mod hooks;
 mod json_text;
 mod locate;
+mod mcp;
 mod models;
 mod plugins;
 mod provider_catalog;
@@ -31,6 +32,7 @@ pub use gateway::{GatewayAuth, GatewayConfig, GatewayLimits};
 pub use hook_table::{HookGate, HookKind, HookMode};
 pub use hooks::{FailPolicy, HookSettings, PluginHooks, MAX_HOOK_TIMEOUT_MS};
 pub use locate::{locate, locate_or_new, xdg_dir, NotFound};
+pub use mcp::{McpConfig, McpServerConfig, MAX_SERVER_NAME};
 pub use models::{ApiKind, ModelConfig, ModelsConfig, ProviderConfig, RetryConfig};
 pub use plugins::{
     Access, EnvGrant, FsGrant, PluginEntry, PluginGrants, PluginLimits, PluginSlots, PluginsConfig,
@@ -131,6 +133,9 @@ pub struct Config {
     /// `clawhost gateway`: where it listens and the token it asks for.
     #[serde(default)]
     pub gateway: GatewayConfig,
+    /// MCP servers whose tools the agent may call.
+    #[serde(default)]
+    pub mcp: McpConfig,
     /// Directory relative paths in this config resolve against (the file's directory).
     #[serde(skip)]
     pub base_dir: PathBuf,

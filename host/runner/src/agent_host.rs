@@ -188,7 +188,36 @@ impl AgentHost {
         if let Some(overlay) = &self.overlay {
             overlay(&mut config)?;
         }
-        let (runner, plugins) = EmbeddedRunner::start(config.clone()).await?;
+        self.publish(config, None).await
+    }
+
+    /// Build a new generation of the config in force when an MCP server
+    /// said its tools changed (the runner then lists them again); a failure
+    /// is logged and the old generation keeps serving.
+    async fn refresh_stale_tools(&self) {
+        let _one_at_a_time = self.reloading.lock().await;
+        let runner = self.runner();
+        if !runner.mcp_stale() {
+            return;
+        }
+        tracing::info!("an MCP server's tools changed: building a new generation");
+        let config = runner.config().clone();
+        if let Err(e) = self.publish(config, Some(&runner)).await {
+            tracing::warn!(error = %format!("{e:#}"), "the new generation for changed MCP tools failed");
+        }
+    }
+
+    /// Wire `config` and publish it with freshly built model runtimes;
+    /// `relist`: keep that runner's MCP connections, listing their tools again.
+    async fn publish(
+        &self,
+        config: Config,
+        relist: Option<&EmbeddedRunner>,
+    ) -> anyhow::Result<ReloadReport> {
+        let (runner, plugins) = match relist {
+            Some(old) => old.relisted().await?,
+            None => EmbeddedRunner::start(config.clone()).await?,
+        };
         let generations = match self.runtimes.rebuild(&config) {
             Ok(set) => set,
             Err(e) => {
@@ -257,6 +286,9 @@ impl AgentHost {
         ctx: &RunContext,
     ) -> Result<TurnReply, HostTurnError> {
         let agent = request.agent.as_str();
+        if self.published.load().runner.mcp_stale() {
+            self.refresh_stale_tools().await;
+        }
         let published = self.published.load_full();
         let generation = published
             .generations

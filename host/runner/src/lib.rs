@@ -21,6 +21,7 @@ use clawhost_config::Config;
 use clawhost_harness::HarnessRegistry;
 use clawhost_hooks::HookRunner;
 use clawhost_llm::ModelRuntimeGeneration;
+use clawhost_mcp_client::{McpServers, ServerReport};
 use clawhost_plugin_runtime::{LoadReport, PluginHost};
 use clawhost_resources::Resources;
 use clawhost_tools::{EchoTool, Tool, ToolDispatcher, ToolLimits, ToolPolicy, ToolRegistry};
@@ -49,7 +50,14 @@ pub struct EmbeddedRunner {
     refused: Vec<(std::path::PathBuf, String, String)>,
     /// Plugin tools not offered (a name clash, a built-in's name).
     withheld: Vec<WithheldTool>,
+    /// The MCP servers this runner started, and how each stands.
+    mcp: McpServers,
+    mcp_reports: Vec<ServerReport>,
 }
+
+/// MCP servers started for a runner: the servers, their tools and reports
+/// ([`McpServers::start`]).
+pub type StartedMcp = (McpServers, Vec<Arc<dyn Tool>>, Vec<ServerReport>);
 
 /// Tools built into the host: the workspace tools (files, patches, search,
 /// processes, web fetch) set up from `config`, and the `echo` fixture when
@@ -107,8 +115,33 @@ impl EmbeddedRunner {
     /// What [`Self::start`] wires, without refusing to start when a
     /// required plugin is missing: for the commands that report on plugins.
     pub async fn wire(config: Config) -> anyhow::Result<(Self, Vec<LoadReport>)> {
-        let (plugins, mut reports, resources) = load_plugins(&config).await?;
-        let mut runner = Self::from_plugins(config, plugins)?;
+        Self::wire_with(config, None).await
+    }
+
+    /// [`Self::start`] over the MCP connections of `self` (not restarted),
+    /// their tools listed again: the runner of a new generation after an
+    /// MCP server said its tools changed.
+    pub async fn relisted(&self) -> anyhow::Result<(Self, Vec<LoadReport>)> {
+        let (runner, reports) = Self::wire_with(self.config.clone(), Some(&self.mcp)).await?;
+        runner.check_required(&reports)?;
+        Ok((runner, reports))
+    }
+
+    /// [`Self::wire`]; `mcp`: connections to list again instead of starting
+    /// the configured servers.
+    async fn wire_with(
+        config: Config,
+        mcp: Option<&McpServers>,
+    ) -> anyhow::Result<(Self, Vec<LoadReport>)> {
+        let servers = async {
+            match mcp {
+                Some(servers) => servers.relist().await,
+                None => McpServers::start(&config).await,
+            }
+        };
+        let (plugins, mcp) = tokio::join!(load_plugins(&config), servers);
+        let (plugins, mut reports, resources) = plugins?;
+        let mut runner = Self::from_sources(config, plugins, mcp)?;
         runner.resources = resources;
         reports.extend(runner.refused());
         Ok((runner, reports))
@@ -119,7 +152,18 @@ impl EmbeddedRunner {
     /// allows it ([`Self::withheld`]); a plugin whose tools cannot be
     /// registered (an oversized description, a bad schema) is refused whole
     /// (its tools, hooks and harness) and listed in [`Self::refused`].
-    pub fn from_plugins(config: Config, mut plugins: PluginHost) -> anyhow::Result<Self> {
+    pub fn from_plugins(config: Config, plugins: PluginHost) -> anyhow::Result<Self> {
+        Self::from_sources(config, plugins, StartedMcp::default())
+    }
+
+    /// [`Self::from_plugins`], with the tools of started MCP servers after
+    /// the plugins' and the host's: an MCP tool whose name is taken is not
+    /// offered, and its server's report says why.
+    pub fn from_sources(
+        config: Config,
+        mut plugins: PluginHost,
+        (mcp, mcp_tools, mut mcp_reports): StartedMcp,
+    ) -> anyhow::Result<Self> {
         let mut registry = ToolRegistry::with_limits(ToolLimits::from_config(&config.tools));
         let mut refused = Vec::new();
         let builtins = host_tools(&config);
@@ -149,6 +193,24 @@ impl EmbeddedRunner {
                 .register_builtin(tool)
                 .context("registering host tools")?;
         }
+        for tool in mcp_tools {
+            let (name, origin) = (tool.spec().name.clone(), tool.origin());
+            if let Err(e) = registry.register(tool) {
+                let clawhost_tools::ToolOrigin::Mcp(server) = origin else {
+                    continue;
+                };
+                if let Some(report) = mcp_reports.iter_mut().find(|r| r.server == server) {
+                    if let Some(at) = report
+                        .tools
+                        .iter()
+                        .position(|(offered, _)| *offered == name)
+                    {
+                        let (_, remote) = report.tools.remove(at);
+                        report.withheld.push((remote, e.to_string()));
+                    }
+                }
+            }
+        }
         let hooks = Arc::new(HookRunner::new(plugins.hook_registrations()));
         let dispatcher = Arc::new(
             ToolDispatcher::new(
@@ -169,7 +231,20 @@ impl EmbeddedRunner {
             dispatcher,
             refused,
             withheld,
+            mcp,
+            mcp_reports,
         })
+    }
+
+    /// How each configured MCP server stands, with its tools.
+    pub fn mcp_servers(&self) -> &[ServerReport] {
+        &self.mcp_reports
+    }
+
+    /// Whether an MCP server said its tools changed since this runner
+    /// listed them (the host then builds a new generation).
+    pub fn mcp_stale(&self) -> bool {
+        self.mcp.stale()
     }
 
     /// Plugin tools not offered: a name two plugins declare, or a built-in

@@ -257,7 +257,7 @@ impl ToolDispatcher {
                 params: asked.clone(),
                 tool_plugin: match &origin {
                     ToolOrigin::Plugin(id) => Some(id.clone()),
-                    ToolOrigin::Host => None,
+                    ToolOrigin::Host | ToolOrigin::Mcp(_) => None,
                 },
                 context: context.clone(),
             })

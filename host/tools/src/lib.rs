@@ -13,7 +13,7 @@ pub use builtin::EchoTool;
 /// A tool call's parameters and result as the dispatch path shares them.
 pub use clawhost_hooks::SharedJson;
 pub use dispatch::{report_hook_decisions, ToolDispatcher, HOST_APPROVER};
-pub use policy::{group, PolicyDenial, ToolPolicy, GROUPS};
+pub use policy::{group, PolicyDenial, ToolPolicy, GROUPS, MCP_GROUP};
 pub use registry::{
     compile_schema, CheckedTool, CompiledSchema, RegistryError, Tool, ToolLimits, ToolOrigin,
     ToolRegistry,

@@ -26,6 +26,9 @@ pub const GROUPS: [(&str, &[&str]); 3] = [
     ("group:web", &["web_fetch"]),
 ];
 
+/// Every MCP server's tools, in `tools.allow` / `tools.deny`.
+pub const MCP_GROUP: &str = "group:mcp";
+
 /// The built-in tools of a group (`None`: no such group).
 pub fn group(name: &str) -> Option<&'static [&'static str]> {
     GROUPS
@@ -34,7 +37,8 @@ pub fn group(name: &str) -> Option<&'static [&'static str]> {
         .map(|(_, tools)| *tools)
 }
 
-/// Allow/deny lists over tool names, `plugin:<id>` and `group:<name>`, under
+/// Allow/deny lists over tool names, `plugin:<id>`, `mcp:<server>`,
+/// `group:<name>` and `group:mcp`, under
 /// a profile of built-in tools; deny wins. Agents may have their own.
 #[derive(Debug, Clone, Default)]
 pub struct ToolPolicy {
@@ -80,21 +84,27 @@ impl ToolPolicy {
     }
 
     fn matches(entry: &str, tool: &str, origin: &ToolOrigin) -> bool {
+        if entry == MCP_GROUP {
+            return matches!(origin, ToolOrigin::Mcp(_));
+        }
         if let Some(members) = group(entry) {
             return *origin == ToolOrigin::Host && members.contains(&tool);
         }
-        match (entry.strip_prefix("plugin:"), origin) {
-            (Some(id), ToolOrigin::Plugin(owner)) => id == owner,
-            (Some(_), ToolOrigin::Host) => false,
-            (None, _) => entry.eq_ignore_ascii_case(tool),
+        if let Some(id) = entry.strip_prefix("plugin:") {
+            return matches!(origin, ToolOrigin::Plugin(owner) if owner == id);
         }
+        if let Some(server) = entry.strip_prefix("mcp:") {
+            return matches!(origin, ToolOrigin::Mcp(name) if name == server);
+        }
+        entry.eq_ignore_ascii_case(tool)
     }
 
-    /// Whether the profile offers a built-in tool (plugin tools are not
-    /// subject to profiles).
+    /// Whether the profile offers a built-in tool (plugin and MCP tools are
+    /// not subject to profiles).
     fn in_profile(&self, tool: &str, origin: &ToolOrigin) -> bool {
         let groups: &[&str] = match (self.profile, origin) {
-            (_, ToolOrigin::Plugin(_)) | (None | Some(ToolProfile::Full), _) => return true,
+            (_, ToolOrigin::Plugin(_) | ToolOrigin::Mcp(_))
+            | (None | Some(ToolProfile::Full), _) => return true,
             (Some(ToolProfile::Minimal), _) => &[],
             (Some(ToolProfile::Coding), _) => &["group:fs", "group:runtime"],
             (Some(ToolProfile::Messaging), _) => &["group:web"],
@@ -201,6 +211,34 @@ mod tests {
         let messaging = with(ToolProfile::Messaging, None, &[]);
         assert!(messaging.check("web_fetch", &host).is_ok());
         assert!(messaging.check("write", &host).is_err());
+    }
+
+    #[test]
+    fn mcp_entries_name_a_server_or_every_one_and_profiles_leave_them_alone() {
+        let files = ToolOrigin::Mcp("files".into());
+        let web = ToolOrigin::Mcp("web".into());
+        let pol = policy(None, &["mcp:files"]);
+        assert!(pol.check("mcp__files__read", &files).is_err());
+        assert!(pol.check("mcp__web__get", &web).is_ok());
+        // `plugin:files` is another owner, and a host tool is no server's.
+        assert!(policy(None, &["plugin:files"])
+            .check("mcp__files__read", &files)
+            .is_ok());
+        assert!(policy(None, &["mcp:files"])
+            .check("read", &ToolOrigin::Host)
+            .is_ok());
+        let none = policy(None, &[MCP_GROUP]);
+        assert!(none.check("mcp__web__get", &web).is_err());
+        assert!(none.check("read", &ToolOrigin::Host).is_ok());
+        assert!(none.check("x", &plugin("p")).is_ok());
+        let only = policy(Some(&["mcp:web"]), &[]);
+        assert!(only.check("mcp__web__get", &web).is_ok());
+        assert!(only.check("mcp__files__read", &files).is_err());
+        let minimal = ToolPolicy::from_config(&ToolsConfig {
+            profile: Some(ToolProfile::Minimal),
+            ..Default::default()
+        });
+        assert!(minimal.check("mcp__web__get", &web).is_ok());
     }
 
     #[test]

@@ -14,6 +14,8 @@ pub enum ToolOrigin {
     Host,
     /// Provided by the plugin with this id.
     Plugin(String),
+    /// Provided by the MCP server of this name (`mcp.servers.<name>`).
+    Mcp(String),
 }
 
 /// A callable tool.
