@@ -228,7 +228,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
     // (compiles) are drawn by their own layer, never as log lines.
     let filter = tracing_subscriber::EnvFilter::try_from_env("CLAWHOST_LOG")
         .or_else(|_| tracing_subscriber::EnvFilter::try_from_default_env())
-        .unwrap_or_else(|_| "warn,clawhost_plugin_runtime::host=error".into())
+        .unwrap_or_else(|_| "warn,clawhost_plugin_runtime::host=error,rmcp=error".into())
         .add_directive("clawhost::progress=off".parse()?);
     let logs = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)

@@ -1,0 +1,205 @@
+//! `clawhost mcp serve` driven by the official Python SDK's client (PyPI
+//! `mcp`): over stdio (the protocol the two negotiate, and the previous
+//! revision's handshake with elicitation) and Streamable HTTP with a token.
+//! The WASM tools, a host tool, a blocked call, an approval, an unknown
+//! tool and a cancelled long call, each through the host's dispatch path.
+
+mod common;
+#[path = "../../../tests/support/python.rs"]
+#[allow(dead_code)]
+mod python;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{json, Value};
+
+/// A config serving text-tools, policy-guard (blocking `read_note`) and
+/// test-misbehave (`spin`, `ping`), with a workspace holding `note.txt`.
+fn serve_config(dir: &Path) -> PathBuf {
+    std::fs::write(dir.join("note.txt"), "a note for MCP\n").unwrap();
+    std::fs::write(dir.join("script.json"), "[]").unwrap();
+    common::write_config(
+        dir,
+        json!({
+            "plugins": {
+                "paths": [common::plugins()],
+                "allow": ["text-tools", "policy-guard", "misbehave"],
+                "entries": {"policy-guard": {"config": {"blockTools": ["read_note"]}}},
+                "limits": {"callTimeoutMs": 60000}
+            },
+            "tools": {"testFixtures": false},
+            "models": {"providers": {"scripted": {"api": "scripted", "script": "script.json"}}},
+            "agents": {"defaults": {"model": "scripted/test", "workspace": dir}}
+        }),
+    )
+}
+
+/// Run the driver script with `args`; its JSON report.
+fn drive(args: &[&str], cwd: &Path) -> Value {
+    let script = clawhost::build::repo_root().join("tests/fixtures/mcp/drive_clawhost.py");
+    let out = python::command()
+        .arg(script)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "the MCP client failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stdout));
+    })
+}
+
+/// What every transport must show: the tools, their results through the
+/// host's hooks, and a cancelled guest.
+fn check_scenario(seen: &Value) {
+    let tools: Vec<&str> = seen["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    for name in ["word_count", "read_note", "spin", "ping", "read", "exec"] {
+        assert!(tools.contains(&name), "{name} in {tools:?}");
+    }
+    assert_eq!(seen["word_count"]["isError"], false, "{seen}");
+    assert!(
+        seen["word_count"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("\"words\":3"),
+        "{seen}"
+    );
+    assert!(
+        seen["read"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("a note for MCP"),
+        "{seen}"
+    );
+    assert_eq!(seen["blocked"]["isError"], true, "{seen}");
+    assert!(
+        seen["blocked"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("blocked"),
+        "{seen}"
+    );
+    assert!(
+        seen["unknown"].as_str().unwrap().contains("unknown tool"),
+        "{seen}"
+    );
+    // The spinning guest reported progress, was cancelled, and the plugin
+    // answers the next call at once.
+    assert!(seen["progress"].as_array().unwrap().len() >= 1, "{seen}");
+    assert!(
+        seen["spin_abandoned_after_s"].as_f64().unwrap() < 10.0,
+        "{seen}"
+    );
+    assert_eq!(seen["ping"]["isError"], false, "{seen}");
+    assert!(seen["ping_s"].as_f64().unwrap() < 10.0, "{seen}");
+}
+
+#[test]
+fn the_python_sdk_client_uses_the_agents_tools_over_stdio() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = serve_config(dir.path());
+    let bin = env!("CARGO_BIN_EXE_clawhost");
+    let seen = drive(&["stdio", bin, &config.to_string_lossy()], dir.path());
+    check_scenario(&seen);
+    // No way to ask the client: approvals.nonInteractive (deny) answers.
+    assert_eq!(seen["exec"]["isError"], true, "{seen}");
+    assert!(
+        seen["exec"]["text"].as_str().unwrap().contains("approval"),
+        "{seen}"
+    );
+
+    // On the previous revision's handshake the client answers the approval
+    // as an elicitation.
+    let seen = drive(&["legacy", bin, &config.to_string_lossy()], dir.path());
+    assert_eq!(seen["protocol"], "2025-11-25", "{seen}");
+    check_scenario(&seen);
+    assert_eq!(seen["exec"]["isError"], false, "{seen}");
+    assert!(
+        seen["exec"]["text"].as_str().unwrap().contains("from-exec"),
+        "{seen}"
+    );
+
+    // Each connection's calls are stored in a session of their own.
+    let out = Command::new(bin)
+        .args(["--config", &config.to_string_lossy(), "sessions", "list"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{listed}");
+    assert!(
+        listed.lines().filter(|l| l.contains("MCP client")).count() >= 2,
+        "{listed}"
+    );
+}
+
+#[test]
+fn the_python_sdk_client_uses_the_agents_tools_over_http_with_a_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = serve_config(dir.path());
+    let mut server = Server(
+        Command::new(env!("CARGO_BIN_EXE_clawhost"))
+            .args(["--config", &config.to_string_lossy()])
+            .args(["mcp", "serve", "--http", "127.0.0.1:0"])
+            .env("CLAWHOST_MCP_TOKEN", "s3cret")
+            .current_dir(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.0.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("the server names its URL: {line}"))
+        .to_string();
+    let seen = drive(&["http", &url, "s3cret"], dir.path());
+    drop(server);
+    assert_eq!(seen["no_token"], 401, "{seen}");
+    assert_eq!(seen["wrong_token"], 401, "{seen}");
+    assert_eq!(seen["foreign_origin"], 403, "{seen}");
+    check_scenario(&seen);
+    assert_eq!(seen["exec"]["isError"], true, "{seen}");
+}
+
+/// A `clawhost mcp serve --http` process, killed when dropped (a failed
+/// check must not leave it holding the test's output open).
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn serving_beyond_loopback_needs_a_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = serve_config(dir.path());
+    let out = Command::new(env!("CARGO_BIN_EXE_clawhost"))
+        .args(["--config", &config.to_string_lossy()])
+        .args(["mcp", "serve", "--http", "0.0.0.0:0"])
+        .env_remove("CLAWHOST_MCP_TOKEN")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("set a token"), "{err}");
+}
