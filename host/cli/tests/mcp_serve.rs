@@ -4,6 +4,8 @@
 //! The WASM tools, a host tool, a blocked call, an approval, an unknown
 //! tool and a cancelled long call, each through the host's dispatch path.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails by panicking
+
 mod common;
 #[path = "../../../tests/support/python.rs"]
 #[allow(dead_code)]
@@ -96,7 +98,7 @@ fn check_scenario(seen: &Value) {
     );
     // The spinning guest reported progress, was cancelled, and the plugin
     // answers the next call at once.
-    assert!(seen["progress"].as_array().unwrap().len() >= 1, "{seen}");
+    assert!(!seen["progress"].as_array().unwrap().is_empty(), "{seen}");
     assert!(
         seen["spin_abandoned_after_s"].as_f64().unwrap() < 10.0,
         "{seen}"
@@ -202,4 +204,59 @@ fn serving_beyond_loopback_needs_a_token() {
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("set a token"), "{err}");
+}
+
+#[test]
+fn malformed_and_oversized_messages_do_not_stop_the_stdio_server() {
+    use std::io::{BufRead, Write};
+    let dir = tempfile::tempdir().unwrap();
+    let config = serve_config(dir.path());
+    let mut server = Server(
+        Command::new(env!("CARGO_BIN_EXE_clawhost"))
+            .args(["--config", &config.to_string_lossy(), "mcp", "serve"])
+            .current_dir(dir.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let mut stdin = server.0.stdin.take().unwrap();
+    let huge = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":\"huge\",\"method\":\"ping\",\"params\":{{\"pad\":\"{}\"}}}}\n",
+        "x".repeat(50 << 20)
+    );
+    let writer = std::thread::spawn(move || {
+        stdin.write_all(b"this is not JSON\n").unwrap();
+        stdin
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"no-method\"}\n")
+            .unwrap();
+        stdin.write_all(huge.as_bytes()).unwrap();
+        let init = json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}});
+        stdin.write_all(format!("{init}\n").as_bytes()).unwrap();
+        stdin
+    });
+    let stdout = std::io::BufReader::new(server.0.stdout.take().unwrap());
+    let mut answered = None;
+    for line in stdout.lines() {
+        let line = line.unwrap();
+        assert!(line.len() < 1 << 20, "no huge echo: {} bytes", line.len());
+        let message: Value = serde_json::from_str(&line).unwrap();
+        assert_ne!(
+            message["id"], "huge",
+            "the oversized request was dropped: {line}"
+        );
+        if message["id"] == "init" {
+            answered = Some(message);
+            break;
+        }
+    }
+    let answered = answered.expect("the server answered after the bad input");
+    assert_eq!(
+        answered["result"]["serverInfo"]["name"], "clawhost",
+        "{answered}"
+    );
+    drop(writer.join().unwrap());
 }

@@ -147,66 +147,62 @@ impl ServerHandler for ToolServer {
         }))
     }
 
-    fn call_tool(
+    async fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> impl std::future::Future<Output = Result<CallToolResponse, ErrorData>> + Send + '_ {
-        async move {
-            let runner = self.host.runner();
-            let mut ctx = self.context(&context.peer);
-            if !runner
-                .dispatcher()
-                .specs(&ctx)
-                .iter()
-                .any(|s| s.name == request.name)
-            {
-                return Err(ErrorData::invalid_params(
-                    format!(
-                        "unknown tool `{}`",
-                        clawhost_agent_core::text::clip(&request.name, 200)
-                    ),
-                    None,
-                ));
-            }
-            ctx.session_id = self.recorder.session(&client_name(&context.peer)).await;
-            let call = ToolCallRequest {
-                id: format!("mcp-{}", context.id),
-                name: request.name.to_string(),
-                arguments: Value::Object(request.arguments.unwrap_or_default()),
-            };
-            let progress = context.meta.get_progress_token();
-            let started = Instant::now();
-            let dispatcher = runner.dispatcher().clone();
-            let run = dispatcher.execute(&call, &ctx);
-            tokio::pin!(run);
-            let mut ticks = tokio::time::interval_at(
-                tokio::time::Instant::now() + PROGRESS_EVERY,
-                PROGRESS_EVERY,
-            );
-            let out = loop {
-                tokio::select! {
-                    out = &mut run => break out,
-                    _ = context.ct.cancelled() => {
-                        // Dropping the call stops the guest at its next yield.
-                        ctx.cancel.cancel();
-                        return Err(ErrorData::internal_error("the call was cancelled by the client", None));
-                    }
-                    _ = ticks.tick(), if progress.is_some() => {
-                        let param = json!({
-                            "progressToken": progress,
-                            "progress": started.elapsed().as_secs_f64().floor(),
-                            "message": format!("`{}` running for {} s", call.name, started.elapsed().as_secs()),
-                        });
-                        if let Ok(param) = serde_json::from_value::<ProgressNotificationParam>(param) {
-                            let _ = context.peer.notify_progress(param).await;
-                        }
+    ) -> Result<CallToolResponse, ErrorData> {
+        let runner = self.host.runner();
+        let mut ctx = self.context(&context.peer);
+        if !runner
+            .dispatcher()
+            .specs(&ctx)
+            .iter()
+            .any(|s| s.name == request.name)
+        {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool `{}`",
+                    clawhost_agent_core::text::clip(&request.name, 200)
+                ),
+                None,
+            ));
+        }
+        ctx.session_id = self.recorder.session(&client_name(&context.peer)).await;
+        let call = ToolCallRequest {
+            id: format!("mcp-{}", context.id),
+            name: request.name.to_string(),
+            arguments: Value::Object(request.arguments.unwrap_or_default()),
+        };
+        let progress = context.meta.get_progress_token();
+        let started = Instant::now();
+        let dispatcher = runner.dispatcher().clone();
+        let run = dispatcher.execute(&call, &ctx);
+        tokio::pin!(run);
+        let mut ticks =
+            tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+        let out = loop {
+            tokio::select! {
+                out = &mut run => break out,
+                _ = context.ct.cancelled() => {
+                    // Dropping the call stops the guest at its next yield.
+                    ctx.cancel.cancel();
+                    return Err(ErrorData::internal_error("the call was cancelled by the client", None));
+                }
+                _ = ticks.tick(), if progress.is_some() => {
+                    let param = json!({
+                        "progressToken": progress,
+                        "progress": started.elapsed().as_secs_f64().floor(),
+                        "message": format!("`{}` running for {} s", call.name, started.elapsed().as_secs()),
+                    });
+                    if let Ok(param) = serde_json::from_value::<ProgressNotificationParam>(param) {
+                        let _ = context.peer.notify_progress(param).await;
                     }
                 }
-            };
-            self.recorder.call(&call, &out).await;
-            call_result(&out).map(CallToolResponse::Complete)
-        }
+            }
+        };
+        self.recorder.call(&call, &out).await;
+        call_result(&out).map(CallToolResponse::Complete)
     }
 }
 
