@@ -10,7 +10,7 @@ use clawhost_llm::ModelRuntimes;
 use clawhost_mcp_client::{McpServers, ServerState};
 use clawhost_runner::{AgentHost, EmbeddedRunner, TurnRequest};
 use clawhost_sessions::SessionStore;
-use clawhost_tests::agents::{eventually, merge, text_answer, tool_call};
+use clawhost_tests::agents::{eventually, merge, readme_config, text_answer, tool_call};
 use clawhost_tests::fake_provider::FakeProvider;
 use clawhost_tests::python::{mcp_stdio, HttpMcpServer};
 use clawhost_tests::{config, dispatch, host_with};
@@ -382,4 +382,40 @@ async fn a_changed_tool_list_is_served_by_a_new_generation() {
         .to_string()
         .contains("extra answered"));
     assert!(host.generations().number > generation);
+}
+
+#[tokio::test]
+async fn the_readme_mcp_config_starts_both_servers() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let http = HttpMcpServer::start().await;
+    let mut cfg = readme_config("mcp-client-config");
+    // Only the server's program, the endpoint and the secret are replaced.
+    let files = &mut cfg["mcp"]["servers"]["files"];
+    let ours = mcp_stdio("tools_server.py", &["stdio"], json!({}));
+    files["args"] = ours["args"].clone();
+    files["env"]["PYTHONPATH"] = ours["env"]["PYTHONPATH"].clone();
+    let web = &mut cfg["mcp"]["servers"]["web"];
+    assert_eq!(web["headers"]["Authorization"], "Bearer ${WEB_MCP_TOKEN}");
+    web["url"] = json!(http.url);
+    web["headers"]["Authorization"] = json!("Bearer test-token");
+    let servers = cfg["mcp"]["servers"].clone();
+    let extra = json!({"tools": cfg["tools"].clone()});
+    let runner = mcp_runner(mcp_config(&fake, dir.path(), servers, extra), &[]).await;
+    for report in runner.mcp_servers() {
+        assert_eq!(report.state, ServerState::Ready, "{report:?}");
+    }
+    let (out, ctx) = dispatch(&runner, "mcp__web__shout", json!({"text": "x"})).await;
+    assert!(
+        out.content.contains("asked for approval"),
+        "{}",
+        out.content
+    );
+    assert!(ctx
+        .events
+        .snapshot()
+        .iter()
+        .any(|e| matches!(e, TurnEvent::Approval { .. })));
+    let (out, _) = dispatch(&runner, "mcp__files__shout", json!({"text": "readme"})).await;
+    assert_eq!(out.content, "\"README\"");
 }

@@ -107,12 +107,35 @@ fn check_scenario(seen: &Value) {
     assert!(seen["ping_s"].as_f64().unwrap() < 10.0, "{seen}");
 }
 
+/// The README's `mcpServers` entry for clawhost: its command and arguments,
+/// the config path replaced by `config`.
+fn readme_entry(config: &Path) -> (String, String) {
+    let readme = std::fs::read_to_string(clawhost::build::repo_root().join("README.md")).unwrap();
+    let block = readme
+        .split_once("<!-- mcp-serve-config -->")
+        .and_then(|(_, after)| after.split_once("```json\n"))
+        .and_then(|(_, after)| after.split_once("```"))
+        .map(|(block, _)| block)
+        .expect("the README has the mcp-serve-config block");
+    let entry: Value = serde_json::from_str(block).unwrap();
+    let entry = &entry["mcpServers"]["clawhost"];
+    let mut args: Vec<String> = serde_json::from_value(entry["args"].clone()).unwrap();
+    assert_eq!(args[0], "--config");
+    args[1] = config.to_string_lossy().into_owned();
+    (
+        entry["command"].as_str().unwrap().to_string(),
+        serde_json::to_string(&args).unwrap(),
+    )
+}
+
 #[test]
 fn the_python_sdk_client_uses_the_agents_tools_over_stdio() {
     let dir = tempfile::tempdir().unwrap();
     let config = serve_config(dir.path());
     let bin = env!("CARGO_BIN_EXE_clawhost");
-    let seen = drive(&["stdio", bin, &config.to_string_lossy()], dir.path());
+    let (command, args) = readme_entry(&config);
+    assert_eq!(command, "clawhost");
+    let seen = drive(&["stdio", bin, &args], dir.path());
     check_scenario(&seen);
     // No way to ask the client: approvals.nonInteractive (deny) answers.
     assert_eq!(seen["exec"]["isError"], true, "{seen}");
@@ -123,7 +146,7 @@ fn the_python_sdk_client_uses_the_agents_tools_over_stdio() {
 
     // On the previous revision's handshake the client answers the approval
     // as an elicitation.
-    let seen = drive(&["legacy", bin, &config.to_string_lossy()], dir.path());
+    let seen = drive(&["legacy", bin, &args], dir.path());
     assert_eq!(seen["protocol"], "2025-11-25", "{seen}");
     check_scenario(&seen);
     assert_eq!(seen["exec"]["isError"], false, "{seen}");
