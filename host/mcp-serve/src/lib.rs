@@ -187,6 +187,13 @@ impl ServerHandler for ToolServer {
                 _ = context.ct.cancelled() => {
                     // Dropping the call stops the guest at its next yield.
                     ctx.cancel.cancel();
+                    // Recorded as what it was; the client no longer waits.
+                    let cancelled = ToolOutput {
+                        content: "the call was cancelled by the MCP client".into(),
+                        is_error: true,
+                        images: Vec::new(),
+                    };
+                    self.recorder.call(&call, &cancelled).await;
                     return Err(ErrorData::internal_error("the call was cancelled by the client", None));
                 }
                 _ = ticks.tick(), if progress.is_some() => {
