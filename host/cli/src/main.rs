@@ -174,6 +174,10 @@ fn raise_open_files_limit() {
 
 fn main() {
     raise_open_files_limit();
+    // reqwest 0.13 (under the OTLP exporter and the MCP SDK) is built with
+    // rustls and no crypto provider of its own: every client it builds
+    // takes the process's, ring (what our reqwest 0.12 uses too).
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
     // One turn at a time (`run`, `chat`, `demo`, …) runs on one thread: the
     // turn, its model stream and its tool calls, with no hand-offs between
