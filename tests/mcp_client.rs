@@ -52,6 +52,22 @@ fn sdk_stdio(marks: &Path, extra: Value) -> Value {
     mcp_stdio("tools_server.py", &["stdio"], extra)
 }
 
+/// Call `tool`: the operator is asked (an approval event for it), and
+/// the unanswered question (non-interactive) refuses the call.
+async fn assert_asked(runner: &EmbeddedRunner, tool: &str) {
+    let (out, ctx) = dispatch(runner, tool, json!({"text": "x"})).await;
+    assert!(
+        out.is_error && out.content.contains("asked for approval"),
+        "{}",
+        out.content
+    );
+    assert!(ctx
+        .events
+        .snapshot()
+        .iter()
+        .any(|e| matches!(e, TurnEvent::Approval { tool: t, .. } if t == tool)));
+}
+
 fn marks(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
@@ -209,17 +225,7 @@ async fn policy_approvals_and_a_server_that_dies_mid_call() {
     let mut allowed = cfg.clone();
     allowed.tools.deny.clear();
     let runner2 = mcp_runner(allowed, &[]).await;
-    let (out, ctx) = dispatch(&runner2, "mcp__asks__shout", json!({"text": "x"})).await;
-    assert!(
-        out.is_error && out.content.contains("asked for approval"),
-        "{}",
-        out.content
-    );
-    assert!(ctx
-        .events
-        .snapshot()
-        .iter()
-        .any(|e| matches!(e, TurnEvent::Approval { tool, .. } if tool == "mcp__asks__shout")));
+    assert_asked(&runner2, "mcp__asks__shout").await;
     assert!(!marks(&marks_file.with_file_name("marks-asks")).contains("shout"));
     // Schema checks run before the server is asked.
     let (out, _) = dispatch(&runner2, "mcp__files__shout", json!({"text": 5})).await;
@@ -405,17 +411,7 @@ async fn the_readme_mcp_config_starts_both_servers() {
     for report in runner.mcp_servers() {
         assert_eq!(report.state, ServerState::Ready, "{report:?}");
     }
-    let (out, ctx) = dispatch(&runner, "mcp__web__shout", json!({"text": "x"})).await;
-    assert!(
-        out.content.contains("asked for approval"),
-        "{}",
-        out.content
-    );
-    assert!(ctx
-        .events
-        .snapshot()
-        .iter()
-        .any(|e| matches!(e, TurnEvent::Approval { .. })));
+    assert_asked(&runner, "mcp__web__shout").await;
     let (out, _) = dispatch(&runner, "mcp__files__shout", json!({"text": "readme"})).await;
     assert_eq!(out.content, "\"README\"");
 }

@@ -51,22 +51,11 @@ impl ClientHandler for Handler {
 
 type Client = RunningService<RoleClient, Handler>;
 
-/// A live connection and, for a stdio server, its process.
+/// A live connection and, for a stdio server, its process group, killed
+/// when the connection goes.
 struct Live {
     client: Client,
-    /// The process group of a stdio server, killed when the connection goes.
-    group: Option<u32>,
-}
-
-impl Drop for Live {
-    fn drop(&mut self) {
-        if let Some(pid) = self
-            .group
-            .and_then(|p| rustix::process::Pid::from_raw(p as i32))
-        {
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
-        }
-    }
+    _group: KillGroup,
 }
 
 #[derive(Default)]
@@ -185,7 +174,7 @@ impl Connection {
                 .map_err(|e| fail(e.to_string()))?;
             return Ok(Live {
                 client,
-                group: None,
+                _group: KillGroup(None),
             });
         }
         let (transport, group) = crate::stdio::spawn(
@@ -204,7 +193,7 @@ impl Connection {
             .map_err(|e| fail(e.to_string()))?;
         Ok(Live {
             client,
-            group: guard.disarm(),
+            _group: guard,
         })
     }
 
@@ -289,14 +278,8 @@ impl Connection {
     }
 }
 
-/// Kills a process group when dropped, unless disarmed.
+/// Kills a process group (if any) when dropped.
 struct KillGroup(Option<u32>);
-
-impl KillGroup {
-    fn disarm(mut self) -> Option<u32> {
-        self.0.take()
-    }
-}
 
 impl Drop for KillGroup {
     fn drop(&mut self) {

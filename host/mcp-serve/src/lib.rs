@@ -19,7 +19,7 @@ use clawhost_agent_core::{
     ApprovalDecision, Approvals, Image, RunContext, ToolCallRequest, ToolExecutor, ToolOutput,
 };
 use clawhost_config::NonInteractivePolicy;
-use clawhost_runner::AgentHost;
+use clawhost_runner::{AgentHost, EmbeddedRunner};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig,
@@ -58,8 +58,11 @@ impl ToolServer {
     }
 
     /// The run context of one call.
-    fn context(&self, peer: &rmcp::service::Peer<RoleServer>) -> RunContext {
-        let runner = self.host.runner();
+    fn context(
+        &self,
+        runner: &EmbeddedRunner,
+        peer: &rmcp::service::Peer<RoleServer>,
+    ) -> RunContext {
         let model = self
             .host
             .generation(&self.agent)
@@ -153,7 +156,7 @@ impl ServerHandler for ToolServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let runner = self.host.runner();
-        let mut ctx = self.context(&context.peer);
+        let mut ctx = self.context(&runner, &context.peer);
         if !runner
             .dispatcher()
             .specs(&ctx)
