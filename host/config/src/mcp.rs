@@ -81,12 +81,7 @@ impl McpServerConfig {
     /// The program to start (stdio servers): a relative path (one holding a
     /// `/`) resolves against `base_dir`; a bare name is left for `PATH`.
     pub fn program(&self, base_dir: &std::path::Path) -> Option<PathBuf> {
-        let command = self.command.as_deref()?;
-        Some(if command.contains('/') {
-            base_dir.join(command)
-        } else {
-            PathBuf::from(command)
-        })
+        Some(crate::plugins::program(self.command.as_deref()?, base_dir))
     }
 }
 

@@ -462,12 +462,18 @@ impl ProcessGrant {
     /// against `base_dir`, the config file's directory; a bare name is left
     /// for `PATH`.
     pub fn program(&self, base_dir: &std::path::Path) -> PathBuf {
-        let command = std::path::Path::new(&self.command);
-        if self.command.contains('/') {
-            base_dir.join(command)
-        } else {
-            command.to_path_buf()
-        }
+        program(&self.command, base_dir)
+    }
+}
+
+/// A configured program: a relative path (one holding a `/`) resolves
+/// against `base_dir`, the config file's directory; a bare name is left for
+/// `PATH`. Granted processes and MCP servers name theirs this way.
+pub(crate) fn program(command: &str, base_dir: &std::path::Path) -> PathBuf {
+    if command.contains('/') {
+        base_dir.join(command)
+    } else {
+        PathBuf::from(command)
     }
 }
 
