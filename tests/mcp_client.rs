@@ -92,6 +92,8 @@ async fn a_turn_calls_stdio_and_http_servers_tools_through_the_hosts_hooks() {
     let runner = mcp_runner(cfg, &["policy-guard"]).await;
     for report in runner.mcp_servers() {
         assert_eq!(report.state, ServerState::Ready, "{report:?}");
+        // The SDK's servers know the current revision (`server/discover`).
+        assert_eq!(report.protocol, "2026-07-28", "{report:?}");
         assert!(report
             .tools
             .iter()
@@ -318,6 +320,9 @@ async fn hostile_servers_are_reported_bounded_and_never_fatal() {
         failed("missing")
     );
 
+    // A server without `server/discover` is met with `initialize` at the
+    // previous revision.
+    assert_eq!(report("garbage").protocol, "2025-11-25");
     // Lines that are not JSON-RPC are skipped; the server still serves.
     let (out, _) = dispatch(&runner, "mcp__garbage__echo", json!({"text": "fine"})).await;
     assert_eq!(out.content, "\"fine\"");
@@ -372,6 +377,16 @@ async fn a_changed_tool_list_is_served_by_a_new_generation() {
         .await
         .unwrap();
     assert!(!names(&fake.requests()[0].body).contains("mcp__files__extra"));
+    // At 2026-07-28 the change comes on the `subscriptions/listen` stream,
+    // on its own time: wait for it (bounded) before the next turn.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !host.runner().mcp_stale() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server's tools/list_changed never arrived"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     let generation = host.generations().number;
     fake.push(tool_call("c2", "mcp__files__extra", json!({})));
     fake.push(text_answer("m2", &["ok"]));

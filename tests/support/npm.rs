@@ -1,4 +1,4 @@
-//! The real agent runtimes the tests drive, from npm at pinned versions:
+//! The real programs the tests drive (agent runtimes, the MCP Inspector), from npm at pinned versions:
 //! each package is installed once into `target/test-npm/<package>` and found
 //! there, so `cargo test --workspace` needs no npm step of its own.
 
@@ -10,6 +10,9 @@ pub const CODEX: &str = "@openai/codex@0.171.0";
 
 /// Zed's ACP agent for Codex, which the `acp` runtime drives.
 pub const CODEX_ACP: &str = "@zed-industries/codex-acp@0.16.0";
+
+/// The MCP Inspector, whose CLI drives `clawhost mcp serve` as a user would.
+pub const MCP_INSPECTOR: &str = "@modelcontextprotocol/inspector@2.12.0";
 
 /// The executable `bin` of npm `package` (`name@version`), installed on first use.
 pub fn bin(package: &str, bin: &str) -> PathBuf {

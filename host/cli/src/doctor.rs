@@ -271,8 +271,9 @@ fn mcp_servers(report: &mut Report, servers: &[clawhost_mcp_client::ServerReport
                 Level::Ok,
                 "mcp.ready",
                 format!(
-                    "MCP server {name} ({}): {} tool(s)",
+                    "MCP server {name} ({}, MCP {}): {} tool(s)",
                     s.transport,
+                    s.protocol,
                     s.tools.len()
                 ),
             ),

@@ -114,6 +114,7 @@ async fn list(path: &Path, json: bool) -> anyhow::Result<()> {
                 serde_json::json!({
                     "server": s.server,
                     "transport": s.transport,
+                    "protocol": s.protocol,
                     "state": match &s.state {
                         ServerState::Ready => "ready",
                         ServerState::Disabled => "disabled",
@@ -137,7 +138,7 @@ async fn list(path: &Path, json: bool) -> anyhow::Result<()> {
     }
     for s in servers {
         let state = match &s.state {
-            ServerState::Ready => format!("ready, {} tool(s)", s.tools.len()),
+            ServerState::Ready => format!("ready, MCP {}, {} tool(s)", s.protocol, s.tools.len()),
             ServerState::Disabled => "disabled".into(),
             ServerState::Failed(why) => format!("failed: {why}"),
         };

@@ -1,12 +1,17 @@
 //! `clawhost mcp serve` driven by the official Python SDK's client (PyPI
 //! `mcp`): over stdio (the protocol the two negotiate, and the previous
-//! revision's handshake with elicitation) and Streamable HTTP with a token.
+//! revision's handshake with elicitation) and Streamable HTTP with a token;
+//! and by the MCP Inspector's CLI (npm), given the README's `mcpServers`
+//! entry as its config file.
 //! The WASM tools, a host tool, a blocked call, an approval, an unknown
 //! tool and a cancelled long call, each through the host's dispatch path.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails by panicking
 
 mod common;
+#[path = "../../../tests/support/npm.rs"]
+#[allow(dead_code)]
+mod npm;
 #[path = "../../../tests/support/python.rs"]
 #[allow(dead_code)]
 mod python;
@@ -201,6 +206,149 @@ fn the_python_sdk_client_uses_the_agents_tools_over_http_with_a_token() {
     assert_eq!(seen["foreign_origin"], 403, "{seen}");
     check_scenario(&seen);
     assert_eq!(seen["exec"]["isError"], true, "{seen}");
+}
+
+/// Run the MCP Inspector's CLI with `args` (in `dir`, its home); its exit
+/// status, stdout parsed as JSON (`null` when it is not), and stderr.
+fn inspect(dir: &Path, args: &[&str]) -> (bool, Value, String) {
+    let out = Command::new(npm::bin(npm::MCP_INSPECTOR, "mcp-inspector"))
+        .arg("--cli")
+        .args(args)
+        .env("HOME", dir)
+        .env("MCP_INSPECTOR_SECRET_STORE", "memory")
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the MCP Inspector runs");
+    (
+        out.status.success(),
+        serde_json::from_slice(&out.stdout).unwrap_or(Value::Null),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The text of a `tools/call` result, and whether it is an error.
+fn called(result: &Value) -> (String, bool) {
+    (
+        result["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a text result: {result}"))
+            .to_string(),
+        result["isError"] == true,
+    )
+}
+
+#[test]
+fn the_mcp_inspector_uses_the_readme_entry_and_the_http_endpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = serve_config(dir.path());
+    let (_, args) = readme_entry(&config);
+    // The README's entry as a Claude Desktop-style config file, naming the
+    // binary under test.
+    let entry = json!({"mcpServers": {"clawhost": {
+        "command": env!("CARGO_BIN_EXE_clawhost"),
+        "args": serde_json::from_str::<Value>(&args).unwrap(),
+    }}});
+    let file = dir.path().join("mcp.json");
+    std::fs::write(&file, entry.to_string()).unwrap();
+    let file = file.to_string_lossy().into_owned();
+    let stdio = ["--config", &file, "--server", "clawhost"];
+
+    // Every tool's schema passes the Inspector's portability check.
+    let (ok, listed, err) = inspect(
+        dir.path(),
+        &[&stdio[..], &["--method", "tools/list", "--strict"]].concat(),
+    );
+    assert!(ok, "{err}");
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap_or_else(|| {
+            panic!(
+                "tools: {listed}
+{err}"
+            )
+        })
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    for name in ["word_count", "read_note", "read", "exec"] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+    assert!(err.contains("0 errors"), "{err}");
+
+    // The Inspector exits non-zero on an `isError` result, printing it.
+    let call = |args: &[&str]| {
+        let (_, result, err) = inspect(dir.path(), args);
+        assert!(!result.is_null(), "{err}");
+        called(&result)
+    };
+    let tool = |name: &'static str, arg: &'static str| {
+        [
+            &stdio[..],
+            &[
+                "--method",
+                "tools/call",
+                "--tool-name",
+                name,
+                "--tool-arg",
+                arg,
+            ],
+        ]
+        .concat()
+    };
+    let (text, error) = call(&tool("word_count", "text=one two three"));
+    assert!(!error && text.contains("\"words\":3"), "{text}");
+    // policy-guard's before_tool_call blocks it, as inside a turn.
+    let (text, error) = call(&tool("read_note", "name=note.txt"));
+    assert!(error && text.contains("blocked"), "{text}");
+    let (text, error) = call(&tool("read", "path=note.txt"));
+    assert!(!error && text.contains("a note for MCP"), "{text}");
+
+    // Over Streamable HTTP: with the token, and refused without it.
+    let mut server = Server(
+        Command::new(env!("CARGO_BIN_EXE_clawhost"))
+            .args(["--config", &config.to_string_lossy()])
+            .args(["mcp", "serve", "--http", "127.0.0.1:0"])
+            .env("CLAWHOST_MCP_TOKEN", "s3cret")
+            .current_dir(dir.path())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.0.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("the server names its URL: {line}"))
+        .to_string();
+    let http = ["--server-url", &url, "--transport", "http"];
+    let word_count = [
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "word_count",
+        "--tool-arg",
+        "text=a b",
+    ];
+    let (text, error) = call(
+        &[
+            &http[..],
+            &["--header", "Authorization: Bearer s3cret"],
+            &word_count,
+        ]
+        .concat(),
+    );
+    assert!(!error && text.contains("\"words\":2"), "{text}");
+    // Without it the server answers 401 and the Inspector asks for auth.
+    let (ok, _, err) = inspect(dir.path(), &[&http[..], &word_count].concat());
+    assert!(!ok && err.contains("\"auth_required\""), "{err}");
+    drop(server);
 }
 
 /// A `clawhost mcp serve --http` process, killed when dropped (a failed

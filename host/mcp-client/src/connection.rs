@@ -10,9 +10,10 @@ use std::time::{Duration, Instant};
 use clawhost_config::McpServerConfig;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+    ServerNotification, SubscriptionFilter,
 };
-use rmcp::service::{NotificationContext, RoleClient, RunningService};
-use rmcp::{ClientHandler, ServiceExt};
+use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt};
 use serde_json::Value;
 
 use crate::McpError;
@@ -50,6 +51,63 @@ impl ClientHandler for Handler {
 }
 
 type Client = RunningService<RoleClient, Handler>;
+
+/// The handshake: the current revision (`server/discover`, 2026-07-28)
+/// first, falling back to `initialize` at the previous one (2025-11-25)
+/// for a server that does not know `server/discover`.
+fn lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: Some(ProtocolVersion::V_2025_11_25),
+    }
+}
+
+/// The protocol revision `client` negotiated.
+fn protocol(client: &Client) -> String {
+    client
+        .peer_info()
+        .map(|info| info.protocol_version.to_string())
+        .unwrap_or_default()
+}
+
+/// At a revision without `initialize` (2026-07-28 on), a server's change
+/// notifications reach only a `subscriptions/listen` stream the client
+/// opened: open one for `tools/list_changed` when the server has them, and
+/// mark the catalog stale at each. The task ends with the connection.
+fn listen_for_tool_changes(client: &Client, server: &str, stale: Arc<AtomicBool>) {
+    let Some(info) = client.peer_info() else {
+        return;
+    };
+    let announces = info
+        .capabilities
+        .tools
+        .as_ref()
+        .and_then(|t| t.list_changed)
+        .unwrap_or(false);
+    if info.protocol_version.has_initialize() || !announces {
+        return;
+    }
+    let peer: Peer<RoleClient> = client.peer().clone();
+    let server = server.to_string();
+    tokio::spawn(async move {
+        let filter = SubscriptionFilter::builder().tools_list_changed().build();
+        let mut subscription = match peer.listen(filter).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(%server, "MCP server refused `subscriptions/listen`: {e}");
+                return;
+            }
+        };
+        while let Ok(Some(notification)) = subscription.next().await {
+            if matches!(
+                notification,
+                ServerNotification::ToolListChangedNotification(_)
+            ) {
+                stale.store(true, Ordering::SeqCst);
+            }
+        }
+    });
+}
 
 /// A live connection and, for a stdio server, its process group, killed
 /// when the connection goes.
@@ -169,9 +227,10 @@ impl Connection {
             let transport = crate::http::transport(url, &self.config.headers, self.max_bytes())
                 .map_err(fail)?;
             let client = handler
-                .serve(transport)
+                .serve_with_lifecycle(transport, lifecycle())
                 .await
                 .map_err(|e| fail(e.to_string()))?;
+            listen_for_tool_changes(&client, &self.name, self.stale.clone());
             return Ok(Live {
                 client,
                 _group: KillGroup(None),
@@ -188,18 +247,20 @@ impl Connection {
         // From here a failed start kills the process with the group.
         let guard = KillGroup(Some(group));
         let client = handler
-            .serve(transport)
+            .serve_with_lifecycle(transport, lifecycle())
             .await
             .map_err(|e| fail(e.to_string()))?;
+        listen_for_tool_changes(&client, &self.name, self.stale.clone());
         Ok(Live {
             client,
             _group: guard,
         })
     }
 
-    /// The server's tools, as JSON (`name`, `description`, `inputSchema`),
-    /// every page of them; the server is started if it is not running.
-    pub(crate) async fn list_tools(&self) -> Result<Vec<Value>, McpError> {
+    /// The protocol revision the server speaks, and its tools as JSON
+    /// (`name`, `description`, `inputSchema`), every page of them; the
+    /// server is started if it is not running.
+    pub(crate) async fn list_tools(&self) -> Result<(String, Vec<Value>), McpError> {
         let live = self.live().await?;
         self.stale.store(false, Ordering::SeqCst);
         let timeout = Duration::from_millis(self.config.start_timeout_ms);
@@ -213,10 +274,11 @@ impl Connection {
                 server: self.name.clone(),
                 reason: format!("`tools/list` failed: {e}"),
             })?;
-        Ok(tools
+        let tools = tools
             .iter()
             .filter_map(|t| serde_json::to_value(t).ok())
-            .collect())
+            .collect();
+        Ok((protocol(&live.client), tools))
     }
 
     /// Call `tool` (its name on the server) with `arguments`; the result

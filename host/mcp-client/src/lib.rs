@@ -92,6 +92,8 @@ pub struct ServerReport {
     pub transport: String,
     /// How it stands.
     pub state: ServerState,
+    /// The MCP revision it speaks (empty unless it is ready).
+    pub protocol: String,
     /// Its tools that are offered: (offered name, name on the server).
     pub tools: Vec<(String, String)>,
     /// Its tools that are not offered: (name on the server, why).
@@ -151,13 +153,15 @@ impl McpServers {
                     (None, None) => String::new(),
                 },
                 state: ServerState::Ready,
+                protocol: String::new(),
                 tools: Vec::new(),
                 withheld: Vec::new(),
             };
             match listed {
                 Ok(None) => report.state = ServerState::Disabled,
                 Err(e) => report.state = ServerState::Failed(e.to_string()),
-                Ok(Some(listed)) => {
+                Ok(Some((protocol, listed))) => {
+                    report.protocol = protocol;
                     for tool in listed {
                         match checked(&server, &tool) {
                             Ok(t) => {
