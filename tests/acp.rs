@@ -10,11 +10,13 @@ use clawhost_llm::ModelRuntimes;
 use clawhost_runner::EmbeddedRunner;
 use clawhost_sessions::{EntryBody, SessionStore};
 use clawhost_tests::agents::{
-    abort_midway, fake_model_args, kill_midway, kinds, localize_process, merge, readme_config,
-    text_answer, tool_call, CodexDirs,
+    abort_midway, fake_model_args, kill_midway, kinds, localize_process, merge,
+    namespaced_tool_call, readme_config, text_answer, tool_call, CodexDirs,
 };
 use clawhost_tests::fake_provider::FakeProvider;
-use clawhost_tests::{config, npm, runner_with};
+use clawhost_tests::{
+    cache_dir, cache_key_file, clawhost_bin, config, npm, plugins_dir, runner_with,
+};
 use serde_json::{json, Value};
 
 /// What the tests add to `codex-acp`'s command line: a model with metadata
@@ -256,7 +258,10 @@ async fn the_readme_acp_config_runs_a_turn() {
         &dirs.workspace,
     );
     let workspace = &dirs.workspace;
-    cfg["plugins"]["entries"]["acp"]["config"]["cwd"] = json!(workspace.to_string_lossy());
+    let acp = &mut cfg["plugins"]["entries"]["acp"]["config"];
+    acp["cwd"] = json!(workspace.to_string_lossy());
+    acp["hostTools"]["command"] = json!(clawhost_bin());
+    acp["hostTools"]["args"][1] = json!(serve_config(dir.path()));
     let (runner, runtimes) = acp_runner(config(cfg, dir.path())).await;
     fake.push(text_answer("msg_r", &["From ", "the README."]));
     let mut session = clawhost_runner::Session::new("s1", "main");
@@ -267,4 +272,116 @@ async fn the_readme_acp_config_runs_a_turn() {
         .unwrap();
     assert_eq!(outcome.answer, "From the README.");
     assert_eq!(session.runtime.as_deref(), Some("acp"));
+    // The agent started `clawhost mcp serve` and offers its tools.
+    let tools = fake.requests()[0].body["tools"].to_string();
+    assert!(
+        tools.contains("mcp__clawhost") && tools.contains("word_count"),
+        "{tools}"
+    );
+}
+
+/// What `clawhost mcp serve` serves an agent (its config written under
+/// `dir`): text-tools, and policy-guard blocking any call that mentions
+/// "forbidden"; its sessions in `dir/mcp-sessions`.
+fn serve_config(dir: &Path) -> std::path::PathBuf {
+    let serve = dir.join("serve.json");
+    std::fs::write(
+        &serve,
+        json!({
+            "plugins": {
+                "paths": [plugins_dir()],
+                "cacheDir": cache_dir(),
+                "cacheKeyFile": cache_key_file(),
+                "allow": ["text-tools", "policy-guard"],
+                "entries": {"policy-guard": {"config": {"blockWords": ["forbidden"]}}}
+            },
+            "tools": {"testFixtures": false},
+            "sessions": {"dir": dir.join("mcp-sessions")},
+            "models": {"providers": {"scripted": {"api": "scripted", "script": dir.join("script.json")}}},
+            "agents": {"defaults": {"model": "scripted/test"}}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(dir.join("script.json"), "[]").unwrap();
+    serve
+}
+
+#[tokio::test]
+async fn an_acp_agent_calls_clawhosts_tools_over_mcp_through_the_hosts_hooks() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let serve = serve_config(dir.path());
+    let host_tools = json!({"plugins": {"entries": {"acp": {"config": {"hostTools": {
+        "command": clawhost_bin(),
+        "args": ["--config", serve, "mcp", "serve"]
+    }}}}}});
+    let (runner, runtimes) = acp_runner(acp_config(&fake, dir.path(), host_tools)).await;
+    let generation = runtimes.current("main").unwrap();
+    let mut session = clawhost_runner::Session::new("s1", "main");
+
+    fake.push(namespaced_tool_call(
+        "call_1",
+        "mcp__clawhost",
+        "word_count",
+        json!({"text": "one two three"}),
+    ));
+    fake.push(namespaced_tool_call(
+        "call_2",
+        "mcp__clawhost",
+        "word_count",
+        json!({"text": "a forbidden word"}),
+    ));
+    fake.push(text_answer("msg_m", &["Counted."]));
+    let ctx = RunContext::new("main", "agent/codex");
+    let outcome = runner
+        .run_session_turn(&mut session, generation, &ctx, "count words")
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "Counted.");
+    let requests = fake.requests();
+    // The agent was offered the WASM tool, and its answer reached the model.
+    assert!(
+        requests[0].body["tools"].to_string().contains("word_count"),
+        "{}",
+        requests[0].body["tools"]
+    );
+    // (Codex nests the MCP result's JSON text in its own: unescape it.)
+    let second = requests[1].body["input"].to_string().replace('\\', "");
+    assert!(
+        second.contains(r#""words":3"#),
+        "{}",
+        &second[second.len().saturating_sub(2000)..]
+    );
+    // policy-guard's before_tool_call blocked the second call.
+    let third = requests[2].body["input"].to_string();
+    assert!(
+        third.contains("blocked"),
+        "{}",
+        &third[third.len().saturating_sub(2000)..]
+    );
+    assert!(third.contains("forbidden"), "{third}");
+    // The mirror holds both calls and their results.
+    assert_eq!(
+        kinds(&session.history),
+        [
+            "user",
+            "tool-call",
+            "tool-result",
+            "tool-call",
+            "tool-result",
+            "assistant"
+        ]
+    );
+    // `clawhost mcp serve` stored the calls as its client's session.
+    let served = SessionStore::new(dir.path().join("mcp-sessions"));
+    let listed = served.list("main").unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    let stored = served.open("main", &listed[0].id).unwrap();
+    let calls = stored
+        .entries()
+        .iter()
+        .filter(|e| format!("{:?}", e.body).contains("word_count"))
+        .count();
+    assert!(calls >= 2, "{:?}", stored.entries());
 }

@@ -39,6 +39,25 @@ pub fn tool_call(call_id: &str, name: &str, args: Value) -> Reply {
     ))
 }
 
+/// A function call to `name` in a tool `namespace` (Codex offers an MCP
+/// server's tools as the namespace `mcp__<server>`).
+pub fn namespaced_tool_call(call_id: &str, namespace: &str, name: &str, args: Value) -> Reply {
+    let events = wire::responses_tool_call(call_id, name, &[&args.to_string()])
+        .into_iter()
+        .map(|sse| {
+            let Some((head, data)) = sse.trim_end().split_once("\ndata: ") else {
+                return sse;
+            };
+            let mut data: Value = serde_json::from_str(data).expect("the wire's own JSON");
+            if let Some(item) = data.get_mut("item").and_then(Value::as_object_mut) {
+                item.insert("namespace".into(), namespace.into());
+            }
+            format!("{head}\ndata: {data}\n\n")
+        })
+        .collect();
+    Reply::sse(events)
+}
+
 /// Merge `extra` into `into` (objects key by key, anything else replaced).
 pub fn merge(into: &mut Value, extra: Value) {
     match (into, extra) {

@@ -53,6 +53,23 @@ pub fn config(json: Value, base: &Path) -> Config {
     config
 }
 
+/// The `clawhost` binary `cargo test --workspace` built beside this test
+/// (for the programs a test hands it to, as an agent runtime's MCP server).
+pub fn clawhost_bin() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let bin = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|debug| debug.join("clawhost"))
+        .expect("target/<profile>/deps/<test>");
+    assert!(
+        bin.exists(),
+        "{} is missing: run `cargo build -p clawhost` (`cargo test --workspace` builds it)",
+        bin.display()
+    );
+    bin
+}
+
 /// The key of the shared test cache (outside the cache dir, as the host requires).
 pub fn cache_key_file() -> PathBuf {
     clawhost::build::repo_root()

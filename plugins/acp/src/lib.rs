@@ -15,13 +15,18 @@
 //!   `acp_<kind>`, through tool policy, `before_tool_call` and the operator's
 //!   approvals; the agent gets the allow-once or reject-once option it offered.
 //!
+//! - with `hostTools` set, the session gets clawhost's tools as an MCP
+//!   server (`mcpServers`: usually `clawhost mcp serve`, which runs each
+//!   call in its plugin's sandbox through policy, hooks and approvals).
+//!
 //! The client offers no `fs/*` or `terminal/*` methods (the capabilities say
 //! so): the agent works in its workspace with its own tools, each asked about
 //! through its permission requests.
 //!
 //! Config (`plugins.entries.acp.config`): `cwd` (required, absolute),
 //! `providers` (the model providers whose routes select this runtime),
-//! `startTimeoutMs` (30 s), `idleTimeoutMs` (10 min).
+//! `startTimeoutMs` (30 s), `idleTimeoutMs` (10 min), `hostTools`
+//! (`{command, args, env}` of the MCP server handed to the agent).
 
 use clawhost_sdk::native::{self, Incoming, Rpc, Verdict, WireError};
 use clawhost_sdk::{
@@ -44,6 +49,8 @@ struct Settings {
     providers: Vec<String>,
     start_timeout_ms: u32,
     idle_timeout_ms: u32,
+    /// ACP `mcpServers` for a session: clawhost's tools when `hostTools` is set.
+    mcp_servers: Value,
 }
 
 impl Settings {
@@ -66,6 +73,7 @@ impl Settings {
                 .unwrap_or_default(),
             start_timeout_ms: ms("startTimeoutMs", 30_000),
             idle_timeout_ms: ms("idleTimeoutMs", 600_000),
+            mcp_servers: mcp_servers(&c["hostTools"]),
         }
     }
 }
@@ -115,6 +123,26 @@ impl Harness for Acp {
     }
 }
 
+/// The ACP `mcpServers` list (stdio entries) for `hostTools`: one server
+/// named `clawhost`, or none.
+fn mcp_servers(tools: &Value) -> Value {
+    let Some(command) = tools["command"].as_str() else {
+        return json!([]);
+    };
+    let env: Vec<Value> = tools["env"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, value)| json!({"name": name, "value": value.as_str().unwrap_or_default()}))
+        .collect();
+    json!([{
+        "name": "clawhost",
+        "command": command,
+        "args": tools.get("args").cloned().unwrap_or_else(|| json!([])),
+        "env": env,
+    }])
+}
+
 fn failed(doing: &str, error: WireError) -> AttemptError {
     AttemptError::Failed(format!("the ACP agent ({doing}): {error}"))
 }
@@ -153,7 +181,7 @@ impl Client<'_> {
             Some(id) => {
                 self.call(
                     "session/load",
-                    json!({"sessionId": id, "cwd": self.cwd, "mcpServers": []}),
+                    json!({"sessionId": id, "cwd": self.cwd, "mcpServers": self.settings.mcp_servers}),
                     start,
                 )?;
                 id
@@ -161,7 +189,7 @@ impl Client<'_> {
             _ => {
                 let opened = self.call(
                     "session/new",
-                    json!({"cwd": self.cwd, "mcpServers": []}),
+                    json!({"cwd": self.cwd, "mcpServers": self.settings.mcp_servers}),
                     start,
                 )?;
                 opened["sessionId"]
@@ -282,9 +310,25 @@ impl Client<'_> {
         self.calls.push((id, call.name));
     }
 
+    /// Whether a permission request asks about a call to the MCP server
+    /// `hostTools` handed the agent (as Codex asks: `rawInput.server_name`).
+    fn for_host_tools(&self, params: &Value) -> bool {
+        self.settings
+            .mcp_servers
+            .as_array()
+            .is_some_and(|s| !s.is_empty())
+            && params["toolCall"]["rawInput"]["server_name"] == "clawhost"
+    }
+
     /// Answer a request of the agent's.
     fn serve(&mut self, id: Value, method: &str, params: &Value) -> Result<(), AttemptError> {
         let sent = match method {
+            "session/request_permission" if self.for_host_tools(params) => {
+                // A call to clawhost's own MCP server: `clawhost mcp serve`
+                // applies policy, hooks and approvals to it itself.
+                self.rpc
+                    .respond(id, json!({"outcome": chosen(params, "allow_once")}))
+            }
             "session/request_permission" => {
                 let call = host_call(
                     params["toolCall"]["toolCallId"]
@@ -300,18 +344,8 @@ impl Client<'_> {
                     }
                 };
                 let wanted = if allowed { "allow_once" } else { "reject_once" };
-                let option = params["options"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .find(|o| o["kind"] == wanted)
-                    .and_then(|o| o["optionId"].as_str());
-                let outcome = match option {
-                    Some(option) => json!({"outcome": "selected", "optionId": option}),
-                    // No option says what the host decided: cancel the call.
-                    None => json!({"outcome": "cancelled"}),
-                };
-                self.rpc.respond(id, json!({"outcome": outcome}))
+                self.rpc
+                    .respond(id, json!({"outcome": chosen(params, wanted)}))
             }
             other => self.rpc.refuse(
                 id,
@@ -319,6 +353,21 @@ impl Client<'_> {
             ),
         };
         sent.map_err(|e| failed(method, e))
+    }
+}
+
+/// The permission request's option of `kind` as the outcome, or
+/// `cancelled` when the agent offered none of that kind.
+fn chosen(params: &Value, kind: &str) -> Value {
+    let option = params["options"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|o| o["kind"] == kind)
+        .and_then(|o| o["optionId"].as_str());
+    match option {
+        Some(option) => json!({"outcome": "selected", "optionId": option}),
+        None => json!({"outcome": "cancelled"}),
     }
 }
 
