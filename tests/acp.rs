@@ -10,13 +10,11 @@ use clawhost_llm::ModelRuntimes;
 use clawhost_runner::EmbeddedRunner;
 use clawhost_sessions::{EntryBody, SessionStore};
 use clawhost_tests::agents::{
-    abort_midway, fake_model_args, kill_midway, kinds, localize_process, merge,
+    abort_midway, fake_model_args, host_tools_config, kill_midway, kinds, localize_process, merge,
     namespaced_tool_call, readme_config, text_answer, tool_call, CodexDirs,
 };
 use clawhost_tests::fake_provider::FakeProvider;
-use clawhost_tests::{
-    cache_dir, cache_key_file, clawhost_bin, config, npm, plugins_dir, runner_with,
-};
+use clawhost_tests::{clawhost_bin, config, npm, runner_with};
 use serde_json::{json, Value};
 
 /// What the tests add to `codex-acp`'s command line: a model with metadata
@@ -261,7 +259,7 @@ async fn the_readme_acp_config_runs_a_turn() {
     let acp = &mut cfg["plugins"]["entries"]["acp"]["config"];
     acp["cwd"] = json!(workspace.to_string_lossy());
     acp["hostTools"]["command"] = json!(clawhost_bin());
-    acp["hostTools"]["args"][1] = json!(serve_config(dir.path()));
+    acp["hostTools"]["args"][1] = json!(host_tools_config(dir.path()));
     let (runner, runtimes) = acp_runner(config(cfg, dir.path())).await;
     fake.push(text_answer("msg_r", &["From ", "the README."]));
     let mut session = clawhost_runner::Session::new("s1", "main");
@@ -280,38 +278,11 @@ async fn the_readme_acp_config_runs_a_turn() {
     );
 }
 
-/// What `clawhost mcp serve` serves an agent (its config written under
-/// `dir`): text-tools, and policy-guard blocking any call that mentions
-/// "forbidden"; its sessions in `dir/mcp-sessions`.
-fn serve_config(dir: &Path) -> std::path::PathBuf {
-    let serve = dir.join("serve.json");
-    std::fs::write(
-        &serve,
-        json!({
-            "plugins": {
-                "paths": [plugins_dir()],
-                "cacheDir": cache_dir(),
-                "cacheKeyFile": cache_key_file(),
-                "allow": ["text-tools", "policy-guard"],
-                "entries": {"policy-guard": {"config": {"blockWords": ["forbidden"]}}}
-            },
-            "tools": {"testFixtures": false},
-            "sessions": {"dir": dir.join("mcp-sessions")},
-            "models": {"providers": {"scripted": {"api": "scripted", "script": dir.join("script.json")}}},
-            "agents": {"defaults": {"model": "scripted/test"}}
-        })
-        .to_string(),
-    )
-    .unwrap();
-    std::fs::write(dir.join("script.json"), "[]").unwrap();
-    serve
-}
-
 #[tokio::test]
 async fn an_acp_agent_calls_clawhosts_tools_over_mcp_through_the_hosts_hooks() {
     let fake = FakeProvider::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let serve = serve_config(dir.path());
+    let serve = host_tools_config(dir.path());
     let host_tools = json!({"plugins": {"entries": {"acp": {"config": {"hostTools": {
         "command": clawhost_bin(),
         "args": ["--config", serve, "mcp", "serve"]

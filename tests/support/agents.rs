@@ -343,3 +343,30 @@ pub fn fake_model_args(fake: &crate::fake_provider::FakeProvider) -> Vec<String>
         ),
     ]
 }
+
+/// What `clawhost mcp serve` serves an agent (its config written under
+/// `dir`): text-tools, and policy-guard blocking any call that mentions
+/// "forbidden"; its sessions in `dir/mcp-sessions`.
+pub fn host_tools_config(dir: &Path) -> std::path::PathBuf {
+    let serve = dir.join("serve.json");
+    std::fs::write(
+        &serve,
+        json!({
+            "plugins": {
+                "paths": [crate::plugins_dir()],
+                "cacheDir": crate::cache_dir(),
+                "cacheKeyFile": crate::cache_key_file(),
+                "allow": ["text-tools", "policy-guard"],
+                "entries": {"policy-guard": {"config": {"blockWords": ["forbidden"]}}}
+            },
+            "tools": {"testFixtures": false},
+            "sessions": {"dir": dir.join("mcp-sessions")},
+            "models": {"providers": {"scripted": {"api": "scripted", "script": dir.join("script.json")}}},
+            "agents": {"defaults": {"model": "scripted/test"}}
+        })
+        .to_string(),
+    )
+    .unwrap();
+    std::fs::write(dir.join("script.json"), "[]").unwrap();
+    serve
+}

@@ -97,6 +97,8 @@ pub struct Recorded {
 #[derive(Default)]
 struct Shared {
     replies: Mutex<VecDeque<Reply>>,
+    /// The reply to every request that offers no tools, if set.
+    untooled: Mutex<Option<Reply>>,
     requests: Mutex<Vec<Recorded>>,
 }
 
@@ -120,12 +122,18 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
         .await
         .unwrap_or_default();
     let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let offers_tools = body["tools"].as_array().is_some_and(|t| !t.is_empty());
+    let side = if offers_tools {
+        None
+    } else {
+        shared.untooled.lock().unwrap().clone()
+    };
     shared.requests.lock().unwrap().push(Recorded {
         path,
         headers,
         body,
     });
-    let mut reply = shared.replies.lock().unwrap().pop_front();
+    let mut reply = side.or_else(|| shared.replies.lock().unwrap().pop_front());
     if let Some(Reply::Held(inner, gate)) = reply {
         gate.notified().await;
         reply = Some(*inner);
@@ -201,6 +209,14 @@ impl FakeProvider {
     /// Queue replies, served in order.
     pub fn push(&self, reply: Reply) -> &Self {
         self.shared.replies.lock().unwrap().push_back(reply);
+        self
+    }
+
+    /// Answer every request that offers the model no tools with `reply`
+    /// (an agent's side requests, such as a session title), leaving the
+    /// queue to the turn's own requests.
+    pub fn answer_untooled(&self, reply: Reply) -> &Self {
+        *self.shared.untooled.lock().unwrap() = Some(reply);
         self
     }
 

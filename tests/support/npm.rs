@@ -11,6 +11,10 @@ pub const CODEX: &str = "@openai/codex@0.171.0";
 /// Zed's ACP agent for Codex, which the `acp` runtime drives.
 pub const CODEX_ACP: &str = "@zed-industries/codex-acp@0.16.0";
 
+/// The ACP agent for Claude Code (its SDK carries the `claude` binary),
+/// which the `acp` runtime drives.
+pub const CLAUDE_ACP: &str = "@agentclientprotocol/claude-agent-acp@0.101.0";
+
 /// The MCP Inspector, whose CLI drives `clawhost mcp serve` as a user would.
 pub const MCP_INSPECTOR: &str = "@modelcontextprotocol/inspector@2.12.0";
 

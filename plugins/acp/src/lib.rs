@@ -24,6 +24,7 @@
 //! through its permission requests.
 //!
 //! Config (`plugins.entries.acp.config`): `cwd` (required, absolute),
+//! `mode` (a session mode to set: `session/set_mode`),
 //! `providers` (the model providers whose routes select this runtime),
 //! `startTimeoutMs` (30 s), `idleTimeoutMs` (10 min), `hostTools`
 //! (`{command, args, env}` of the MCP server handed to the agent).
@@ -46,6 +47,7 @@ struct Acp;
 /// The operator's settings, with defaults.
 struct Settings {
     cwd: Option<String>,
+    mode: Option<String>,
     providers: Vec<String>,
     start_timeout_ms: u32,
     idle_timeout_ms: u32,
@@ -63,6 +65,7 @@ impl Settings {
         };
         Self {
             cwd: c["cwd"].as_str().map(String::from),
+            mode: c["mode"].as_str().map(String::from),
             providers: c["providers"]
                 .as_array()
                 .map(|a| {
@@ -203,6 +206,13 @@ impl Client<'_> {
             }
         };
         native::set_thread(self.turn, &session, &agent);
+        if let Some(mode) = self.settings.mode.clone() {
+            self.call(
+                "session/set_mode",
+                json!({"sessionId": session, "modeId": mode}),
+                start,
+            )?;
+        }
         let mut prompt = vec![json!({"type": "text", "text": prepared.user_text})];
         if let (Some(system), true) = (&prepared.system, fresh) {
             // ACP has no system prompt: a new session's first prompt starts
@@ -311,13 +321,17 @@ impl Client<'_> {
     }
 
     /// Whether a permission request asks about a call to the MCP server
-    /// `hostTools` handed the agent (as Codex asks: `rawInput.server_name`).
+    /// `hostTools` handed the agent. ACP does not say how an agent names
+    /// the server: Codex puts it in `rawInput.server_name`, Claude Code in
+    /// `_meta.claudeCode.mcpServer.name`.
     fn for_host_tools(&self, params: &Value) -> bool {
+        let call = &params["toolCall"];
         self.settings
             .mcp_servers
             .as_array()
             .is_some_and(|s| !s.is_empty())
-            && params["toolCall"]["rawInput"]["server_name"] == "clawhost"
+            && (call["rawInput"]["server_name"] == "clawhost"
+                || call["_meta"]["claudeCode"]["mcpServer"]["name"] == "clawhost")
     }
 
     /// Answer a request of the agent's.
