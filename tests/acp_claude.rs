@@ -11,7 +11,7 @@ use clawhost_agent_core::{RunContext, TurnEvent};
 use clawhost_llm::ModelRuntimes;
 use clawhost_runner::EmbeddedRunner;
 use clawhost_sessions::SessionStore;
-use clawhost_tests::agents::{host_tools_config, kinds};
+use clawhost_tests::agents::{eventually, host_tools_config, kinds, spawn_turn};
 use clawhost_tests::fake_provider::{FakeProvider, Reply};
 use clawhost_tests::{clawhost_bin, config, npm, runner_with, wire};
 use serde_json::{json, Value};
@@ -186,6 +186,69 @@ async fn claude_code_asks_the_host_uses_clawhosts_tools_and_resumes_its_session(
     let last = fake.requests().last().unwrap().body.to_string();
     assert!(
         last.contains("make a file") && last.contains("remove keep.txt"),
+        "{last}"
+    );
+}
+
+#[tokio::test]
+async fn an_aborted_claude_turn_is_stored_as_aborted_and_its_session_resumes() {
+    let fake = FakeProvider::start().await;
+    fake.answer_untooled(answer("A title"));
+    let dir = tempfile::tempdir().unwrap();
+    let (runner, runtimes) = claude_runner(claude_config(&fake, dir.path())).await;
+    let runner = std::sync::Arc::new(runner);
+    let store = std::sync::Arc::new(SessionStore::new(dir.path().join("sessions")));
+    let id = store.create("main", None).unwrap().id().to_string();
+    // A reply that stops halfway and never ends.
+    let mut events = wire::anthropic_text(&["Halfway ", "there"], 10, 5);
+    events.truncate(4);
+    fake.push(Reply::sse_stalling(events, 4));
+    let ctx = RunContext::new("main", "agent/claude");
+    let turn = spawn_turn(
+        &runner,
+        &store,
+        &id,
+        runtimes.current("main").unwrap(),
+        (&ctx, "start something long"),
+    );
+    eventually("the streamed piece", || {
+        ctx.events
+            .snapshot()
+            .iter()
+            .any(|e| matches!(e, TurnEvent::TextDelta { text, .. } if text == "Halfway "))
+    })
+    .await;
+    ctx.cancel.cancel();
+    let result = turn.await.unwrap();
+    assert!(
+        matches!(
+            result,
+            Err(clawhost_runner::PersistError::Run(
+                clawhost_runner::RunError::Aborted
+            ))
+        ),
+        "{:?}",
+        result.err()
+    );
+    // Resumed, Claude's session keeps the streamed piece and says the
+    // request was interrupted.
+    fake.push(answer("Resumed."));
+    let ctx = RunContext::new("main", "agent/claude");
+    let (outcome, _) = runner
+        .run_persisted_turn(
+            &store,
+            "main",
+            &id,
+            runtimes.current("main").unwrap(),
+            &ctx,
+            "go on",
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "Resumed.");
+    let last = fake.requests().last().unwrap().body["messages"].to_string();
+    assert!(
+        last.contains("Halfway") && last.contains("[Request interrupted by user]"),
         "{last}"
     );
 }

@@ -251,6 +251,26 @@ pub async fn abort_midway(
             .any(|m| matches!(m, Message::Assistant { text, .. } if text == "Halfway ")),
         "{bodies:#?}"
     );
+    // The runtime was asked to stop its turn (`turn/interrupt`,
+    // `session/cancel`) before its process was killed, so its own thread
+    // keeps the aborted turn: resumed, its model sees the user's message
+    // and that the turn was interrupted (killed at once, `codex-acp` loses
+    // the whole turn).
+    fake.push(text_answer("msg_after", &["Resumed."]));
+    let ctx = RunContext::new("main", model_ref);
+    let generation = runtimes.current("main").unwrap();
+    let (outcome, _) = runner
+        .run_persisted_turn(&store, "main", &id, generation, &ctx, "go on")
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "Resumed.");
+    let last = fake.requests().last().unwrap().body["input"].to_string();
+    assert!(
+        last.contains("start something long")
+            && last.contains("The user interrupted the previous turn"),
+        "{}",
+        &last[last.len().saturating_sub(3000)..]
+    );
 }
 
 /// Kill a native runtime's processes (every one started with

@@ -125,6 +125,14 @@ pub trait TurnServices: Send + Sync {
     fn native_thread(&self) -> Option<String>;
     /// Store the runtime's thread on the session, with its name and version.
     fn set_native_thread(&self, thread: String, agent: String);
+    /// A native runtime's process was opened: if the run is aborted, the
+    /// host waits up to `grace` for the harness to stop the runtime's own
+    /// turn (`turn/interrupt`, `session/cancel`) before dropping it. The
+    /// token is cancelled when the run is aborted.
+    fn stop_signal(&self, grace: std::time::Duration) -> tokio_util::sync::CancellationToken {
+        let _ = grace;
+        tokio_util::sync::CancellationToken::new()
+    }
 }
 
 /// An agent runtime provided by a plugin.
@@ -343,6 +351,11 @@ impl TurnServices for TurnMirror {
 
     fn native_thread(&self) -> Option<String> {
         crate::lock(&self.native_thread).clone()
+    }
+
+    fn stop_signal(&self, grace: std::time::Duration) -> tokio_util::sync::CancellationToken {
+        self.ctx.allow_stop_grace(grace);
+        self.ctx.cancel.clone()
     }
 
     fn set_native_thread(&self, thread: String, agent: String) {

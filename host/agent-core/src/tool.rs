@@ -89,6 +89,9 @@ pub struct RunContext {
     /// Cancelled to abort the run (Ctrl-C, a client that went away, a
     /// timeout): the runner stops the turn and records what it had done.
     pub cancel: tokio_util::sync::CancellationToken,
+    /// How long (ms) an aborted run waits for a native runtime to stop its
+    /// own turn before it is dropped; 0 (no native runtime) drops it at once.
+    stop_grace_ms: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl RunContext {
@@ -102,6 +105,23 @@ impl RunContext {
             approvals: Approvals::default(),
             run_id: next_run_id(),
             cancel: tokio_util::sync::CancellationToken::new(),
+            stop_grace_ms: Default::default(),
+        }
+    }
+
+    /// Let an aborted run wait up to `grace` for a native runtime to stop
+    /// its own turn (the longest grace asked for wins).
+    pub fn allow_stop_grace(&self, grace: std::time::Duration) {
+        let ms = u64::try_from(grace.as_millis()).unwrap_or(u64::MAX);
+        self.stop_grace_ms
+            .fetch_max(ms, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The wait granted by [`Self::allow_stop_grace`], if any.
+    pub fn stop_grace(&self) -> Option<std::time::Duration> {
+        match self.stop_grace_ms.load(std::sync::atomic::Ordering::SeqCst) {
+            0 => None,
+            ms => Some(std::time::Duration::from_millis(ms)),
         }
     }
 }

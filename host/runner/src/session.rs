@@ -172,7 +172,8 @@ impl EmbeddedRunner {
     /// `agent_end` observes the result. The session records the runtime and
     /// the turn's messages. Cancelling `ctx.cancel` drops the turn where it
     /// is (the model stream, a running guest) and ends it with
-    /// [`RunError::Aborted`].
+    /// [`RunError::Aborted`]; a turn on a native runtime is first given the
+    /// grace its harness asked for to stop the runtime's own turn.
     pub async fn run_session_turn(
         &self,
         session: &mut Session,
@@ -181,10 +182,22 @@ impl EmbeddedRunner {
         user: impl Into<UserInput>,
     ) -> Result<TurnOutcome, RunError> {
         let user = user.into();
-        let result = tokio::select! {
-            biased;
-            () = ctx.cancel.cancelled() => Err(RunError::Aborted),
-            result = self.run_session_turn_inner(session, generation, ctx, &user) => result,
+        let result = {
+            let inner = self.run_session_turn_inner(session, generation, ctx, &user);
+            tokio::pin!(inner);
+            tokio::select! {
+                biased;
+                () = ctx.cancel.cancelled() => {
+                    // A native runtime's harness is told (its process's
+                    // `recv` says the turn was aborted) and may stop the
+                    // runtime's own turn within its grace.
+                    if let Some(grace) = ctx.stop_grace() {
+                        let _ = tokio::time::timeout(grace, &mut inner).await;
+                    }
+                    Err(RunError::Aborted)
+                }
+                result = &mut inner => result,
+            }
         };
         let (success, text, iterations) = match &result {
             Ok(o) => (true, o.answer.clone(), o.iterations),

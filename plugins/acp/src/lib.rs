@@ -10,6 +10,9 @@
 //! - `session/prompt` with the user's text; `agent_message_chunk` updates
 //!   stream to the user; the agent's tool calls and their results are
 //!   recorded in the host's mirror of the session;
+//! - an aborted turn sends `session/cancel` (the host says so through the
+//!   process's `recv`) and waits for the prompt to answer `cancelled`, so
+//!   the agent keeps the turn in its session;
 //! - `session/request_permission` is asked of the host: an `execute` call as
 //!   `exec` (`{"command": ...}`), an `edit` as `apply_patch`, anything else as
 //!   `acp_<kind>`, through tool policy, `before_tool_call` and the operator's
@@ -121,6 +124,8 @@ impl Harness for Acp {
             calls: Vec::new(),
             text: String::new(),
             refused: None,
+            session: None,
+            cancelling: false,
         };
         client.run(&prepared)
     }
@@ -162,6 +167,11 @@ struct Client<'a> {
     text: String,
     /// The last call the host refused: (tool, why).
     refused: Option<(String, String)>,
+    /// The agent's session, once open.
+    session: Option<String>,
+    /// Set once the host said the turn was aborted and `session/cancel`
+    /// was sent: permission requests are answered `cancelled`.
+    cancelling: bool,
 }
 
 impl Client<'_> {
@@ -206,6 +216,7 @@ impl Client<'_> {
             }
         };
         native::set_thread(self.turn, &session, &agent);
+        self.session = Some(session.clone());
         if let Some(mode) = self.settings.mode.clone() {
             self.call(
                 "session/set_mode",
@@ -231,6 +242,9 @@ impl Client<'_> {
             .unwrap_or("no stop reason given");
         match (reason, self.refused.take()) {
             ("end_turn" | "max_tokens" | "max_turn_requests", _) => Ok(answer),
+            ("cancelled", _) if self.cancelling => Err(AttemptError::Failed(
+                "the turn was aborted; the ACP agent stopped its turn (session/cancel)".into(),
+            )),
             // Some agents end the turn when a call is refused (codex-acp
             // offers only "abort" as the way to say no).
             ("cancelled", Some((tool, why))) => Err(AttemptError::Failed(format!(
@@ -250,7 +264,22 @@ impl Client<'_> {
             .request(method, params)
             .map_err(|e| failed(method, e))?;
         loop {
-            match self.rpc.next(timeout).map_err(|e| failed(method, e))? {
+            let incoming = match self.rpc.next(timeout) {
+                Ok(incoming) => incoming,
+                Err(e) if e.is_turn_aborted() && !self.cancelling => {
+                    // Stop the agent's turn; its prompt then answers
+                    // `cancelled` (within the host's grace).
+                    self.cancelling = true;
+                    if let Some(session) = &self.session {
+                        self.rpc
+                            .notify("session/cancel", json!({"sessionId": session}))
+                            .map_err(|e| failed(method, e))?;
+                    }
+                    continue;
+                }
+                Err(e) => return Err(failed(method, e)),
+            };
+            match incoming {
                 Incoming::Response { id: got, result } if got == id => {
                     return result.map_err(|message| {
                         AttemptError::Failed(format!("the ACP agent refused {method}: {message}"))
@@ -337,6 +366,12 @@ impl Client<'_> {
     /// Answer a request of the agent's.
     fn serve(&mut self, id: Value, method: &str, params: &Value) -> Result<(), AttemptError> {
         let sent = match method {
+            "session/request_permission" if self.cancelling => {
+                // After session/cancel, ACP asks the client to answer every
+                // pending permission request `cancelled`.
+                self.rpc
+                    .respond(id, json!({"outcome": {"outcome": "cancelled"}}))
+            }
             "session/request_permission" if self.for_host_tools(params) => {
                 // A call to clawhost's own MCP server: `clawhost mcp serve`
                 // applies policy, hooks and approvals to it itself.

@@ -13,7 +13,9 @@
 //!   host as `exec` / `apply_patch` (`native::gate_tool`), so policy plugins
 //!   written for the built-in tools apply unchanged; the commands it ran are
 //!   recorded with their output;
-//! - `turn/completed` ends the turn with the last agent message.
+//! - `turn/completed` ends the turn with the last agent message;
+//! - an aborted turn (the host says so through the process's `recv`) sends
+//!   `turn/interrupt` and waits for `turn/completed` (`interrupted`).
 //!
 //! Config (`plugins.entries.codex.config`): `approvalPolicy` (default
 //! `untrusted`: Codex asks about every command that is not known safe),
@@ -88,6 +90,7 @@ impl Harness for Codex {
             rpc: Rpc::unversioned(process),
             turn,
             settings,
+            running: None,
         };
         bridge.run(&prepared)
     }
@@ -102,6 +105,9 @@ struct Bridge<'a> {
     rpc: Rpc,
     turn: &'a Turn,
     settings: Settings,
+    /// The Codex turn in progress (thread id, turn id), until
+    /// `turn/interrupt` was sent for it.
+    running: Option<(String, String)>,
 }
 
 impl Bridge<'_> {
@@ -134,7 +140,9 @@ impl Bridge<'_> {
                 }),
             )
             .map_err(|e| failed("turn/start", e))?;
-        self.wait(started, start, "turn/start")?;
+        let started = self.wait(started, start, "turn/start")?;
+        let turn_id = started["turn"]["id"].as_str().unwrap_or_default();
+        self.running = Some((thread, turn_id.to_string()));
         self.follow_turn()
     }
 
@@ -201,10 +209,23 @@ impl Bridge<'_> {
     fn follow_turn(&mut self) -> Result<String, AttemptError> {
         let mut answer = String::new();
         loop {
-            let message = self
-                .rpc
-                .next(self.settings.idle_timeout_ms)
-                .map_err(|e| failed("turn", e))?;
+            let message = match self.rpc.next(self.settings.idle_timeout_ms) {
+                Ok(message) => message,
+                Err(e) if e.is_turn_aborted() && self.running.is_some() => {
+                    // Interrupt Codex's turn; `turn/completed` then says
+                    // `interrupted` (within the host's grace).
+                    if let Some((thread, turn)) = self.running.take() {
+                        self.rpc
+                            .request(
+                                "turn/interrupt",
+                                json!({"threadId": thread, "turnId": turn}),
+                            )
+                            .map_err(|e| failed("turn/interrupt", e))?;
+                    }
+                    continue;
+                }
+                Err(e) => return Err(failed("turn", e)),
+            };
             let (method, params) = match message {
                 Incoming::Request { id, method, params } => {
                     self.serve(id, &method, &params)?;
@@ -224,6 +245,10 @@ impl Bridge<'_> {
                     let turn = &params["turn"];
                     return match turn["status"].as_str() {
                         Some("completed") => Ok(answer),
+                        Some("interrupted") if self.running.is_none() => Err(AttemptError::Failed(
+                            "the turn was aborted; Codex interrupted its turn (turn/interrupt)"
+                                .into(),
+                        )),
                         status => Err(AttemptError::Failed(format!(
                             "the Codex turn ended {}: {}",
                             status.unwrap_or("without a status"),

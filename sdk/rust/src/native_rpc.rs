@@ -33,6 +33,16 @@ pub enum WireError {
     Malformed(String),
 }
 
+impl WireError {
+    /// Whether the host says the turn was aborted (`exited("turn aborted:
+    /// …")`, said once by `recv`): the process still runs for a few
+    /// seconds, so the harness can stop the runtime's own turn
+    /// (`turn/interrupt`, `session/cancel`) and read until it has stopped.
+    pub fn is_turn_aborted(&self) -> bool {
+        matches!(self, WireError::Process(ProcessError::Exited(m)) if m.starts_with("turn aborted"))
+    }
+}
+
 impl std::fmt::Display for WireError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

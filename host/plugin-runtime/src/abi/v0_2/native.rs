@@ -19,10 +19,23 @@ use crate::state::PluginState;
 /// opening more in a loop is stopped long before it can exhaust the host.
 pub(crate) const MAX_PROCESSES_PER_TURN: usize = 4;
 
+/// How long an aborted turn waits for its harness to stop the native
+/// runtime's own turn before the process group is killed.
+const STOP_GRACE: Duration = Duration::from_secs(3);
+
+/// How `recv` starts the error that tells a harness its turn was aborted
+/// (`exited("turn aborted: …")`, once; the process still runs for the
+/// grace, so the harness can send `turn/interrupt` or `session/cancel`).
+const TURN_ABORTED: &str = "turn aborted";
+
 /// The host side of a `process`: the channel, until its turn ends.
 pub struct ProcessHandle {
     name: String,
     channel: Option<ProcessChannel>,
+    /// Cancelled when the turn is aborted.
+    stop: tokio_util::sync::CancellationToken,
+    /// Whether `recv` has said so.
+    stop_told: bool,
 }
 
 impl ProcessHandle {
@@ -85,9 +98,12 @@ impl nr::Host for PluginState {
             Err(e) => return Ok(Err(process_error(e))),
         };
         tracing::info!(process = %name, pid = ?channel.pid(), "started a granted process");
+        let stop = self.services(&turn)?.stop_signal(STOP_GRACE);
         let handle = self.table.push(ProcessHandle {
             name,
             channel: Some(channel),
+            stop,
+            stop_told: false,
         })?;
         self.turn_processes.push(handle.rep());
         Ok(Ok(handle))
@@ -182,12 +198,26 @@ impl nr::HostProcess for PluginState {
         timeout_ms: u32,
     ) -> wasmtime::Result<Result<String, nr::ProcessError>> {
         let handle = self.table.get_mut(&process)?;
+        let stop = handle.stop.clone();
+        let tell_stop = !handle.stop_told;
         let channel = match handle.channel() {
             Ok(channel) => channel,
             Err(e) => return Ok(Err(e)),
         };
         let wait = Duration::from_millis(u64::from(timeout_ms));
-        Ok(match tokio::time::timeout(wait, channel.recv()).await {
+        let received = tokio::select! {
+            biased;
+            () = stop.cancelled(), if tell_stop => None,
+            received = tokio::time::timeout(wait, channel.recv()) => Some(received),
+        };
+        let Some(received) = received else {
+            handle.stop_told = true;
+            return Ok(Err(nr::ProcessError::Exited(format!(
+                "{TURN_ABORTED}: stop the runtime's turn now; the process is stopped in {} s",
+                STOP_GRACE.as_secs()
+            ))));
+        };
+        Ok(match received {
             Ok(line) => line.map_err(|e| {
                 let error = process_error(e);
                 // A process that wrote something unusable is stopped.
