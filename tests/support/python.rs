@@ -1,5 +1,5 @@
 //! Python for the tests that drive clawhost with official Python libraries
-//! (the OpenAI client, the Prometheus parser, the MCP SDK): their pinned versions are
+//! (the OpenAI client, the Prometheus parser, the MCP SDK, oras): their pinned versions are
 //! fetched from PyPI once into `target/test-python` and found there, so
 //! `cargo test --workspace` needs no pip step of its own.
 
@@ -7,7 +7,12 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 /// The Python packages the tests use, pinned.
-pub const PACKAGES: [&str; 3] = ["openai==1.99.9", "prometheus-client==0.21.1", "mcp==2.3.0"];
+pub const PACKAGES: [&str; 4] = [
+    "openai==1.99.9",
+    "prometheus-client==0.21.1",
+    "mcp==2.3.0",
+    "oras==0.2.43",
+];
 
 /// The directory holding [`PACKAGES`], installed on first use.
 pub fn site() -> &'static PathBuf {

@@ -72,6 +72,7 @@ pub mod live;
 pub mod mcp;
 pub mod plugin_admin;
 pub mod plugin_build;
+pub mod plugin_oci;
 pub mod plugin_report;
 pub mod plugins;
 pub mod progress;

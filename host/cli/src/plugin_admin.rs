@@ -238,19 +238,39 @@ fn search_install_root(file: &mut ConfigFile, config: &Config, root: &Path) -> a
     Ok(())
 }
 
-/// Install the package at `source` (a directory or a `.tar`/`.tar.gz`
-/// archive) for the config at `path`: verify that it loads under the
-/// requested grants, copy it into `plugins/<id>` beside the config, and record
-/// its sha256 pin, its grants and (when the config has an allowlist) its id.
-/// `json`: print the installed plugin as JSON.
+/// Install the package at `source` (a directory, a `.tar`/`.tar.gz`
+/// archive, or `oci://…` in a registry, which may stay silent for at most
+/// `registry_timeout`) for the config at `path`: verify that it loads under
+/// the requested grants, copy it into `plugins/<id>` beside the config, and
+/// record its sha256 pin (from a registry, its pinned `source` too), its
+/// grants and (when the config has an allowlist) its id. `json`: print the
+/// installed plugin as JSON.
 pub async fn install(
     path: &Path,
     source: &Path,
     flags: &InstallGrants,
+    registry_timeout: std::time::Duration,
     json: bool,
 ) -> anyhow::Result<()> {
     let unpacked = tempfile::tempdir().context("creating a directory to unpack into")?;
-    let package_dir = if source.is_dir() {
+    let mut fetched = None;
+    let package_dir = if crate::plugin_oci::is_oci(source) {
+        let max_mb = if path.exists() {
+            Config::load(path)?.plugins.limits.max_component_mb
+        } else {
+            Config::default().plugins.limits.max_component_mb
+        };
+        fetched = Some(
+            crate::plugin_oci::fetch(
+                source,
+                unpacked.path(),
+                max_mb.saturating_mul(1 << 20),
+                registry_timeout,
+            )
+            .await?,
+        );
+        unpacked.path().to_path_buf()
+    } else if source.is_dir() {
         source.to_path_buf()
     } else if source.is_file() {
         unpack(source, unpacked.path())?;
@@ -299,6 +319,12 @@ pub async fn install(
     };
     search_install_root(&mut file, &current, &root)?;
     file.set(&format!("plugins.entries.{id}.sha256"), &json!(sha256))?;
+    if let Some(fetched) = &fetched {
+        file.set(
+            &format!("plugins.entries.{id}.source"),
+            &json!(fetched.pinned),
+        )?;
+    }
     let grants = grants_of(flags, &staged_package)?;
     if grants.as_object().is_some_and(|g| !g.is_empty()) {
         file.set(&format!("plugins.entries.{id}.grants"), &grants)?;
@@ -339,6 +365,9 @@ pub async fn install(
         say!("{}", crate::transcript::render_status(&status));
         say!("installed {id} {} into {}", status.version, dest.display());
         say!("pinned sha256 {sha256} in {}", path.display());
+        if let Some(fetched) = &fetched {
+            say!("from {}", fetched.pinned);
+        }
     }
     let requested = &staged_package.manifest.capabilities;
     for dir in &requested.filesystem {

@@ -38,12 +38,17 @@ pub enum Action {
     /// Compile every configured plugin into the component cache (so the
     /// next start only loads), showing each compile.
     Precompile,
-    /// Verify a package (a directory or a `.tar`/`.tar.gz` archive) loads,
+    /// Verify a package (a directory, a `.tar`/`.tar.gz` archive, or
+    /// `oci://REGISTRY/REPOSITORY:TAG` / `@sha256:…` in a registry) loads,
     /// copy it into `plugins/<id>` beside the config, and record its sha256
-    /// pin and the grants given here.
+    /// pin (and, from a registry, the manifest digest) and the grants given
+    /// here.
     Install {
-        /// The package directory or archive.
+        /// The package directory or archive, or `oci://…`.
         source: std::path::PathBuf,
+        /// How long a registry may stay silent, in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+        registry_timeout: u64,
         #[command(flatten)]
         grants: crate::plugin_admin::InstallGrants,
         /// Print the installed plugin as JSON (as `list --json` shows one).
@@ -143,9 +148,13 @@ pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
         } => return crate::plugin_report::from_gateway(url, *json).await,
         Action::Install {
             source,
+            registry_timeout,
             grants,
             json,
-        } => return crate::plugin_admin::install(path, source, grants, *json).await,
+        } => {
+            let timeout = std::time::Duration::from_secs(*registry_timeout);
+            return crate::plugin_admin::install(path, source, grants, timeout, *json).await;
+        }
         Action::Uninstall { id, json } => return crate::plugin_admin::uninstall(path, id, *json),
         Action::Enable { id, json } => {
             return crate::plugin_admin::set_enabled(path, id, true, *json)

@@ -237,6 +237,11 @@ pub struct PluginEntry {
     /// Expected sha256 (hex) of the component file; a mismatch refuses the plugin.
     #[serde(default)]
     pub sha256: Option<String>,
+    /// Where `plugins install` fetched the plugin: `oci://registry/repository@sha256:…`,
+    /// pinned to the manifest's digest (informational: the package beside the
+    /// config is what loads).
+    #[serde(default)]
+    pub source: Option<String>,
     /// The plugin's own configuration, handed to it through the `config` import.
     #[serde(default)]
     pub config: serde_json::Value,
@@ -335,6 +340,7 @@ impl Default for PluginEntry {
         Self {
             enabled: true,
             sha256: None,
+            source: None,
             config: serde_json::Value::Null,
             grants: PluginGrants::default(),
             fail_policy: None,

@@ -1,0 +1,294 @@
+//! `clawhost plugins install oci://…` against a real registry (Debian's
+//! `docker-registry`, the CNCF distribution registry, on a loopback port)
+//! holding plugins pushed by an independent client (the `oras` Python
+//! package), and against a registry that misbehaves on purpose.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // a test fails by panicking
+
+mod common;
+#[path = "../../../tests/support/python.rs"]
+#[allow(dead_code)]
+mod python;
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+/// A process killed when dropped (a failed check must not leave it running).
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A free loopback port (bound, then released for the registry to take).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Wait until `addr` accepts connections.
+fn wait_for(addr: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(addr).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on {addr}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Debian's `docker-registry` serving `dir` on a loopback port: its
+/// `host:port`.
+fn registry(dir: &Path) -> (Running, String) {
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let config = dir.join("registry.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "version: 0.1\nlog: {{level: error}}\nstorage:\n  filesystem: {{rootdirectory: {}}}\nhttp:\n  addr: {addr}\n",
+            dir.join("storage").display()
+        ),
+    )
+    .unwrap();
+    let child = Command::new("docker-registry")
+        .arg("serve")
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("docker-registry runs (Debian's `docker-registry` package; .ci/run installs it)");
+    let running = Running(child);
+    wait_for(&addr);
+    (running, addr)
+}
+
+/// Push `wasm` as `reference` (`host:port/repo:tag`) with the `oras` Python
+/// package: the Wasm artifact layout, `layers` media types (one
+/// `application/wasm` for a plugin), and `manifest` as the plugin
+/// annotation when given.
+fn oras_push(reference: &str, wasm: &Path, layers: &[&str], manifest: Option<&Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.json"), "{}").unwrap();
+    let mut files = Vec::new();
+    for (i, media) in layers.iter().enumerate() {
+        let name = format!("layer{i}.wasm");
+        std::fs::copy(wasm, dir.path().join(&name)).unwrap();
+        files.push(format!("{name}:{media}"));
+    }
+    let annotations = match manifest {
+        Some(m) => json!({"org.openclaw.plugin.manifest": m.to_string()}),
+        None => json!({}),
+    };
+    let script = format!(
+        r#"
+import json, oras.client
+c = oras.client.OrasClient(hostname={host:?}, insecure=True)
+r = c.push({reference:?}, files=json.loads({files:?}),
+           manifest_config="config.json:application/vnd.wasm.config.v0+json",
+           manifest_annotations=json.loads({annotations:?}), disable_path_validation=True)
+assert r.status_code == 201, r.text
+"#,
+        host = reference.split('/').next().unwrap(),
+        files = serde_json::to_string(&files).unwrap(),
+        annotations = annotations.to_string(),
+    );
+    let out = python::command()
+        .arg("-c")
+        .arg(script)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "oras push failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A config in `dir` whose scripted model calls `word_count`.
+fn config(dir: &Path) -> PathBuf {
+    std::fs::write(
+        dir.join("script.json"),
+        json!([
+            {"toolCalls": [{"name": "word_count", "arguments": {"text": "one two three"}}]},
+            {"answer": "counted: {{results}}"}
+        ])
+        .to_string(),
+    )
+    .unwrap();
+    common::write_config(
+        dir,
+        json!({
+            "plugins": {},
+            "tools": {"testFixtures": false},
+            "models": {"providers": {"scripted": {"api": "scripted", "script": "script.json"}}},
+            "agents": {"defaults": {"model": "scripted/test"}}
+        }),
+    )
+}
+
+/// `clawhost --config <config> plugins install <args>`.
+fn install(dir: &Path, config: &Path, args: &[&str]) -> (bool, String, String) {
+    common::outcome(
+        common::clawhost(dir)
+            .arg("--config")
+            .arg(config)
+            .args(["plugins", "install"])
+            .args(args),
+    )
+}
+
+/// The plugin built from `plugins/text-tools`: its component and manifest.
+fn text_tools() -> (PathBuf, Value) {
+    let dir = common::plugins().join("text-tools");
+    let manifest =
+        serde_json::from_slice(&std::fs::read(dir.join("openclaw.plugin.json")).unwrap()).unwrap();
+    (dir.join("plugin.wasm"), manifest)
+}
+
+#[test]
+fn a_plugin_pushed_by_oras_installs_pinned_and_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_registry, host) = registry(dir.path());
+    let (wasm, manifest) = text_tools();
+    oras_push(
+        &format!("{host}/tools/text-tools:1.0"),
+        &wasm,
+        &["application/wasm"],
+        Some(&manifest),
+    );
+    let config = config(dir.path());
+    let (ok, out, err) = install(
+        dir.path(),
+        &config,
+        &[&format!("oci://{host}/tools/text-tools:1.0")],
+    );
+    assert!(ok, "{out}{err}");
+    let written: Value = serde_json::from_slice(&std::fs::read(&config).unwrap()).unwrap();
+    let entry = &written["plugins"]["entries"]["text-tools"];
+    let source = entry["source"].as_str().unwrap();
+    let prefix = format!("oci://{host}/tools/text-tools@sha256:");
+    assert!(source.starts_with(&prefix), "{source}");
+    let bytes = std::fs::read(&wasm).unwrap();
+    assert_eq!(entry["sha256"], clawhost_plugin_runtime::sha256_hex(&bytes));
+
+    // It runs: the scripted model calls its tool.
+    let (ok, out, err) = common::outcome(
+        common::clawhost(dir.path())
+            .arg("--config")
+            .arg(&config)
+            .args(["run", "count"]),
+    );
+    assert!(ok, "{out}{err}");
+    assert!(out.contains(r#""words":3"#), "{out}{err}");
+
+    // The pinned digest installs the same bytes into another config.
+    let other = tempfile::tempdir().unwrap();
+    let other_config = self::config(other.path());
+    let (ok, out, err) = install(other.path(), &other_config, &[source]);
+    assert!(ok, "{out}{err}");
+    let installed = std::fs::read(other.path().join("plugins/text-tools/plugin.wasm")).unwrap();
+    assert_eq!(installed, bytes);
+
+    // A digest the registry does not hold is not found; nothing changes.
+    let before = std::fs::read(&other_config).unwrap();
+    let missing = format!("{prefix}{}", "0".repeat(64));
+    let (ok, _, err) = install(other.path(), &other_config, &[&missing, "--force"]);
+    assert!(!ok && err.contains("not found"), "{err}");
+    assert_eq!(std::fs::read(&other_config).unwrap(), before);
+}
+
+#[test]
+fn artifacts_that_are_not_one_wasm_component_are_refused_and_nothing_is_installed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_registry, host) = registry(dir.path());
+    let (wasm, manifest) = text_tools();
+    oras_push(
+        &format!("{host}/bad/two:1"),
+        &wasm,
+        &["application/wasm", "application/wasm"],
+        Some(&manifest),
+    );
+    oras_push(
+        &format!("{host}/bad/media:1"),
+        &wasm,
+        &["application/vnd.oci.image.layer.v1.tar"],
+        Some(&manifest),
+    );
+    oras_push(
+        &format!("{host}/bad/bare:1"),
+        &wasm,
+        &["application/wasm"],
+        None,
+    );
+    let config = config(dir.path());
+    let before = std::fs::read(&config).unwrap();
+    for (repo, says) in [
+        ("bad/two", "2 layers"),
+        ("bad/media", "application/vnd.oci.image.layer.v1.tar"),
+        ("bad/bare", "org.openclaw.plugin.manifest"),
+    ] {
+        let (ok, _, err) = install(dir.path(), &config, &[&format!("oci://{host}/{repo}:1")]);
+        assert!(!ok && err.contains(says), "{repo}: {err}");
+        assert_eq!(std::fs::read(&config).unwrap(), before, "{repo}");
+        assert!(!dir.path().join("plugins").join("text-tools").exists());
+    }
+}
+
+/// [`tests/fixtures/oci/fake_registry.py`] in `mode`: its `host:port`.
+fn fake_registry(dir: &Path, mode: &str) -> (Running, String) {
+    let script = clawhost::build::repo_root().join("tests/fixtures/oci/fake_registry.py");
+    let port_file = dir.join(format!("{mode}.port"));
+    let child = Command::new("python3")
+        .arg(script)
+        .arg(mode)
+        .arg(&port_file)
+        .spawn()
+        .unwrap();
+    let running = Running(child);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let port = loop {
+        if let Ok(port) = std::fs::read_to_string(&port_file) {
+            if !port.is_empty() {
+                break port;
+            }
+        }
+        assert!(Instant::now() < deadline, "the fake registry did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (running, format!("127.0.0.1:{port}"))
+}
+
+#[test]
+fn a_hostile_registry_is_bounded_timed_out_and_kept_to_its_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = config(dir.path());
+    let before = std::fs::read(&config).unwrap();
+    for (mode, says) in [
+        // Refused from the declared size, before a byte of it is read.
+        ("huge", "over the limit"),
+        // Declared small, sent endlessly: reading stops at the declared size.
+        ("endless", "over the limit"),
+        ("stall", "stalled"),
+        ("redirect", "redirected to another host"),
+    ] {
+        let (_fake, host) = fake_registry(dir.path(), mode);
+        let started = Instant::now();
+        let (ok, _, err) = install(
+            dir.path(),
+            &config,
+            &[&format!("oci://{host}/p/huge:1"), "--registry-timeout", "2"],
+        );
+        assert!(!ok && err.contains(says), "{mode}: {err}");
+        assert!(started.elapsed() < Duration::from_secs(30), "{mode}");
+        assert_eq!(std::fs::read(&config).unwrap(), before, "{mode}");
+    }
+}
