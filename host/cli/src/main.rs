@@ -158,6 +158,17 @@ enum PluginAction {
         #[arg(long)]
         force: bool,
     },
+    /// Push the built package to an OCI registry (`oci://HOST/NAME:TAG`) in
+    /// the WASM ecosystem's layout; prints the reference pinned to its digest.
+    Publish {
+        /// The package directory.
+        dir: PathBuf,
+        /// Where: `oci://REGISTRY/REPOSITORY:TAG`.
+        target: String,
+        /// How long the registry may stay silent, in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+        registry_timeout: u64,
+    },
 }
 
 /// Raise the soft open-files limit to the hard one: plugins may hold up to
@@ -333,6 +344,17 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Plugin {
             action: PluginAction::Build { dir, force },
         } => clawhost::plugin_build::build(&dir, force).map(|_| ()),
+        Command::Plugin {
+            action:
+                PluginAction::Publish {
+                    dir,
+                    target,
+                    registry_timeout,
+                },
+        } => {
+            let timeout = std::time::Duration::from_secs(registry_timeout);
+            clawhost::plugin_oci::publish(&dir, &target, timeout).await
+        }
         Command::Plugin {
             action: PluginAction::New { dir, lang, id },
         } => {

@@ -54,3 +54,71 @@ pub async fn fetch(
         pinned: reference.pinned(&pulled.digest),
     })
 }
+
+/// `clawhost plugin publish DIR oci://…:TAG`: push the built package in
+/// `dir` to a registry in the Wasm layout (credentials from the Docker
+/// config file); prints the reference pinned to the manifest's digest.
+pub async fn publish(dir: &Path, target: &str, timeout: Duration) -> anyhow::Result<()> {
+    let reference = Reference::parse(target)?;
+    let package = clawhost_plugin_runtime::PluginPackage::read(dir)?;
+    let component = package.component_path();
+    let bytes = std::fs::read(&component).with_context(|| {
+        format!(
+            "{} has no built component; build it first: clawhost plugin build {}",
+            dir.display(),
+            dir.display()
+        )
+    })?;
+    let manifest_path = dir.join(clawhost_plugin_runtime::MANIFEST_FILE);
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(&manifest_path)
+            .with_context(|| format!("reading {}", manifest_path.display()))?,
+    )
+    .with_context(|| format!("reading {}", manifest_path.display()))?;
+    let credentials = Credentials::from_docker_config(&reference.registry);
+    let digest = clawhost_oci::push(&reference, credentials, &manifest, &bytes, timeout).await?;
+    crate::say!(
+        "published {} {} to {reference}",
+        package.manifest.id,
+        package.manifest.version
+    );
+    crate::say!("{}", reference.pinned(&digest));
+    Ok(())
+}
+
+/// `clawhost plugins update ID`: move a plugin installed from a registry to
+/// what its tag points to now (the operator's ask; nothing moves by
+/// itself), verified and pinned as `plugins install` does.
+pub async fn update(path: &Path, id: &str, timeout: Duration, json: bool) -> anyhow::Result<()> {
+    let config = clawhost_config::Config::load(path)?;
+    let source = config
+        .plugins
+        .entries
+        .get(id)
+        .and_then(|e| e.source.clone())
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "`{id}` was not installed from a registry (plugins.entries.{id}.source)"
+            )
+        })?;
+    let pinned = Reference::parse(&source)?;
+    let by_tag = pinned.by_tag().ok_or_else(|| {
+        anyhow::anyhow!("`{id}` is pinned to a digest without a tag ({source}): nothing to move to")
+    })?;
+    let credentials = Credentials::from_docker_config(&by_tag.registry);
+    let now = clawhost_oci::resolve(&by_tag, credentials, timeout).await?;
+    if pinned.digest.as_deref() == Some(now.as_str()) {
+        crate::say!("{id} is up to date ({source})");
+        return Ok(());
+    }
+    let next = by_tag.pinned(&now);
+    crate::esay!(
+        "{id}: {} → {now}",
+        pinned.digest.as_deref().unwrap_or("no digest")
+    );
+    let flags = crate::plugin_admin::InstallGrants {
+        force: true,
+        ..Default::default()
+    };
+    crate::plugin_admin::install(path, Path::new(&next), &flags, timeout, json).await
+}

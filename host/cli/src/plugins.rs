@@ -55,6 +55,18 @@ pub enum Action {
         #[arg(long)]
         json: bool,
     },
+    /// Move a plugin installed from a registry to what its tag points to
+    /// now (verified and pinned as `install` does); nothing moves otherwise.
+    Update {
+        /// Plugin id.
+        id: String,
+        /// How long the registry may stay silent, in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+        registry_timeout: u64,
+        /// Print the installed plugin as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Remove a package `install` put beside the config, and its config entry.
     Uninstall {
         /// Plugin id.
@@ -154,6 +166,14 @@ pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
         } => {
             let timeout = std::time::Duration::from_secs(*registry_timeout);
             return crate::plugin_admin::install(path, source, grants, timeout, *json).await;
+        }
+        Action::Update {
+            id,
+            registry_timeout,
+            json,
+        } => {
+            let timeout = std::time::Duration::from_secs(*registry_timeout);
+            return crate::plugin_oci::update(path, id, timeout, *json).await;
         }
         Action::Uninstall { id, json } => return crate::plugin_admin::uninstall(path, id, *json),
         Action::Enable { id, json } => {

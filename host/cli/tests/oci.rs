@@ -175,7 +175,7 @@ fn a_plugin_pushed_by_oras_installs_pinned_and_runs() {
     let written: Value = serde_json::from_slice(&std::fs::read(&config).unwrap()).unwrap();
     let entry = &written["plugins"]["entries"]["text-tools"];
     let source = entry["source"].as_str().unwrap();
-    let prefix = format!("oci://{host}/tools/text-tools@sha256:");
+    let prefix = format!("oci://{host}/tools/text-tools:1.0@sha256:");
     assert!(source.starts_with(&prefix), "{source}");
     let bytes = std::fs::read(&wasm).unwrap();
     assert_eq!(entry["sha256"], clawhost_plugin_runtime::sha256_hex(&bytes));
@@ -291,4 +291,100 @@ fn a_hostile_registry_is_bounded_timed_out_and_kept_to_its_host() {
         assert!(started.elapsed() < Duration::from_secs(30), "{mode}");
         assert_eq!(std::fs::read(&config).unwrap(), before, "{mode}");
     }
+}
+
+/// `clawhost plugin publish DIR TARGET`: its stdout.
+fn publish(dir: &Path, package: &Path, target: &str) -> String {
+    let (ok, out, err) = common::outcome(
+        common::clawhost(dir)
+            .args(["plugin", "publish"])
+            .arg(package)
+            .arg(target),
+    );
+    assert!(ok, "{out}{err}");
+    out
+}
+
+#[test]
+fn a_published_plugin_is_pulled_back_by_oras_and_updates_only_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_registry, host) = registry(dir.path());
+    let package = common::plugins().join("text-tools");
+    let target = format!("oci://{host}/tools/text-tools:1");
+    let out = publish(dir.path(), &package, &target);
+    let first = out
+        .lines()
+        .find(|l| l.starts_with(&format!("oci://{host}/tools/text-tools:1@sha256:")))
+        .unwrap_or_else(|| panic!("the pinned reference: {out}"))
+        .to_string();
+
+    // The independent client pulls the component back byte for byte.
+    let pulled = tempfile::tempdir().unwrap();
+    let script = format!(
+        "import oras.client\nc = oras.client.OrasClient(hostname={h:?}, insecure=True)\nprint(c.pull(target={t:?}, outdir={o:?}))",
+        h = host,
+        t = format!("{host}/tools/text-tools:1"),
+        o = pulled.path().to_string_lossy(),
+    );
+    let out = python::command().arg("-c").arg(script).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(pulled.path().join("plugin.wasm")).unwrap(),
+        std::fs::read(package.join("plugin.wasm")).unwrap()
+    );
+
+    // Installed by tag, pinned to the first digest (the tag kept).
+    let config = config(dir.path());
+    let (ok, out, err) = install(dir.path(), &config, &[&target]);
+    assert!(ok, "{out}{err}");
+    let source = |config: &Path| {
+        let written: Value = serde_json::from_slice(&std::fs::read(config).unwrap()).unwrap();
+        written["plugins"]["entries"]["text-tools"]["source"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(source(&config), first);
+
+    // The tag moves (a new version of the package is published to it):
+    // nothing installed moves with it.
+    let next = tempfile::tempdir().unwrap();
+    for f in ["openclaw.plugin.json", "plugin.wasm"] {
+        std::fs::copy(package.join(f), next.path().join(f)).unwrap();
+    }
+    let mut manifest: Value =
+        serde_json::from_slice(&std::fs::read(next.path().join("openclaw.plugin.json")).unwrap())
+            .unwrap();
+    manifest["version"] = json!("0.1.1");
+    std::fs::write(
+        next.path().join("openclaw.plugin.json"),
+        manifest.to_string(),
+    )
+    .unwrap();
+    publish(dir.path(), next.path(), &target);
+    let (ok, _, err) = install(dir.path(), &config, &[&target]);
+    assert!(!ok && err.contains("already installed"), "{err}");
+    assert_eq!(source(&config), first);
+
+    // `plugins update` moves it when asked, and then has nothing to do.
+    let update = || {
+        common::outcome(
+            common::clawhost(dir.path())
+                .arg("--config")
+                .arg(&config)
+                .args(["plugins", "update", "text-tools"]),
+        )
+    };
+    let (ok, out, err) = update();
+    assert!(ok, "{out}{err}");
+    let moved = source(&config);
+    assert_ne!(moved, first);
+    assert!(out.contains("text-tools 0.1.1"), "{out}");
+    let (ok, out, err) = update();
+    assert!(ok && out.contains("up to date"), "{out}{err}");
+    assert_eq!(source(&config), moved);
 }

@@ -5,7 +5,8 @@
 //! `openclaw.plugin.json` in the manifest annotation
 //! `org.openclaw.plugin.manifest`. [`pull`] fetches one over the
 //! distribution API: every size is bounded before it is read, each byte
-//! checked against its digest, and the manifest's digest returned as the pin.
+//! checked against its digest, and the manifest's digest returned as the pin;
+//! [`push`] stores one in that layout.
 
 mod credentials;
 mod reference;
@@ -206,6 +207,88 @@ pub async fn pull(
         plugin_manifest,
         component,
     })
+}
+
+/// The digest of the manifest `reference` names now (what its tag points
+/// to).
+pub async fn resolve(
+    reference: &Reference,
+    credentials: Option<Credentials>,
+    timeout: Duration,
+) -> Result<String, OciError> {
+    let registry = registry::Registry::new(reference, credentials, timeout)?;
+    let accept = format!("{OCI_MANIFEST}, {OCI_INDEX}");
+    let response = registry
+        .get("manifests", reference.target(), &accept)
+        .await?;
+    let bytes = read_bounded(
+        response,
+        "the manifest",
+        MAX_MANIFEST_BYTES as u64,
+        &reference.registry,
+    )
+    .await?;
+    Ok(sha256_digest(&bytes))
+}
+
+/// Push a plugin (its `openclaw.plugin.json` as `plugin_manifest`, its
+/// component) to `reference`'s tag in the Wasm layout [`pull`] reads; the
+/// manifest's digest. The same plugin always makes the same manifest.
+pub async fn push(
+    reference: &Reference,
+    credentials: Option<Credentials>,
+    plugin_manifest: &Value,
+    component: &[u8],
+    timeout: Duration,
+) -> Result<String, OciError> {
+    let tag = match (&reference.tag, &reference.digest) {
+        (Some(tag), None) => tag.clone(),
+        _ => {
+            return Err(OciError::Reference {
+                reference: reference.to_string(),
+                why: "publish to a tag (oci://host/name:1.0), not a digest".into(),
+            })
+        }
+    };
+    let registry = registry::Registry::new(reference, credentials, timeout)?;
+    let layer_digest = sha256_digest(component);
+    let config = serde_json::to_vec(&serde_json::json!({
+        "architecture": "wasm",
+        "os": "wasip2",
+        "layerDigests": [layer_digest],
+    }))
+    .map_err(|e| OciError::Layout {
+        reference: reference.to_string(),
+        why: e.to_string(),
+    })?;
+    let config_digest = sha256_digest(&config);
+    for (digest, body) in [
+        (&config_digest, bytes::Bytes::from(config.clone())),
+        (&layer_digest, bytes::Bytes::copy_from_slice(component)),
+    ] {
+        if !registry.has_blob(digest).await? {
+            registry.put_blob(digest, body).await?;
+        }
+    }
+    let manifest = serde_json::json!({
+        "schemaVersion": 2,
+        "mediaType": OCI_MANIFEST,
+        "config": {"mediaType": WASM_CONFIG, "digest": config_digest, "size": config.len()},
+        "layers": [{
+            "mediaType": WASM_LAYER,
+            "digest": layer_digest,
+            "size": component.len(),
+            "annotations": {"org.opencontainers.image.title": "plugin.wasm"},
+        }],
+        "annotations": {PLUGIN_MANIFEST_ANNOTATION: plugin_manifest.to_string()},
+    });
+    let manifest = serde_json::to_vec(&manifest).map_err(|e| OciError::Layout {
+        reference: reference.to_string(),
+        why: e.to_string(),
+    })?;
+    let digest = sha256_digest(&manifest);
+    registry.put_manifest(&tag, manifest.into()).await?;
+    Ok(digest)
 }
 
 /// The one `application/wasm` layer of a Wasm artifact's manifest, or why

@@ -96,9 +96,23 @@ impl Reference {
             .unwrap_or("latest")
     }
 
-    /// The same place pinned to `digest`: `oci://registry/repository@digest`.
+    /// The same place pinned to `digest`:
+    /// `oci://registry/repository[:tag]@digest` (the tag kept, so an update
+    /// knows where to look).
     pub fn pinned(&self, digest: &str) -> String {
-        format!("oci://{}/{}@{digest}", self.registry, self.repository)
+        match &self.tag {
+            Some(tag) => format!("oci://{}/{}:{tag}@{digest}", self.registry, self.repository),
+            None => format!("oci://{}/{}@{digest}", self.registry, self.repository),
+        }
+    }
+
+    /// The same place by its tag alone (what a tag points to now).
+    pub fn by_tag(&self) -> Option<Self> {
+        Some(Self {
+            tag: Some(self.tag.clone()?),
+            digest: None,
+            ..self.clone()
+        })
     }
 
     /// Whether the registry is this machine (spoken to over plain HTTP).
@@ -140,6 +154,11 @@ mod tests {
         assert_eq!(r.target(), d);
         assert!(!r.is_loopback());
         assert_eq!(r.pinned(&d), format!("oci://ghcr.io/me/p@{d}"));
+        assert!(r.by_tag().is_none());
+        let both = Reference::parse(&format!("oci://ghcr.io/me/p:1.0@{d}")).unwrap();
+        assert_eq!(both.target(), d);
+        assert_eq!(both.pinned(&d), format!("oci://ghcr.io/me/p:1.0@{d}"));
+        assert_eq!(both.by_tag().unwrap().target(), "1.0");
         for bad in [
             "ghcr.io/me/p:1",
             "oci://ghcr.io",

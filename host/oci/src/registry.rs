@@ -1,4 +1,5 @@
-//! The distribution API's reads (`GET /v2/<name>/manifests|blobs/…`): plain
+//! The distribution API (`/v2/<name>/manifests|blobs/…`: reads, and
+//! monolithic uploads): plain
 //! HTTP only to this machine, a stalled registry timed out, credentials
 //! sent to the registry's own host only, and a redirect to another host
 //! refused unless it fetches a blob over HTTPS (blobs are checked against
@@ -94,10 +95,102 @@ impl Registry {
         target: &str,
         accept: &str,
     ) -> Result<Response, OciError> {
-        let url = format!("{}/v2/{}/{kind}/{target}", self.base, self.repository);
+        let url = self.url(kind, target);
+        let what = format!("{kind} {target}");
+        self.send(
+            reqwest::Method::GET,
+            &url,
+            &[(ACCEPT.as_str(), accept)],
+            None,
+            &what,
+        )
+        .await
+    }
+
+    /// `https://registry/v2/<repository>/<kind>/<target>`.
+    fn url(&self, kind: &str, target: &str) -> String {
+        format!("{}/v2/{}/{kind}/{target}", self.base, self.repository)
+    }
+
+    /// Whether the registry holds the blob `digest` already.
+    pub(crate) async fn has_blob(&self, digest: &str) -> Result<bool, OciError> {
+        let url = self.url("blobs", digest);
+        let what = format!("blob {digest}");
+        match self
+            .send(reqwest::Method::HEAD, &url, &[], None, &what)
+            .await
+        {
+            Ok(_) => Ok(true),
+            Err(OciError::NotFound { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Upload `body` as the blob `digest` (one monolithic upload).
+    pub(crate) async fn put_blob(&self, digest: &str, body: bytes::Bytes) -> Result<(), OciError> {
+        let what = format!("upload of {digest}");
+        let start = self.url("blobs", "uploads/");
+        let started = self
+            .send(
+                reqwest::Method::POST,
+                &start,
+                &[],
+                Some(bytes::Bytes::new()),
+                &what,
+            )
+            .await?;
+        let location = started
+            .headers()
+            .get(reqwest::header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .ok_or_else(|| self.failed("an upload without a Location"))?;
+        let mut url = if location.starts_with('/') {
+            format!("{}{location}", self.base)
+        } else {
+            location.to_string()
+        };
+        url.push(if url.contains('?') { '&' } else { '?' });
+        url.push_str("digest=");
+        url.push_str(digest);
+        let octets = [("content-type", "application/octet-stream")];
+        self.send(reqwest::Method::PUT, &url, &octets, Some(body), &what)
+            .await?;
+        Ok(())
+    }
+
+    /// Store `manifest` (an OCI image manifest) under `tag`.
+    pub(crate) async fn put_manifest(
+        &self,
+        tag: &str,
+        manifest: bytes::Bytes,
+    ) -> Result<(), OciError> {
+        let url = self.url("manifests", tag);
+        let kind = [("content-type", crate::OCI_MANIFEST)];
+        let what = format!("manifest {tag}");
+        self.send(reqwest::Method::PUT, &url, &kind, Some(manifest), &what)
+            .await?;
+        Ok(())
+    }
+
+    /// One request, answering one authentication challenge; a successful
+    /// response.
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        url: &str,
+        headers: &[(&str, &str)],
+        body: Option<bytes::Bytes>,
+        what: &str,
+    ) -> Result<Response, OciError> {
         let mut retried = false;
         loop {
-            let mut request = self.http.get(&url).header(ACCEPT, accept);
+            let mut request = self.http.request(method.clone(), url);
+            for (name, value) in headers {
+                request = request.header(*name, *value);
+            }
+            if let Some(body) = &body {
+                request = request.body(body.clone());
+            }
             if let Some(auth) = self.authorization.lock().await.clone() {
                 request = request.header(AUTHORIZATION, auth);
             }
@@ -119,11 +212,11 @@ impl Registry {
                 }
                 StatusCode::NOT_FOUND => {
                     return Err(OciError::NotFound {
-                        what: format!("{}/{}/{kind}/{target}", self.registry, self.repository),
+                        what: format!("{what} in {}/{}", self.registry, self.repository),
                     })
                 }
                 status if !status.is_success() => {
-                    return Err(self.failed(format!("{kind} {target}: HTTP {status}")))
+                    return Err(self.failed(format!("{what}: HTTP {status}")))
                 }
                 _ => return Ok(response),
             }
