@@ -255,19 +255,13 @@ pub async fn install(
     let unpacked = tempfile::tempdir().context("creating a directory to unpack into")?;
     let mut fetched = None;
     let package_dir = if crate::plugin_oci::is_oci(source) {
-        let max_mb = if path.exists() {
-            Config::load(path)?.plugins.limits.max_component_mb
+        let config = if path.exists() {
+            Config::load(path)?
         } else {
-            Config::default().plugins.limits.max_component_mb
+            Config::default()
         };
         fetched = Some(
-            crate::plugin_oci::fetch(
-                source,
-                unpacked.path(),
-                max_mb.saturating_mul(1 << 20),
-                registry_timeout,
-            )
-            .await?,
+            crate::plugin_oci::fetch(source, unpacked.path(), &config, registry_timeout).await?,
         );
         unpacked.path().to_path_buf()
     } else if source.is_dir() {
@@ -367,6 +361,9 @@ pub async fn install(
         say!("pinned sha256 {sha256} in {}", path.display());
         if let Some(fetched) = &fetched {
             say!("from {}", fetched.pinned);
+            if let Some(signer) = &fetched.signer {
+                say!("signed by `{signer}` (plugins.trust)");
+            }
         }
     }
     let requested = &staged_package.manifest.capabilities;

@@ -13,6 +13,8 @@ use clawhost_oci::{Credentials, Limits, Reference};
 pub struct Fetched {
     /// `oci://registry/repository@sha256:…`: where it came from, pinned.
     pub pinned: String,
+    /// The trusted key that signed it, when one did.
+    pub signer: Option<String>,
 }
 
 /// Whether `source` names a registry rather than a path.
@@ -20,22 +22,58 @@ pub fn is_oci(source: &Path) -> bool {
     source.to_string_lossy().starts_with("oci://")
 }
 
-/// Fetch the plugin `source` names into `dir` as a package. Credentials
-/// come from the Docker config file; the component is bounded by
-/// `max_component_bytes`, a silent registry by `timeout`.
+/// Fetch the plugin `source` names into `dir` as a package, with the
+/// record of its signatures when the registry holds any (checked at load
+/// when `config` requires a signature). Credentials come from the Docker
+/// config file; the component is bounded by `plugins.limits`, a silent
+/// registry by `timeout`.
 pub async fn fetch(
     source: &Path,
     dir: &Path,
-    max_component_bytes: u64,
+    config: &clawhost_config::Config,
     timeout: Duration,
 ) -> anyhow::Result<Fetched> {
     let reference = Reference::parse(&source.to_string_lossy())?;
     let credentials = Credentials::from_docker_config(&reference.registry);
     let limits = Limits {
-        max_component_bytes,
+        max_component_bytes: config
+            .plugins
+            .limits
+            .max_component_mb
+            .saturating_mul(1 << 20),
         timeout,
     };
-    let pulled = clawhost_oci::pull(&reference, credentials, limits).await?;
+    let pulled = clawhost_oci::pull(&reference, credentials.clone(), limits).await?;
+    let signatures =
+        clawhost_oci::signatures(&reference, credentials, timeout, &pulled.digest).await?;
+    let identity = format!("{}/{}", reference.registry, reference.repository);
+    let mut signer = None;
+    if !signatures.is_empty() {
+        let keys: Vec<_> = config
+            .plugins
+            .trusted_pems(&config.base_dir)
+            .map_err(anyhow::Error::msg)?
+            .iter()
+            .map(|(name, pem)| clawhost_oci::signature::TrustedKey::from_pem(name, pem))
+            .collect::<Result<_, _>>()
+            .map_err(anyhow::Error::msg)?;
+        signer = clawhost_oci::signature::verify(&signatures, &keys, &pulled.digest, &identity)
+            .ok()
+            .map(|v| v.signer);
+        let record = clawhost_plugin_runtime::SignatureRecord {
+            identity,
+            manifest: base64::Engine::encode(
+                &base64::engine::general_purpose::STANDARD,
+                &pulled.manifest,
+            ),
+            signatures,
+        };
+        std::fs::write(
+            dir.join(clawhost_plugin_runtime::SIGNATURE_FILE),
+            serde_json::to_vec_pretty(&record)?,
+        )
+        .with_context(|| format!("writing into {}", dir.display()))?;
+    }
     let mut manifest = pulled.plugin_manifest;
     if !manifest.is_object() {
         anyhow::bail!("{reference}: its plugin manifest annotation is not a JSON object");
@@ -52,6 +90,7 @@ pub async fn fetch(
     .with_context(|| format!("writing into {}", dir.display()))?;
     Ok(Fetched {
         pinned: reference.pinned(&pulled.digest),
+        signer,
     })
 }
 

@@ -388,3 +388,155 @@ fn a_published_plugin_is_pulled_back_by_oras_and_updates_only_when_asked() {
     assert!(ok && out.contains("up to date"), "{out}{err}");
     assert_eq!(source(&config), moved);
 }
+
+/// An ECDSA P-256 key pair made by openssl in `dir`: (private, public) PEM paths.
+fn keypair(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let private = dir.join(format!("{name}.key"));
+    let public = dir.join(format!("{name}.pub"));
+    for args in [
+        vec![
+            "ecparam",
+            "-name",
+            "prime256v1",
+            "-genkey",
+            "-noout",
+            "-out",
+        ],
+        vec!["ec", "-pubout", "-in"],
+    ] {
+        let mut cmd = Command::new("openssl");
+        cmd.args(&args);
+        if args[0] == "ecparam" {
+            cmd.arg(&private);
+        } else {
+            cmd.arg(&private).arg("-out").arg(&public);
+        }
+        let out = cmd.output().expect("openssl runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    (private, public)
+}
+
+/// Sign what `host/repo:tag` points to with `key` (openssl, stored as
+/// cosign stores it; `extra`: the capabilities JSON and/or `--tamper`).
+fn sign(host: &str, repo: &str, tag: &str, key: &Path, extra: &[&str]) {
+    let script = clawhost::build::repo_root().join("tests/fixtures/oci/sign.py");
+    let out = python::command()
+        .arg(script)
+        .args([host, repo, tag])
+        .arg(key)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "signing failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A config in a new directory under `dir` trusting `public` as `acme` and
+/// requiring signatures.
+fn signed_config(dir: &Path, name: &str, public: &Path) -> (PathBuf, PathBuf) {
+    let home = dir.join(name);
+    std::fs::create_dir_all(&home).unwrap();
+    let config = config(&home);
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(&config).unwrap()).unwrap();
+    doc["plugins"]["trust"] = json!({"acme": {"keyFile": public}});
+    doc["plugins"]["requireSignature"] = json!(true);
+    std::fs::write(&config, doc.to_string()).unwrap();
+    (home, config)
+}
+
+#[test]
+fn signatures_made_by_openssl_bind_what_a_plugin_may_be_granted() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_registry, host) = registry(dir.path());
+    let (wasm, manifest) = text_tools();
+    let (key, public) = keypair(dir.path(), "acme");
+    let (stranger, _) = keypair(dir.path(), "stranger");
+    let notes = r#"{"filesystem": [{"guestPath": "/notes", "access": "read-only"}]}"#;
+    let push = |repo: &str, manifest: &Value| {
+        oras_push(
+            &format!("{host}/{repo}:1"),
+            &wasm,
+            &["application/wasm"],
+            Some(manifest),
+        );
+    };
+    for repo in [
+        "tools/signed",
+        "tools/unsigned",
+        "tools/stranger",
+        "tools/tampered",
+    ] {
+        push(repo, &manifest);
+    }
+    sign(&host, "tools/signed", "1", &key, &[notes]);
+    sign(&host, "tools/stranger", "1", &stranger, &[notes]);
+    sign(&host, "tools/tampered", "1", &key, &[notes, "--tamper"]);
+    let reference = |repo: &str| format!("oci://{host}/{repo}:1");
+
+    // Signed by the trusted key, granted within what was signed: installs.
+    let (home, config) = signed_config(dir.path(), "good", &public);
+    std::fs::create_dir_all(home.join("notes")).unwrap();
+    let mount = format!("/notes={}", home.join("notes").display());
+    let (ok, out, err) = install(
+        &home,
+        &config,
+        &[&reference("tools/signed"), "--fs", &mount],
+    );
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("signed by `acme`"), "{out}");
+    assert!(home.join("plugins/text-tools/signature.json").is_file());
+
+    // A grant beyond it, added later by hand, is refused at load.
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(&config).unwrap()).unwrap();
+    doc["plugins"]["entries"]["text-tools"]["grants"]["env"] = json!(["HOME"]);
+    std::fs::write(&config, doc.to_string()).unwrap();
+    let (_, out, err) = common::outcome(
+        common::clawhost(&home)
+            .arg("--config")
+            .arg(&config)
+            .args(["plugins", "list"]),
+    );
+    assert!(
+        format!("{out}{err}").contains("beyond what its publisher signed"),
+        "{out}{err}"
+    );
+
+    // Each of these is refused at install, and nothing is installed.
+    for (name, source, extra, says) in [
+        (
+            "beyond",
+            "tools/signed",
+            vec!["--env", "HOME"],
+            "beyond what its publisher signed",
+        ),
+        ("unsigned", "tools/unsigned", vec![], "signature"),
+        ("stranger", "tools/stranger", vec![], "no trusted key"),
+        ("tampered", "tools/tampered", vec![], "no trusted key"),
+    ] {
+        let (home, config) = signed_config(dir.path(), name, &public);
+        let before = std::fs::read(&config).unwrap();
+        let mut args = vec![reference(source)];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (ok, out, err) = install(&home, &config, &args);
+        assert!(!ok && err.contains(says), "{name}: {out}{err}");
+        assert_eq!(std::fs::read(&config).unwrap(), before, "{name}");
+        assert!(!home.join("plugins/text-tools").exists(), "{name}");
+    }
+
+    // The signed tag moves to a new, unsigned manifest: refused.
+    let mut moved = manifest.clone();
+    moved["version"] = json!("0.1.1");
+    push("tools/signed", &moved);
+    let (home, config) = signed_config(dir.path(), "moved", &public);
+    let (ok, out, err) = install(&home, &config, &[&reference("tools/signed")]);
+    assert!(!ok && err.contains("signature"), "{out}{err}");
+}

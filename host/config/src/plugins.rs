@@ -57,6 +57,15 @@ pub struct PluginsConfig {
     /// Per-plugin settings by plugin id.
     #[serde(default)]
     pub entries: BTreeMap<String, PluginEntry>,
+    /// Public keys whose signatures the operator trusts, by name: an ECDSA
+    /// P-256 key in PEM (`cosign generate-key-pair`, `openssl ec -pubout`),
+    /// inline or in a file. See "Plugins from registries".
+    #[serde(default)]
+    pub trust: BTreeMap<String, TrustedKeyConfig>,
+    /// Every plugin needs a signature by a trusted key (each entry may say
+    /// so alone with its `requireSignature`).
+    #[serde(default)]
+    pub require_signature: bool,
     /// Exclusive slots (OpenClaw's `plugins.slots`).
     #[serde(default)]
     pub slots: PluginSlots,
@@ -113,12 +122,48 @@ impl Default for PluginsConfig {
             allow_overlapping_grants: false,
             limits: PluginLimits::default(),
             entries: BTreeMap::new(),
+            trust: BTreeMap::new(),
+            require_signature: false,
             slots: PluginSlots::default(),
         }
     }
 }
 
+/// A public key the operator trusts: `key` (PEM text) or `keyFile` (a path,
+/// relative to the config file's directory).
+#[derive(Debug, Clone, Default, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TrustedKeyConfig {
+    /// The key, in PEM.
+    #[serde(default)]
+    pub key: Option<String>,
+    /// A file holding the key, in PEM.
+    #[serde(default)]
+    pub key_file: Option<PathBuf>,
+}
+
 impl PluginsConfig {
+    /// Whether plugin `id` needs a signature by a trusted key.
+    pub fn requires_signature(&self, id: &str) -> bool {
+        self.require_signature || self.entries.get(id).is_some_and(|e| e.require_signature)
+    }
+
+    /// The trusted keys' PEM texts, by name (`keyFile`s read from `base`).
+    pub fn trusted_pems(&self, base: &std::path::Path) -> Result<Vec<(String, String)>, String> {
+        self.trust
+            .iter()
+            .map(|(name, key)| match (&key.key, &key.key_file) {
+                (Some(pem), None) => Ok((name.clone(), pem.clone())),
+                (None, Some(file)) => std::fs::read_to_string(base.join(file))
+                    .map(|pem| (name.clone(), pem))
+                    .map_err(|e| format!("plugins.trust.{name}.keyFile {}: {e}", file.display())),
+                _ => Err(format!(
+                    "plugins.trust.{name}: give `key` or `keyFile`, one of them"
+                )),
+            })
+            .collect()
+    }
+
     /// The largest memory cap any plugin may have, in MiB: the default and
     /// every per-plugin `memoryMb` (it sizes the engine's memory slots).
     pub fn max_memory_mb(&self) -> u64 {
@@ -237,6 +282,10 @@ pub struct PluginEntry {
     /// Expected sha256 (hex) of the component file; a mismatch refuses the plugin.
     #[serde(default)]
     pub sha256: Option<String>,
+    /// This plugin needs a signature by a trusted key (`plugins.trust`),
+    /// checked at install and at every load.
+    #[serde(default)]
+    pub require_signature: bool,
     /// Where `plugins install` fetched the plugin: `oci://registry/repository@sha256:…`,
     /// pinned to the manifest's digest (informational: the package beside the
     /// config is what loads).
@@ -340,6 +389,7 @@ impl Default for PluginEntry {
         Self {
             enabled: true,
             sha256: None,
+            require_signature: false,
             source: None,
             config: serde_json::Value::Null,
             grants: PluginGrants::default(),

@@ -11,6 +11,7 @@
 mod credentials;
 mod reference;
 mod registry;
+pub mod signature;
 
 use std::time::Duration;
 
@@ -120,6 +121,8 @@ impl Default for Limits {
 pub struct Pulled {
     /// The image manifest's digest (`sha256:…`): the pin.
     pub digest: String,
+    /// The image manifest, as the registry sent it (its sha256 is `digest`).
+    pub manifest: Vec<u8>,
     /// The plugin's `openclaw.plugin.json`, from the manifest annotation.
     pub plugin_manifest: Value,
     /// The component's bytes (checked against the layer's digest).
@@ -204,9 +207,79 @@ pub async fn pull(
     }
     Ok(Pulled {
         digest,
+        manifest: bytes,
         plugin_manifest,
         component,
     })
+}
+
+/// Largest signature payload read.
+const MAX_PAYLOAD_BYTES: u64 = 64 << 10;
+
+/// The cosign signatures stored for the manifest `digest` in `reference`'s
+/// repository (none when there is no `sha256-….sig` artifact), each payload
+/// checked against its digest.
+pub async fn signatures(
+    reference: &Reference,
+    credentials: Option<Credentials>,
+    timeout: Duration,
+    digest: &str,
+) -> Result<Vec<signature::SignatureBlob>, OciError> {
+    let registry = registry::Registry::new(reference, credentials, timeout)?;
+    let tag = signature::signature_tag(digest);
+    let response = match registry.get("manifests", &tag, OCI_MANIFEST).await {
+        Ok(response) => response,
+        Err(OciError::NotFound { .. }) => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let bytes = read_bounded(
+        response,
+        "the signature manifest",
+        MAX_MANIFEST_BYTES as u64,
+        &reference.registry,
+    )
+    .await?;
+    let manifest: Value = serde_json::from_slice(&bytes).map_err(|e| OciError::Layout {
+        reference: format!("{reference} ({tag})"),
+        why: format!("its signature manifest is not JSON: {e}"),
+    })?;
+    let mut found = Vec::new();
+    for layer in manifest["layers"].as_array().into_iter().flatten() {
+        if layer["mediaType"] != signature::SIGNATURE_LAYER {
+            continue;
+        }
+        let (Some(layer_digest), Some(sig)) = (
+            layer["digest"].as_str(),
+            layer["annotations"][signature::SIGNATURE_ANNOTATION].as_str(),
+        ) else {
+            continue;
+        };
+        let size = layer["size"].as_u64().unwrap_or(u64::MAX);
+        if size > MAX_PAYLOAD_BYTES {
+            return Err(OciError::TooLarge {
+                what: format!("a signature payload of {reference}"),
+                bytes: size,
+                limit: MAX_PAYLOAD_BYTES,
+            });
+        }
+        let response = registry.get("blobs", layer_digest, "*/*").await?;
+        let payload =
+            read_bounded(response, "a signature payload", size, &reference.registry).await?;
+        let actual = sha256_digest(&payload);
+        if actual != layer_digest {
+            return Err(OciError::DigestMismatch {
+                what: format!("a signature payload of {reference}"),
+                expected: layer_digest.into(),
+                actual,
+            });
+        }
+        use base64::Engine;
+        found.push(signature::SignatureBlob {
+            payload: base64::engine::general_purpose::STANDARD.encode(&payload),
+            signature: sig.to_string(),
+        });
+    }
+    Ok(found)
 }
 
 /// The digest of the manifest `reference` names now (what its tag points

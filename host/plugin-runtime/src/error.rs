@@ -16,6 +16,15 @@ pub enum LoadError {
         /// What is wrong.
         reason: String,
     },
+    /// A signature is required and the plugin's does not hold (see
+    /// "Plugins from registries").
+    #[error("plugin `{id}` refused: its signature does not hold: {reason}")]
+    Signature {
+        /// Plugin id.
+        id: String,
+        /// Why.
+        reason: String,
+    },
     /// The operator's rules refuse the plugin.
     #[error("plugin `{id}` refused: {rule}")]
     Refused {
@@ -104,6 +113,7 @@ impl LoadError {
         match self {
             LoadError::Manifest { .. } | LoadError::HostSetup { .. } => None,
             LoadError::Refused { id, .. }
+            | LoadError::Signature { id, .. }
             | LoadError::ApiVersion { id, .. }
             | LoadError::NotAPlugin { id, .. }
             | LoadError::UnsupportedImport { id, .. }

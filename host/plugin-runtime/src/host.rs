@@ -315,6 +315,13 @@ impl PluginHost {
         admission::check_lists(&id, &self.config)?;
         self.refuse_duplicate(&id)?;
         admission::check_config(&id, package.manifest.config_schema.as_ref(), &entry.config)?;
+        crate::signed::check_signature(
+            &id,
+            &package.dir,
+            &package.manifest.capabilities,
+            &self.config,
+            &self.base_dir,
+        )?;
         let manifest_api = api_version::check_manifest(&id, &package.manifest.api_version)?;
         let runtime = |stage: &'static str| {
             let id = id.clone();

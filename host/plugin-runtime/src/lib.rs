@@ -30,7 +30,7 @@ mod plugin;
 use abi::api_version;
 use cache::source as component_source;
 use instances::{engine, health, instance, sandbox, state, stats};
-use packages::{admission, manifest, package_files, registration};
+use packages::{admission, manifest, package_files, registration, signed};
 
 pub use abi::{ApiVersion, MAX_API, MIN_API};
 pub use admission::sha256_hex;
@@ -47,4 +47,5 @@ pub use owned_path::OwnedPathError;
 pub use plugin::{Declaration, Interfaces, LoadedPlugin, PluginState, PluginStatus};
 pub use registration::Registration;
 pub use sandbox::{EffectiveDir, EffectiveGrants, ProtectedPaths};
+pub use signed::{verify_record, SignatureRecord, SIGNATURE_FILE};
 pub use stats::{CallFailures, PluginStats, LATENCY_BUCKETS};

@@ -5,3 +5,4 @@ pub(crate) mod admission;
 pub(crate) mod manifest;
 pub(crate) mod package_files;
 pub(crate) mod registration;
+pub(crate) mod signed;
