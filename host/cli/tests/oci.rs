@@ -540,3 +540,76 @@ fn signatures_made_by_openssl_bind_what_a_plugin_may_be_granted() {
     let (ok, out, err) = install(&home, &config, &[&reference("tools/signed")]);
     assert!(!ok && err.contains("signature"), "{out}{err}");
 }
+
+#[test]
+fn the_readme_registry_commands_publish_sign_install_and_run() {
+    let readme = std::fs::read_to_string(clawhost::build::repo_root().join("README.md")).unwrap();
+    let block = readme
+        .split_once("<!-- registry-commands -->")
+        .and_then(|(_, after)| after.split_once("```sh\n"))
+        .and_then(|(_, after)| after.split_once("```"))
+        .map(|(block, _)| block)
+        .expect("the README has the registry-commands block");
+    let lines: Vec<&str> = block
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    assert_eq!(lines.len(), 4, "{block}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let (_registry, host) = registry(dir.path());
+    let (key, public) = keypair(dir.path(), "acme");
+    let (home, config) = signed_config(dir.path(), "operator", &public);
+    let local = |line: &str| {
+        line.replace("registry.example", &host).replace(
+            "./text-tools",
+            &common::plugins().join("text-tools").to_string_lossy(),
+        )
+    };
+    let clawhost_args = |line: &str| -> Vec<String> {
+        let line = local(line);
+        let rest = line.strip_prefix("clawhost ").expect("a clawhost command");
+        // The run's message is quoted in the README.
+        match rest.split_once(" \"") {
+            Some((head, quoted)) => {
+                let mut args: Vec<String> = head.split_whitespace().map(String::from).collect();
+                args.push(quoted.trim_end_matches('"').to_string());
+                args
+            }
+            None => rest.split_whitespace().map(String::from).collect(),
+        }
+    };
+    let run = |args: &[String]| {
+        common::outcome(
+            common::clawhost(&home)
+                .arg("--config")
+                .arg(&config)
+                .args(args),
+        )
+    };
+
+    // 1. publish.
+    let (ok, out, err) = run(&clawhost_args(lines[0]));
+    assert!(ok, "{out}{err}");
+    // 2. sign: cosign is not installable here; the same signature, made
+    // by openssl and stored as cosign stores it, with the README's
+    // capabilities.
+    let caps = lines[1]
+        .split_once("org.openclaw.capabilities='")
+        .and_then(|(_, rest)| rest.split_once('\''))
+        .map(|(caps, _)| caps)
+        .expect("the sign line declares capabilities");
+    let repo_tag = clawhost_args(lines[2]).last().unwrap().clone();
+    let (repo, tag) = repo_tag
+        .trim_start_matches(&format!("oci://{host}/"))
+        .split_once(':')
+        .unwrap();
+    sign(&host, repo, tag, &key, &[caps]);
+    // 3. install: the signature is checked.
+    let (ok, out, err) = run(&clawhost_args(lines[2]));
+    assert!(ok && out.contains("signed by `acme`"), "{out}{err}");
+    // 4. run: the scripted model calls the installed plugin's tool.
+    let (ok, out, err) = run(&clawhost_args(lines[3]));
+    assert!(ok && out.contains(r#""words":3"#), "{out}{err}");
+}
