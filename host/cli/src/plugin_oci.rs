@@ -161,3 +161,48 @@ pub async fn update(path: &Path, id: &str, timeout: Duration, json: bool) -> any
     };
     crate::plugin_admin::install(path, Path::new(&next), &flags, timeout, json).await
 }
+
+/// Where a loaded plugin came from and who signed it, for `plugins inspect`:
+/// `{"source", "signature"}`, the signature `{"signer", "capabilities"}`
+/// when it verifies against `plugins.trust`, `{"error"}` when it does not,
+/// `null` when the package carries none.
+pub fn provenance(
+    config: &clawhost_config::Config,
+    plugin: &clawhost_plugin_runtime::LoadedPlugin,
+) -> serde_json::Value {
+    let id = &plugin.manifest().id;
+    let entry = config.plugins.entries.get(id);
+    let source = entry.and_then(|e| e.source.clone());
+    let path = plugin.dir().join(clawhost_plugin_runtime::SIGNATURE_FILE);
+    let signature = match std::fs::read(&path) {
+        Err(_) => serde_json::Value::Null,
+        Ok(bytes) => {
+            let checked =
+                serde_json::from_slice::<clawhost_plugin_runtime::SignatureRecord>(&bytes)
+                    .map_err(|e| e.to_string())
+                    .and_then(|record| {
+                        let default = clawhost_config::PluginEntry::default();
+                        clawhost_plugin_runtime::verify_record(
+                            id,
+                            &record,
+                            &plugin.manifest().capabilities,
+                            entry.unwrap_or(&default),
+                            &config.plugins,
+                            &config.base_dir,
+                        )
+                        .map_err(|e| match e {
+                            clawhost_plugin_runtime::LoadError::Signature { reason, .. } => reason,
+                            other => other.to_string(),
+                        })
+                    });
+            match checked {
+                Ok(signed) => serde_json::json!({
+                    "signer": signed.signer,
+                    "capabilities": signed.capabilities,
+                }),
+                Err(error) => serde_json::json!({"error": error}),
+            }
+        }
+    };
+    serde_json::json!({"source": source, "signature": signature})
+}

@@ -218,7 +218,8 @@ pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
             // A warm start defers the component to the first call: load it
             // (and say so) if it cannot be.
             plugin.load_component().await?;
-            let detail = inspect_json(plugin);
+            let mut detail = inspect_json(plugin);
+            detail["provenance"] = crate::plugin_oci::provenance(&config, plugin);
             if json {
                 say!("{}", serde_json::to_string_pretty(&detail)?);
             } else {
@@ -237,6 +238,19 @@ pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
                         "compiled now"
                     }
                 );
+                let provenance = &detail["provenance"];
+                if let Some(source) = provenance["source"].as_str() {
+                    say!("source: {source}");
+                }
+                let signature = &provenance["signature"];
+                match (signature["signer"].as_str(), signature["error"].as_str()) {
+                    (Some(signer), _) => say!(
+                        "signature: signed by `{signer}`; signed capabilities: {}",
+                        signature["capabilities"]
+                    ),
+                    (None, Some(error)) => say!("signature: {error}"),
+                    (None, None) => say!("signature: none"),
+                }
                 say!(
                     "registration: {}",
                     match plugin.status().declaration {

@@ -493,6 +493,29 @@ fn signatures_made_by_openssl_bind_what_a_plugin_may_be_granted() {
     assert!(ok, "{out}{err}");
     assert!(out.contains("signed by `acme`"), "{out}");
     assert!(home.join("plugins/text-tools/signature.json").is_file());
+    // `plugins inspect` shows where it came from, who signed it, and what.
+    let (ok, out, err) =
+        common::outcome(common::clawhost(&home).arg("--config").arg(&config).args([
+            "plugins",
+            "inspect",
+            "text-tools",
+            "--json",
+        ]));
+    assert!(ok, "{out}{err}");
+    let detail: Value = serde_json::from_str(&out).unwrap();
+    let provenance = &detail["provenance"];
+    assert!(
+        provenance["source"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("oci://{host}/tools/signed:1@sha256:")),
+        "{provenance}"
+    );
+    assert_eq!(provenance["signature"]["signer"], "acme", "{provenance}");
+    assert_eq!(
+        provenance["signature"]["capabilities"]["filesystem"][0]["guestPath"],
+        "/notes"
+    );
 
     // A grant beyond it, added later by hand, is refused at load.
     let mut doc: Value = serde_json::from_slice(&std::fs::read(&config).unwrap()).unwrap();

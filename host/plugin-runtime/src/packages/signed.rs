@@ -31,8 +31,17 @@ pub struct SignatureRecord {
     pub signatures: Vec<SignatureBlob>,
 }
 
+/// Who signed a plugin, and what they signed it may be given.
+#[derive(Debug, Clone)]
+pub struct SignedBy {
+    /// The trusted key's name in `plugins.trust`.
+    pub signer: String,
+    /// The capabilities the publisher signed (the manifest's shape).
+    pub capabilities: serde_json::Value,
+}
+
 /// Verify `record` for plugin `id` (requested `capabilities`, operator
-/// `entry`) against the trusted keys of `config`; the signer's name.
+/// `entry`) against the trusted keys of `config`: who signed it and what.
 pub fn verify_record(
     id: &str,
     record: &SignatureRecord,
@@ -40,7 +49,7 @@ pub fn verify_record(
     entry: &PluginEntry,
     config: &PluginsConfig,
     base: &Path,
-) -> Result<String, LoadError> {
+) -> Result<SignedBy, LoadError> {
     let fail = |reason: String| LoadError::Signature {
         id: id.into(),
         reason,
@@ -86,20 +95,22 @@ pub fn verify_record(
             .map(|m| m["capabilities"].clone())
             .unwrap_or_default(),
     };
-    let declared: RequestedCapabilities = if declared.is_null() {
+    let signed: RequestedCapabilities = if declared.is_null() {
         RequestedCapabilities::default()
     } else {
-        serde_json::from_value(declared)
+        serde_json::from_value(declared.clone())
             .map_err(|e| fail(format!("the signed capabilities are not capabilities: {e}")))?
     };
-    beyond(capabilities, entry, &declared)
-        .map(|what| {
-            Err(fail(format!(
-                "{what}, beyond what its publisher signed (signed by `{}`)",
-                verified.signer
-            )))
-        })
-        .unwrap_or(Ok(verified.signer))
+    if let Some(what) = beyond(capabilities, entry, &signed) {
+        return Err(fail(format!(
+            "{what}, beyond what its publisher signed (signed by `{}`)",
+            verified.signer
+        )));
+    }
+    Ok(SignedBy {
+        signer: verified.signer,
+        capabilities: declared,
+    })
 }
 
 /// The first request or grant `declared` does not cover, said plainly.
