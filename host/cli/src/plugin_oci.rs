@@ -17,6 +17,18 @@ pub struct Fetched {
     pub signer: Option<String>,
 }
 
+/// The credentials for `registry`: `plugins.registries`, else the Docker
+/// config file's.
+fn credentials_for(config: &clawhost_config::Config, registry: &str) -> Option<Credentials> {
+    match config.plugins.registries.get(registry) {
+        Some(login) => Some(Credentials {
+            username: login.username.clone(),
+            password: login.password.clone(),
+        }),
+        None => Credentials::from_docker_config(registry),
+    }
+}
+
 /// Whether `source` names a registry rather than a path.
 pub fn is_oci(source: &Path) -> bool {
     source.to_string_lossy().starts_with("oci://")
@@ -34,7 +46,7 @@ pub async fn fetch(
     timeout: Duration,
 ) -> anyhow::Result<Fetched> {
     let reference = Reference::parse(&source.to_string_lossy())?;
-    let credentials = Credentials::from_docker_config(&reference.registry);
+    let credentials = credentials_for(config, &reference.registry);
     let limits = Limits {
         max_component_bytes: config
             .plugins
@@ -144,7 +156,7 @@ pub async fn update(path: &Path, id: &str, timeout: Duration, json: bool) -> any
     let by_tag = pinned.by_tag().ok_or_else(|| {
         anyhow::anyhow!("`{id}` is pinned to a digest without a tag ({source}): nothing to move to")
     })?;
-    let credentials = Credentials::from_docker_config(&by_tag.registry);
+    let credentials = credentials_for(&config, &by_tag.registry);
     let now = clawhost_oci::resolve(&by_tag, credentials, timeout).await?;
     if pinned.digest.as_deref() == Some(now.as_str()) {
         crate::say!("{id} is up to date ({source})");

@@ -47,13 +47,23 @@ fn wait_for(addr: &str) {
 /// Debian's `docker-registry` serving `dir` on a loopback port: its
 /// `host:port`.
 fn registry(dir: &Path) -> (Running, String) {
+    registry_with(dir, "")
+}
+
+/// The same, with `auth` (YAML under `auth:`, empty for none).
+fn registry_with(dir: &Path, auth: &str) -> (Running, String) {
     let port = free_port();
     let addr = format!("127.0.0.1:{port}");
     let config = dir.join("registry.yml");
+    let auth = if auth.is_empty() {
+        String::new()
+    } else {
+        format!("auth:\n{auth}")
+    };
     std::fs::write(
         &config,
         format!(
-            "version: 0.1\nlog: {{level: error}}\nstorage:\n  filesystem: {{rootdirectory: {}}}\nhttp:\n  addr: {addr}\n",
+            "version: 0.1\nlog: {{level: error}}\nstorage:\n  filesystem: {{rootdirectory: {}}}\n{auth}http:\n  addr: {addr}\n",
             dir.join("storage").display()
         ),
     )
@@ -635,4 +645,74 @@ fn the_readme_registry_commands_publish_sign_install_and_run() {
     // 4. run: the scripted model calls the installed plugin's tool.
     let (ok, out, err) = run(&clawhost_args(lines[3]));
     assert!(ok && out.contains(r#""words":3"#), "{out}{err}");
+}
+
+#[test]
+fn a_registry_that_asks_for_a_login_gets_the_configured_or_docker_credentials() {
+    let dir = tempfile::tempdir().unwrap();
+    // htpasswd (bcrypt, as the registry wants it) for me / s3cret.
+    let hash = Command::new("python3")
+        .args([
+            "-W",
+            "ignore",
+            "-c",
+            "import crypt; print(crypt.crypt('s3cret', crypt.mksalt(crypt.METHOD_BLOWFISH)))",
+        ])
+        .output()
+        .unwrap();
+    assert!(hash.status.success());
+    let htpasswd = dir.path().join("htpasswd");
+    std::fs::write(
+        &htpasswd,
+        format!("me:{}", String::from_utf8_lossy(&hash.stdout)),
+    )
+    .unwrap();
+    let (_registry, host) = registry_with(
+        dir.path(),
+        &format!(
+            "  htpasswd:\n    realm: clawhost-test\n    path: {}\n",
+            htpasswd.display()
+        ),
+    );
+    // The publisher logs in as docker does: the Docker config file.
+    let docker = dir.path().join("docker");
+    std::fs::create_dir_all(&docker).unwrap();
+    let auth = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, "me:s3cret");
+    std::fs::write(
+        docker.join("config.json"),
+        json!({"auths": {host.clone(): {"auth": auth}}}).to_string(),
+    )
+    .unwrap();
+    let target = format!("oci://{host}/tools/text-tools:1");
+    let (ok, out, err) = common::outcome(
+        common::clawhost(dir.path())
+            .env("DOCKER_CONFIG", &docker)
+            .args(["plugin", "publish"])
+            .arg(common::plugins().join("text-tools"))
+            .arg(&target),
+    );
+    assert!(ok, "{out}{err}");
+
+    // Without credentials: refused, and said why.
+    let config = config(dir.path());
+    let (ok, _, err) = install(dir.path(), &config, &[&target]);
+    assert!(!ok && err.contains("user name and password"), "{err}");
+    // The operator's login, its secret from the environment.
+    let mut doc: Value = serde_json::from_slice(&std::fs::read(&config).unwrap()).unwrap();
+    doc["plugins"]["registries"] =
+        json!({host.clone(): {"username": "me", "password": "${REGISTRY_PASSWORD}"}});
+    std::fs::write(&config, doc.to_string()).unwrap();
+    let login = |password: &str| {
+        common::outcome(
+            common::clawhost(dir.path())
+                .env("REGISTRY_PASSWORD", password)
+                .arg("--config")
+                .arg(&config)
+                .args(["plugins", "install", &target]),
+        )
+    };
+    let (ok, _, err) = login("wrong");
+    assert!(!ok && err.contains("refused the credentials"), "{err}");
+    let (ok, out, err) = login("s3cret");
+    assert!(ok, "{out}{err}");
 }

@@ -36,7 +36,7 @@ pub use mcp::{McpConfig, McpServerConfig, MAX_SERVER_NAME};
 pub use models::{ApiKind, ModelConfig, ModelsConfig, ProviderConfig, RetryConfig};
 pub use plugins::{
     Access, EnvGrant, FsGrant, PluginEntry, PluginGrants, PluginLimits, PluginSlots, PluginsConfig,
-    ProcessGrant, TrustedKeyConfig,
+    ProcessGrant, RegistryLogin, TrustedKeyConfig,
 };
 pub use provider_catalog::{builtin_provider, BUILTIN_PROVIDERS};
 pub use runtime::{HarnessPolicy, RuntimePolicy};

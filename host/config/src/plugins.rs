@@ -66,6 +66,10 @@ pub struct PluginsConfig {
     /// so alone with its `requireSignature`).
     #[serde(default)]
     pub require_signature: bool,
+    /// Credentials for OCI registries, by `host[:port]` (`${VAR}` for the
+    /// secret); a registry not listed here uses the Docker config file's.
+    #[serde(default)]
+    pub registries: BTreeMap<String, RegistryLogin>,
     /// Exclusive slots (OpenClaw's `plugins.slots`).
     #[serde(default)]
     pub slots: PluginSlots,
@@ -124,8 +128,28 @@ impl Default for PluginsConfig {
             entries: BTreeMap::new(),
             trust: BTreeMap::new(),
             require_signature: false,
+            registries: BTreeMap::new(),
             slots: PluginSlots::default(),
         }
+    }
+}
+
+/// A user name and password (or token) for one registry.
+#[derive(Clone, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RegistryLogin {
+    /// User name.
+    pub username: String,
+    /// Password or token (write `${VAR}`).
+    pub password: String,
+}
+
+impl std::fmt::Debug for RegistryLogin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RegistryLogin")
+            .field("username", &self.username)
+            .field("password", &"<hidden>")
+            .finish()
     }
 }
 
