@@ -289,6 +289,8 @@ fn a_hostile_registry_is_bounded_timed_out_and_kept_to_its_host() {
         ("endless", "over the limit"),
         ("stall", "stalled"),
         ("redirect", "redirected to another host"),
+        // Bytes that are not the ones the manifest's digest names.
+        ("tampered", "the content's digest is"),
     ] {
         let (_fake, host) = fake_registry(dir.path(), mode);
         let started = Instant::now();
