@@ -137,10 +137,15 @@ pub async fn publish(dir: &Path, target: &str, timeout: Duration) -> anyhow::Res
     Ok(())
 }
 
-/// `clawhost plugins update ID`: move a plugin installed from a registry to
-/// what its tag points to now (the operator's ask; nothing moves by
-/// itself), verified and pinned as `plugins install` does.
-pub async fn update(path: &Path, id: &str, timeout: Duration, json: bool) -> anyhow::Result<()> {
+/// For `clawhost plugins update ID`: the pinned reference a plugin
+/// installed from a registry moves to (what its tag points to now), or
+/// `None` when it is up to date (said so). Nothing moves by itself: the
+/// caller installs it, verified and pinned as `plugins install` does.
+pub async fn update_target(
+    path: &Path,
+    id: &str,
+    timeout: Duration,
+) -> anyhow::Result<Option<String>> {
     let config = clawhost_config::Config::load(path)?;
     let source = config
         .plugins
@@ -160,18 +165,13 @@ pub async fn update(path: &Path, id: &str, timeout: Duration, json: bool) -> any
     let now = clawhost_oci::resolve(&by_tag, credentials, timeout).await?;
     if pinned.digest.as_deref() == Some(now.as_str()) {
         crate::say!("{id} is up to date ({source})");
-        return Ok(());
+        return Ok(None);
     }
-    let next = by_tag.pinned(&now);
     crate::esay!(
         "{id}: {} → {now}",
         pinned.digest.as_deref().unwrap_or("no digest")
     );
-    let flags = crate::plugin_admin::InstallGrants {
-        force: true,
-        ..Default::default()
-    };
-    crate::plugin_admin::install(path, Path::new(&next), &flags, timeout, json).await
+    Ok(Some(by_tag.pinned(&now)))
 }
 
 /// Where a loaded plugin came from and who signed it, for `plugins inspect`:

@@ -173,7 +173,15 @@ pub async fn run(path: &Path, action: Option<Action>) -> anyhow::Result<()> {
             json,
         } => {
             let timeout = std::time::Duration::from_secs(*registry_timeout);
-            return crate::plugin_oci::update(path, id, timeout, *json).await;
+            let Some(next) = crate::plugin_oci::update_target(path, id, timeout).await? else {
+                return Ok(());
+            };
+            let flags = crate::plugin_admin::InstallGrants {
+                force: true,
+                ..Default::default()
+            };
+            let next = std::path::PathBuf::from(next);
+            return crate::plugin_admin::install(path, &next, &flags, timeout, *json).await;
         }
         Action::Uninstall { id, json } => return crate::plugin_admin::uninstall(path, id, *json),
         Action::Enable { id, json } => {
