@@ -11,7 +11,7 @@ use clawhost_agent_core::{RunContext, TurnEvent};
 use clawhost_llm::ModelRuntimes;
 use clawhost_runner::EmbeddedRunner;
 use clawhost_sessions::SessionStore;
-use clawhost_tests::agents::{eventually, host_tools_config, kinds, spawn_turn};
+use clawhost_tests::agents::{abort_once_streaming, host_tools_config, kinds};
 use clawhost_tests::fake_provider::{FakeProvider, Reply};
 use clawhost_tests::{clawhost_bin, config, npm, runner_with, wire};
 use serde_json::{json, Value};
@@ -203,33 +203,8 @@ async fn an_aborted_claude_turn_is_stored_as_aborted_and_its_session_resumes() {
     let mut events = wire::anthropic_text(&["Halfway ", "there"], 10, 5);
     events.truncate(4);
     fake.push(Reply::sse_stalling(events, 4));
-    let ctx = RunContext::new("main", "agent/claude");
-    let turn = spawn_turn(
-        &runner,
-        &store,
-        &id,
-        runtimes.current("main").unwrap(),
-        (&ctx, "start something long"),
-    );
-    eventually("the streamed piece", || {
-        ctx.events
-            .snapshot()
-            .iter()
-            .any(|e| matches!(e, TurnEvent::TextDelta { text, .. } if text == "Halfway "))
-    })
-    .await;
-    ctx.cancel.cancel();
-    let result = turn.await.unwrap();
-    assert!(
-        matches!(
-            result,
-            Err(clawhost_runner::PersistError::Run(
-                clawhost_runner::RunError::Aborted
-            ))
-        ),
-        "{:?}",
-        result.err()
-    );
+    let generation = runtimes.current("main").unwrap();
+    abort_once_streaming(&runner, &store, &id, generation, "agent/claude", || {}).await;
     // Resumed, Claude's session keeps the streamed piece and says the
     // request was interrupted.
     fake.push(answer("Resumed."));

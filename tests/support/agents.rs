@@ -196,7 +196,7 @@ pub async fn abort_midway(
     (dir, home): (&Path, &Path),
     model_ref: &str,
 ) {
-    use clawhost_agent_core::{Message, RunContext, TurnEvent};
+    use clawhost_agent_core::{Message, RunContext};
     use clawhost_sessions::{EntryBody, SessionStore};
     let runner = std::sync::Arc::new(runner);
     let store = std::sync::Arc::new(SessionStore::new(dir.join("sessions")));
@@ -204,35 +204,11 @@ pub async fn abort_midway(
     let mut events = wire::responses_text(&["Halfway ", "there"], 10, 5);
     events.truncate(4);
     fake.push(Reply::sse_stalling(events, 4));
-    let ctx = RunContext::new("main", model_ref);
     let generation = runtimes.current("main").unwrap();
-    let turn = spawn_turn(
-        &runner,
-        &store,
-        &id,
-        generation,
-        (&ctx, "start something long"),
-    );
-    eventually("the streamed piece", || {
-        ctx.events
-            .snapshot()
-            .iter()
-            .any(|e| matches!(e, TurnEvent::TextDelta { text, .. } if text == "Halfway "))
+    abort_once_streaming(&runner, &store, &id, generation, model_ref, || {
+        assert!(!processes_of(home).is_empty(), "the runtime's process runs");
     })
     .await;
-    assert!(!processes_of(home).is_empty(), "the runtime's process runs");
-    ctx.cancel.cancel();
-    let result = turn.await.unwrap();
-    assert!(
-        matches!(
-            result,
-            Err(clawhost_runner::PersistError::Run(
-                clawhost_runner::RunError::Aborted
-            ))
-        ),
-        "{:?}",
-        result.err()
-    );
     // The whole process group is gone.
     eventually("the runtime's processes to end", || {
         processes_of(home).is_empty()
@@ -270,6 +246,48 @@ pub async fn abort_midway(
             && last.contains("The user interrupted the previous turn"),
         "{}",
         &last[last.len().saturating_sub(3000)..]
+    );
+}
+
+/// Run "start something long" on session `id` with `model_ref`, and abort
+/// it once the reply's first piece ("Halfway ") has streamed (after
+/// `while_running`): the turn ends aborted.
+pub async fn abort_once_streaming(
+    runner: &std::sync::Arc<clawhost_runner::EmbeddedRunner>,
+    store: &std::sync::Arc<clawhost_sessions::SessionStore>,
+    id: &str,
+    generation: std::sync::Arc<clawhost_llm::ModelRuntimeGeneration>,
+    model_ref: &str,
+    while_running: impl FnOnce(),
+) {
+    use clawhost_agent_core::{RunContext, TurnEvent};
+    let ctx = RunContext::new("main", model_ref);
+    let turn = spawn_turn(
+        runner,
+        store,
+        id,
+        generation,
+        (&ctx, "start something long"),
+    );
+    eventually("the streamed piece", || {
+        ctx.events
+            .snapshot()
+            .iter()
+            .any(|e| matches!(e, TurnEvent::TextDelta { text, .. } if text == "Halfway "))
+    })
+    .await;
+    while_running();
+    ctx.cancel.cancel();
+    let result = turn.await.unwrap();
+    assert!(
+        matches!(
+            result,
+            Err(clawhost_runner::PersistError::Run(
+                clawhost_runner::RunError::Aborted
+            ))
+        ),
+        "{:?}",
+        result.err()
     );
 }
 

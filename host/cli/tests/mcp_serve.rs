@@ -177,28 +177,7 @@ fn the_python_sdk_client_uses_the_agents_tools_over_stdio() {
 fn the_python_sdk_client_uses_the_agents_tools_over_http_with_a_token() {
     let dir = tempfile::tempdir().unwrap();
     let config = serve_config(dir.path());
-    let mut server = Server(
-        Command::new(env!("CARGO_BIN_EXE_clawhost"))
-            .args(["--config", &config.to_string_lossy()])
-            .args(["mcp", "serve", "--http", "127.0.0.1:0"])
-            .env("CLAWHOST_MCP_TOKEN", "s3cret")
-            .current_dir(dir.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap(),
-    );
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(server.0.stdout.as_mut().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("the server names its URL: {line}"))
-        .to_string();
+    let (server, url) = serve_http(dir.path(), &config);
     let seen = drive(&["http", &url, "s3cret"], dir.path());
     drop(server);
     assert_eq!(seen["no_token"], 401, "{seen}");
@@ -305,28 +284,7 @@ fn the_mcp_inspector_uses_the_readme_entry_and_the_http_endpoint() {
     assert!(!error && text.contains("a note for MCP"), "{text}");
 
     // Over Streamable HTTP: with the token, and refused without it.
-    let mut server = Server(
-        Command::new(env!("CARGO_BIN_EXE_clawhost"))
-            .args(["--config", &config.to_string_lossy()])
-            .args(["mcp", "serve", "--http", "127.0.0.1:0"])
-            .env("CLAWHOST_MCP_TOKEN", "s3cret")
-            .current_dir(dir.path())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .unwrap(),
-    );
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(server.0.stdout.as_mut().unwrap()),
-        &mut line,
-    )
-    .unwrap();
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("the server names its URL: {line}"))
-        .to_string();
+    let (server, url) = serve_http(dir.path(), &config);
     let http = ["--server-url", &url, "--transport", "http"];
     let word_count = [
         "--method",
@@ -349,6 +307,34 @@ fn the_mcp_inspector_uses_the_readme_entry_and_the_http_endpoint() {
     let (ok, _, err) = inspect(dir.path(), &[&http[..], &word_count].concat());
     assert!(!ok && err.contains("\"auth_required\""), "{err}");
     drop(server);
+}
+
+/// `clawhost mcp serve --http` on a loopback port with the token `s3cret`,
+/// run in `dir` on `config`: the process and the URL it serves.
+fn serve_http(dir: &Path, config: &Path) -> (Server, String) {
+    let mut server = Server(
+        Command::new(env!("CARGO_BIN_EXE_clawhost"))
+            .args(["--config", &config.to_string_lossy()])
+            .args(["mcp", "serve", "--http", "127.0.0.1:0"])
+            .env("CLAWHOST_MCP_TOKEN", "s3cret")
+            .current_dir(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.0.stdout.as_mut().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("the server names its URL: {line}"))
+        .to_string();
+    (server, url)
 }
 
 /// A `clawhost mcp serve --http` process, killed when dropped (a failed

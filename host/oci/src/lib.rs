@@ -143,17 +143,7 @@ pub async fn pull(
     limits: Limits,
 ) -> Result<Pulled, OciError> {
     let registry = registry::Registry::new(reference, credentials, limits.timeout)?;
-    let accept = format!("{OCI_MANIFEST}, {OCI_INDEX}");
-    let response = registry
-        .get("manifests", reference.target(), &accept)
-        .await?;
-    let bytes = read_bounded(
-        response,
-        "the manifest",
-        MAX_MANIFEST_BYTES as u64,
-        &reference.registry,
-    )
-    .await?;
+    let bytes = manifest_of(&registry, reference).await?;
     let digest = sha256_digest(&bytes);
     if let Some(expected) = &reference.digest {
         if *expected != digest {
@@ -290,17 +280,7 @@ pub async fn resolve(
     timeout: Duration,
 ) -> Result<String, OciError> {
     let registry = registry::Registry::new(reference, credentials, timeout)?;
-    let accept = format!("{OCI_MANIFEST}, {OCI_INDEX}");
-    let response = registry
-        .get("manifests", reference.target(), &accept)
-        .await?;
-    let bytes = read_bounded(
-        response,
-        "the manifest",
-        MAX_MANIFEST_BYTES as u64,
-        &reference.registry,
-    )
-    .await?;
+    let bytes = manifest_of(&registry, reference).await?;
     Ok(sha256_digest(&bytes))
 }
 
@@ -362,6 +342,24 @@ pub async fn push(
     let digest = sha256_digest(&manifest);
     registry.put_manifest(&tag, manifest.into()).await?;
     Ok(digest)
+}
+
+/// The image manifest `reference` names, as the registry sends it (bounded).
+async fn manifest_of(
+    registry: &registry::Registry,
+    reference: &Reference,
+) -> Result<Vec<u8>, OciError> {
+    let accept = format!("{OCI_MANIFEST}, {OCI_INDEX}");
+    let response = registry
+        .get("manifests", reference.target(), &accept)
+        .await?;
+    read_bounded(
+        response,
+        "the manifest",
+        MAX_MANIFEST_BYTES as u64,
+        &reference.registry,
+    )
+    .await
 }
 
 /// The one `application/wasm` layer of a Wasm artifact's manifest, or why
