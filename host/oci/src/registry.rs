@@ -249,6 +249,13 @@ impl Registry {
                 let field = |name: &str| challenge_field(params, name);
                 let realm = field("realm")
                     .ok_or_else(|| self.failed("a Bearer challenge without a realm"))?;
+                // The credentials go to the token service: never in clear
+                // beyond a registry on this machine.
+                if !realm.starts_with("https://") && !self.base.starts_with("http://") {
+                    return Err(self.failed(format!(
+                        "its token service ({realm}) is not HTTPS; the credentials are not sent"
+                    )));
+                }
                 let mut request = self.http.get(&realm);
                 let mut query = Vec::new();
                 if let Some(service) = field("service") {
