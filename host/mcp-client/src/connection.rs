@@ -196,6 +196,7 @@ impl Connection {
         };
         match started {
             Ok(live) => {
+                listen_for_tool_changes(&live.client, &self.name, self.stale.clone());
                 let live = Arc::new(live);
                 *state = State {
                     live: Some(live.clone()),
@@ -230,7 +231,6 @@ impl Connection {
                 .serve_with_lifecycle(transport, lifecycle())
                 .await
                 .map_err(|e| fail(e.to_string()))?;
-            listen_for_tool_changes(&client, &self.name, self.stale.clone());
             return Ok(Live {
                 client,
                 _group: KillGroup(None),
@@ -250,7 +250,6 @@ impl Connection {
             .serve_with_lifecycle(transport, lifecycle())
             .await
             .map_err(|e| fail(e.to_string()))?;
-        listen_for_tool_changes(&client, &self.name, self.stale.clone());
         Ok(Live {
             client,
             _group: guard,
