@@ -36,9 +36,9 @@ pub fn is_oci(source: &Path) -> bool {
 
 /// Fetch the plugin `source` names into `dir` as a package, with the
 /// record of its signatures when the registry holds any (checked at load
-/// when `config` requires a signature). Credentials come from the Docker
-/// config file; the component is bounded by `plugins.limits`, a silent
-/// registry by `timeout`.
+/// when `config` requires a signature). Credentials come from
+/// `plugins.registries`, else the Docker config file; the component is
+/// bounded by `plugins.limits`, a silent registry by `timeout`.
 pub async fn fetch(
     source: &Path,
     dir: &Path,
@@ -55,19 +55,12 @@ pub async fn fetch(
             .saturating_mul(1 << 20),
         timeout,
     };
-    let pulled = clawhost_oci::pull(&reference, credentials.clone(), limits).await?;
-    let signatures =
-        clawhost_oci::signatures(&reference, credentials, timeout, &pulled.digest).await?;
+    let pulled = clawhost_oci::pull(&reference, credentials, limits).await?;
+    let signatures = pulled.signatures;
     let identity = format!("{}/{}", reference.registry, reference.repository);
     let mut signer = None;
     if !signatures.is_empty() {
-        let keys: Vec<_> = config
-            .plugins
-            .trusted_pems(&config.base_dir)
-            .map_err(anyhow::Error::msg)?
-            .iter()
-            .map(|(name, pem)| clawhost_oci::signature::TrustedKey::from_pem(name, pem))
-            .collect::<Result<_, _>>()
+        let keys = clawhost_plugin_runtime::trusted_keys(&config.plugins, &config.base_dir)
             .map_err(anyhow::Error::msg)?;
         signer = clawhost_oci::signature::verify(&signatures, &keys, &pulled.digest, &identity)
             .ok()

@@ -107,15 +107,6 @@ pub struct Limits {
     pub timeout: Duration,
 }
 
-impl Default for Limits {
-    fn default() -> Self {
-        Self {
-            max_component_bytes: 64 << 20,
-            timeout: Duration::from_secs(60),
-        }
-    }
-}
-
 /// A plugin fetched from a registry.
 #[derive(Debug, Clone)]
 pub struct Pulled {
@@ -127,6 +118,9 @@ pub struct Pulled {
     pub plugin_manifest: Value,
     /// The component's bytes (checked against the layer's digest).
     pub component: Vec<u8>,
+    /// The cosign signatures stored for the manifest (none when the
+    /// registry holds no `sha256-….sig` artifact for it).
+    pub signatures: Vec<signature::SignatureBlob>,
 }
 
 /// `sha256:<hex>` of `bytes`.
@@ -136,7 +130,8 @@ pub fn sha256_digest(bytes: &[u8]) -> String {
 
 /// Fetch the plugin at `reference`: its manifest (pinned to the digest when
 /// the reference names one), checked to be the Wasm layout with one
-/// component, then the component within `limits`.
+/// component, then the component within `limits`, and the signatures
+/// stored for the manifest.
 pub async fn pull(
     reference: &Reference,
     credentials: Option<Credentials>,
@@ -185,21 +180,15 @@ pub async fn pull(
         .filter(|d| d.starts_with("sha256:"))
         .ok_or_else(|| layout("its layer has no sha256 digest".into()))?
         .to_string();
-    let response = registry.get("blobs", &layer_digest, "*/*").await?;
-    let component = read_bounded(response, "the component", size, &reference.registry).await?;
-    let actual = sha256_digest(&component);
-    if actual != layer_digest {
-        return Err(OciError::DigestMismatch {
-            what: format!("the component of {reference}"),
-            expected: layer_digest,
-            actual,
-        });
-    }
+    let what = format!("the component of {reference}");
+    let component = blob(&registry, reference, &layer_digest, size, &what).await?;
+    let signatures = signatures_of(&registry, reference, &digest).await?;
     Ok(Pulled {
         digest,
         manifest: bytes,
         plugin_manifest,
         component,
+        signatures,
     })
 }
 
@@ -209,26 +198,18 @@ const MAX_PAYLOAD_BYTES: u64 = 64 << 10;
 /// The cosign signatures stored for the manifest `digest` in `reference`'s
 /// repository (none when there is no `sha256-….sig` artifact), each payload
 /// checked against its digest.
-pub async fn signatures(
+async fn signatures_of(
+    registry: &registry::Registry,
     reference: &Reference,
-    credentials: Option<Credentials>,
-    timeout: Duration,
     digest: &str,
 ) -> Result<Vec<signature::SignatureBlob>, OciError> {
-    let registry = registry::Registry::new(reference, credentials, timeout)?;
     let tag = signature::signature_tag(digest);
-    let response = match registry.get("manifests", &tag, OCI_MANIFEST).await {
-        Ok(response) => response,
+    let what = format!("the signature manifest {tag}");
+    let bytes = match manifest_at(registry, reference, &tag, OCI_MANIFEST, &what).await {
+        Ok(bytes) => bytes,
         Err(OciError::NotFound { .. }) => return Ok(Vec::new()),
         Err(e) => return Err(e),
     };
-    let bytes = read_bounded(
-        response,
-        "the signature manifest",
-        MAX_MANIFEST_BYTES as u64,
-        &reference.registry,
-    )
-    .await?;
     let manifest: Value = serde_json::from_slice(&bytes).map_err(|e| OciError::Layout {
         reference: format!("{reference} ({tag})"),
         why: format!("its signature manifest is not JSON: {e}"),
@@ -245,24 +226,15 @@ pub async fn signatures(
             continue;
         };
         let size = layer["size"].as_u64().unwrap_or(u64::MAX);
+        let what = format!("a signature payload of {reference}");
         if size > MAX_PAYLOAD_BYTES {
             return Err(OciError::TooLarge {
-                what: format!("a signature payload of {reference}"),
+                what,
                 bytes: size,
                 limit: MAX_PAYLOAD_BYTES,
             });
         }
-        let response = registry.get("blobs", layer_digest, "*/*").await?;
-        let payload =
-            read_bounded(response, "a signature payload", size, &reference.registry).await?;
-        let actual = sha256_digest(&payload);
-        if actual != layer_digest {
-            return Err(OciError::DigestMismatch {
-                what: format!("a signature payload of {reference}"),
-                expected: layer_digest.into(),
-                actual,
-            });
-        }
+        let payload = blob(registry, reference, layer_digest, size, &what).await?;
         use base64::Engine;
         found.push(signature::SignatureBlob {
             payload: base64::engine::general_purpose::STANDARD.encode(&payload),
@@ -350,16 +322,55 @@ async fn manifest_of(
     reference: &Reference,
 ) -> Result<Vec<u8>, OciError> {
     let accept = format!("{OCI_MANIFEST}, {OCI_INDEX}");
-    let response = registry
-        .get("manifests", reference.target(), &accept)
-        .await?;
+    manifest_at(
+        registry,
+        reference,
+        reference.target(),
+        &accept,
+        "the manifest",
+    )
+    .await
+}
+
+/// The manifest under `target` (a tag or digest) in `reference`'s
+/// repository, read up to [`MAX_MANIFEST_BYTES`].
+async fn manifest_at(
+    registry: &registry::Registry,
+    reference: &Reference,
+    target: &str,
+    accept: &str,
+    what: &str,
+) -> Result<Vec<u8>, OciError> {
+    let response = registry.get("manifests", target, accept).await?;
     read_bounded(
         response,
-        "the manifest",
+        what,
         MAX_MANIFEST_BYTES as u64,
         &reference.registry,
     )
     .await
+}
+
+/// The blob `digest` of `size` bytes (`what` it is, for errors): nothing
+/// past `size` is read, and the bytes are checked against the digest.
+async fn blob(
+    registry: &registry::Registry,
+    reference: &Reference,
+    digest: &str,
+    size: u64,
+    what: &str,
+) -> Result<Vec<u8>, OciError> {
+    let response = registry.get("blobs", digest, "*/*").await?;
+    let bytes = read_bounded(response, what, size, &reference.registry).await?;
+    let actual = sha256_digest(&bytes);
+    if actual != digest {
+        return Err(OciError::DigestMismatch {
+            what: what.into(),
+            expected: digest.into(),
+            actual,
+        });
+    }
+    Ok(bytes)
 }
 
 /// The one `application/wasm` layer of a Wasm artifact's manifest, or why

@@ -47,5 +47,5 @@ pub use owned_path::OwnedPathError;
 pub use plugin::{Declaration, Interfaces, LoadedPlugin, PluginState, PluginStatus};
 pub use registration::Registration;
 pub use sandbox::{EffectiveDir, EffectiveGrants, ProtectedPaths};
-pub use signed::{verify_record, SignatureRecord, SignedBy, SIGNATURE_FILE};
+pub use signed::{trusted_keys, verify_record, SignatureRecord, SignedBy, SIGNATURE_FILE};
 pub use stats::{CallFailures, PluginStats, LATENCY_BUCKETS};

@@ -31,6 +31,15 @@ pub struct SignatureRecord {
     pub signatures: Vec<SignatureBlob>,
 }
 
+/// The keys `plugins.trust` names (a `keyFile` read from `base`), parsed.
+pub fn trusted_keys(config: &PluginsConfig, base: &Path) -> Result<Vec<TrustedKey>, String> {
+    config
+        .trusted_pems(base)?
+        .iter()
+        .map(|(name, pem)| TrustedKey::from_pem(name, pem))
+        .collect()
+}
+
 /// Who signed a plugin, and what they signed it may be given.
 #[derive(Debug, Clone)]
 pub struct SignedBy {
@@ -54,13 +63,7 @@ pub fn verify_record(
         id: id.into(),
         reason,
     };
-    let keys = config
-        .trusted_pems(base)
-        .map_err(&fail)?
-        .iter()
-        .map(|(name, pem)| TrustedKey::from_pem(name, pem))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(&fail)?;
+    let keys = trusted_keys(config, base).map_err(&fail)?;
     if keys.is_empty() {
         return Err(fail(
             "plugins.trust names no key to check it against".into(),
