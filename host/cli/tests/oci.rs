@@ -125,23 +125,12 @@ assert r.status_code == 201, r.text
 
 /// A config in `dir` whose scripted model calls `word_count`.
 fn config(dir: &Path) -> PathBuf {
-    std::fs::write(
-        dir.join("script.json"),
+    common::scripted_config(
+        dir,
         json!([
             {"toolCalls": [{"name": "word_count", "arguments": {"text": "one two three"}}]},
             {"answer": "counted: {{results}}"}
-        ])
-        .to_string(),
-    )
-    .unwrap();
-    common::write_config(
-        dir,
-        json!({
-            "plugins": {},
-            "tools": {"testFixtures": false},
-            "models": {"providers": {"scripted": {"api": "scripted", "script": "script.json"}}},
-            "agents": {"defaults": {"model": "scripted/test"}}
-        }),
+        ]),
     )
 }
 

@@ -16,16 +16,7 @@ use serde_json::json;
 
 /// A config with the shared test cache and a scripted model playing `script`.
 fn operator_config(dir: &Path, script: serde_json::Value) -> std::path::PathBuf {
-    std::fs::write(dir.join("script.json"), script.to_string()).unwrap();
-    let config = common::write_config(
-        dir,
-        json!({
-            "plugins": {},
-            "tools": {"testFixtures": false},
-            "models": {"providers": {"scripted": {"api": "scripted", "script": "script.json"}}},
-            "agents": {"defaults": {"model": "scripted/test"}}
-        }),
-    );
+    let config = common::scripted_config(dir, script);
     // The operator's own file: a comment the commands must keep.
     let text = std::fs::read_to_string(&config).unwrap();
     let path = dir.join("clawhost.json5");

@@ -41,6 +41,23 @@ pub fn write_config(dir: &Path, mut config: Value) -> PathBuf {
     path
 }
 
+/// A config in `dir` (written by [`write_config`]) whose scripted model
+/// plays `script` (written to `dir/script.json`), no plugins configured
+/// and no fixture tools; returns its path.
+#[allow(dead_code)]
+pub fn scripted_config(dir: &Path, script: Value) -> PathBuf {
+    std::fs::write(dir.join("script.json"), script.to_string()).unwrap();
+    write_config(
+        dir,
+        serde_json::json!({
+            "plugins": {},
+            "tools": {"testFixtures": false},
+            "models": {"providers": {"scripted": {"api": "scripted", "script": "script.json"}}},
+            "agents": {"defaults": {"model": "scripted/test"}}
+        }),
+    )
+}
+
 /// The binary, run in `dir` with no config, log filter or user config dir
 /// from the environment, and no colour.
 #[allow(dead_code)] // not every test binary uses every helper
