@@ -252,16 +252,19 @@ pub async fn install(
     registry_timeout: std::time::Duration,
     json: bool,
 ) -> anyhow::Result<()> {
+    let current = if path.exists() {
+        Config::load(path)?
+    } else {
+        Config {
+            base_dir: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+            ..Config::default()
+        }
+    };
     let unpacked = tempfile::tempdir().context("creating a directory to unpack into")?;
     let mut fetched = None;
     let package_dir = if crate::plugin_oci::is_oci(source) {
-        let config = if path.exists() {
-            Config::load(path)?
-        } else {
-            Config::default()
-        };
         fetched = Some(
-            crate::plugin_oci::fetch(source, unpacked.path(), &config, registry_timeout).await?,
+            crate::plugin_oci::fetch(source, unpacked.path(), &current, registry_timeout).await?,
         );
         unpacked.path().to_path_buf()
     } else if source.is_dir() {
@@ -303,14 +306,6 @@ pub async fn install(
     let sha256 = clawhost_plugin_runtime::sha256_hex(&bytes);
 
     let mut file = ConfigFile::open(path)?;
-    let current = if path.exists() {
-        Config::load(path)?
-    } else {
-        Config {
-            base_dir: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
-            ..Config::default()
-        }
-    };
     search_install_root(&mut file, &current, &root)?;
     file.set(&format!("plugins.entries.{id}.sha256"), &json!(sha256))?;
     if let Some(fetched) = &fetched {
