@@ -16,8 +16,9 @@
 //! - `session/request_permission` is asked of the host: an `execute` call as
 //!   `exec` (`{"command": ...}`), an `edit` as `apply_patch`, anything else as
 //!   `acp_<kind>`, through tool policy, `before_tool_call` and the operator's
-//!   approvals; the agent gets the allow-once or reject-once option it offered.
-//!
+//!   approvals; the agent gets the allow-once or reject-once option it
+//!   offered (a call to the `hostTools` server is allowed here: that server
+//!   applies the policy itself);
 //! - with `hostTools` set, the session gets clawhost's tools as an MCP
 //!   server (`mcpServers`: usually `clawhost mcp serve`, which runs each
 //!   call in its plugin's sandbox through policy, hooks and approvals).
