@@ -280,6 +280,8 @@ fn a_hostile_registry_is_bounded_timed_out_and_kept_to_its_host() {
         ("redirect", "redirected to another host"),
         // Bytes that are not the ones the manifest's digest names.
         ("tampered", "the content's digest is"),
+        // A signature artifact listing more signatures than are read.
+        ("signatures", "at most 16 are read"),
     ] {
         let (_fake, host) = fake_registry(dir.path(), mode);
         let started = Instant::now();

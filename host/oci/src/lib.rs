@@ -194,6 +194,8 @@ pub async fn pull(
 
 /// Largest signature payload read.
 const MAX_PAYLOAD_BYTES: u64 = 64 << 10;
+/// Most signatures read for one manifest.
+const MAX_SIGNATURES: usize = 16;
 
 /// The cosign signatures stored for the manifest `digest` in `reference`'s
 /// repository (none when there is no `sha256-….sig` artifact), each payload
@@ -214,11 +216,23 @@ async fn signatures_of(
         reference: format!("{reference} ({tag})"),
         why: format!("its signature manifest is not JSON: {e}"),
     })?;
+    let layers: Vec<&Value> = manifest["layers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|layer| layer["mediaType"] == signature::SIGNATURE_LAYER)
+        .collect();
+    if layers.len() > MAX_SIGNATURES {
+        return Err(OciError::Layout {
+            reference: format!("{reference} ({tag})"),
+            why: format!(
+                "it lists {} signatures; at most {MAX_SIGNATURES} are read",
+                layers.len()
+            ),
+        });
+    }
     let mut found = Vec::new();
-    for layer in manifest["layers"].as_array().into_iter().flatten() {
-        if layer["mediaType"] != signature::SIGNATURE_LAYER {
-            continue;
-        }
+    for layer in layers {
         let (Some(layer_digest), Some(sig)) = (
             layer["digest"].as_str(),
             layer["annotations"][signature::SIGNATURE_ANNOTATION].as_str(),
