@@ -1,5 +1,5 @@
 //! Plugin API versions: plugins built against the frozen 0.1 and the released
-//! 0.2.0 and 0.2.1 keep loading and behave as their current (SDK) build does;
+//! 0.2.0, 0.2.1 and 0.2.2 keep loading and behave as their current (SDK) build does;
 //! the SDK's WIT is the host's 0.2.
 
 use clawhost_plugin_runtime::ApiVersion;
@@ -95,6 +95,11 @@ async fn a_plugin_built_against_api_0_2_1_loads_and_behaves_like_its_current_bui
 }
 
 #[tokio::test]
+async fn a_plugin_built_against_api_0_2_2_loads_and_behaves_like_its_current_build() {
+    a_released_0_2_build_behaves_like_the_current_one(2).await;
+}
+
+#[tokio::test]
 async fn the_ten_line_sdk_plugin_derives_its_schema_from_its_parameter_type() {
     let dir = tempfile::tempdir().unwrap();
     let runner = runner_with(config(json!({}), dir.path()), &["hello-tool"]).await;
@@ -179,6 +184,7 @@ fn every_place_naming_the_current_api_agrees_with_the_host() {
         "test-policy-guard-v0-1",
         "test-policy-guard-v0-2-0",
         "test-policy-guard-v0-2-1",
+        "test-policy-guard-v0-2-2",
     ];
     for entry in std::fs::read_dir(root.join("plugins")).unwrap() {
         let dir = entry.unwrap().path();
@@ -194,8 +200,8 @@ fn every_place_naming_the_current_api_agrees_with_the_host() {
 
 /// Within 0.2 a release only adds: with the items a later release marks
 /// `@since(version = ...)` and the package line taken out, every file of the
-/// released 0.2.0 and 0.2.1 (kept unchanged in their fixtures) reads the
-/// same in the current WIT.
+/// released 0.2.0, 0.2.1 and 0.2.2 (kept unchanged in their fixtures) reads
+/// the same in the current WIT.
 #[test]
 fn each_0_2_release_only_adds_to_the_one_before() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -221,8 +227,8 @@ fn each_0_2_release_only_adds_to_the_one_before() {
         }
         out.join("\n")
     };
-    let later = ["0.2.1", "0.2.2"];
-    for (i, released) in ["0.2.0", "0.2.1"].into_iter().enumerate() {
+    let later = ["0.2.1", "0.2.2", "0.2.3"];
+    for (i, released) in ["0.2.0", "0.2.1", "0.2.2"].into_iter().enumerate() {
         let patch = &released[4..];
         let dir = root.join(format!(
             "plugins/test-policy-guard-v0-2-{patch}/wit/deps/openclaw-plugin-{released}"
@@ -240,12 +246,13 @@ fn each_0_2_release_only_adds_to_the_one_before() {
             );
         }
     }
-    // What 0.2.1 and 0.2.2 add lives in files of their own, every
+    // What 0.2.1, 0.2.2 and 0.2.3 add lives in files of their own, every
     // interface marked.
     for (file, version) in [
         ("hooks-0.2.1.wit", "0.2.1"),
         ("native-runtime-0.2.2.wit", "0.2.2"),
         ("turn-hooks-0.2.2.wit", "0.2.2"),
+        ("prepare-hooks-0.2.3.wit", "0.2.3"),
     ] {
         let added = std::fs::read_to_string(current.join(file)).unwrap();
         let interfaces = added.matches("\ninterface ").count();

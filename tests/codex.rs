@@ -450,8 +450,13 @@ async fn the_turn_hooks_gate_and_revise_codex_turns() {
             "hooks": {"allowConversationAccess": true}, "config": config}}}})
     };
     // before_agent_finalize: an answer without `banana` goes back to Codex
-    // for one more pass, on the same thread.
-    let cfg = codex_config(&fake, dir.path(), hooks(json!({"mustMention": "banana"})));
+    // for one more pass, on the same thread; agent_turn_prepare's context
+    // reaches Codex in the turn's input.
+    let cfg = codex_config(
+        &fake,
+        dir.path(),
+        hooks(json!({"mustMention": "banana", "turnContext": "mind the budget"})),
+    );
     let (runner, runtimes) = codex_runner_with(cfg, &["context-hooks"]).await;
     fake.push(text_answer("msg_1", &["An apple."]));
     fake.push(text_answer("msg_2", &["A banana."]));
@@ -467,6 +472,12 @@ async fn the_turn_hooks_gate_and_revise_codex_turns() {
         .await
         .unwrap();
     assert_eq!(outcome.answer, "A banana.");
+    let first = fake.requests()[0].body["input"].to_string();
+    assert!(
+        first.contains(r"name a fruit\n\n[codex] mind the budget"),
+        "{first}"
+    );
+    assert!(matches!(&*session.history[0], Message::User { text, .. } if text == "name a fruit"));
     let second = fake.requests()[1].body["input"].to_string();
     assert!(
         second.contains("An apple.") && second.contains("Please mention banana."),

@@ -125,3 +125,8 @@ async fn the_turn_hooks_of_a_javascript_plugin_decide() {
     let runner = runner_with(cfg, &["js-word-tools"]).await;
     clawhost_tests::check_turn_hooks(&runner, "js-word-tools").await;
 }
+
+#[tokio::test]
+async fn the_prepare_hooks_of_a_javascript_plugin_add_context_and_exec_variables() {
+    clawhost_tests::check_prepare_hooks("js-word-tools").await;
+}

@@ -145,3 +145,8 @@ async fn the_turn_hooks_of_a_python_plugin_decide() {
     let runner = runner_with(cfg, &["py-word-tools"]).await;
     clawhost_tests::check_turn_hooks(&runner, "py-word-tools").await;
 }
+
+#[tokio::test]
+async fn the_prepare_hooks_of_a_python_plugin_add_context_and_exec_variables() {
+    clawhost_tests::check_prepare_hooks("py-word-tools").await;
+}

@@ -1,6 +1,7 @@
 //! The hooks around a run, through real plugins: `before_model_resolve`,
-//! `before_agent_start`, `llm_input` fired without waiting, the model-call
-//! hooks, and the granted compaction-provider seam.
+//! `before_agent_start`, `agent_turn_prepare`, `resolve_exec_env`,
+//! `llm_input` fired without waiting, the model-call hooks, and the granted
+//! compaction-provider seam.
 
 use std::time::{Duration, Instant};
 
@@ -8,7 +9,7 @@ use clawhost_agent_core::{Message, RunContext, SharedMessage, TurnEvent};
 use clawhost_llm::ModelRuntimes;
 use clawhost_runner::{EmbeddedRunner, RunError, Session};
 use clawhost_tests::fake_provider::{FakeProvider, Reply};
-use clawhost_tests::{config, runner_with, wire};
+use clawhost_tests::{config, dispatch, json_of, runner_with, wire};
 use serde_json::{json, Value};
 
 struct Setup {
@@ -232,6 +233,116 @@ async fn before_agent_run_stops_a_turn_on_the_runtime_it_names() {
     s2.fake.push(Reply::sse(wire::chat_text(&["fine"], 3, 2)));
     let (answer, _) = s2.turn(&mut Session::new("s2", "main"), "hello").await;
     assert_eq!(answer.unwrap(), "fine");
+}
+
+#[tokio::test]
+async fn agent_turn_prepare_adds_context_the_model_sees_and_the_transcript_does_not() {
+    let entries = |allow: bool| {
+        json!({"context-hooks": {
+            "hooks": {"allowPromptInjection": allow},
+            "config": {"turnContext": "mind the budget", "prepend": "P"}}})
+    };
+    let s = setup(entries(true), &["context-hooks"]).await;
+    s.fake.push(Reply::sse(wire::chat_text(&["ok"], 3, 2)));
+    let mut session = Session::new("s1", "main");
+    let (answer, ctx) = s.turn(&mut session, "hello").await;
+    assert_eq!(answer.unwrap(), "ok");
+    // Prepared first (with the runtime's id), then before_prompt_build's
+    // context around what agent_turn_prepare left.
+    let sent = s.fake.requests()[0].body["messages"].to_string();
+    assert!(
+        sent.contains(r"P\n\nhello\n\n[openclaw] mind the budget"),
+        "{sent}"
+    );
+    assert!(matches!(&*session.history[0], Message::User { text, .. } if text == "hello"));
+    assert!(ctx.events.snapshot().iter().any(|e| matches!(e,
+        TurnEvent::HookDecision { hook, decision, .. }
+            if hook.name() == "agent_turn_prepare" && decision == "edit")));
+    // `hooks.allowPromptInjection: false` withholds it with before_prompt_build.
+    let s = setup(entries(false), &["context-hooks"]).await;
+    s.fake.push(Reply::sse(wire::chat_text(&["ok"], 3, 2)));
+    let (answer, _) = s.turn(&mut Session::new("s2", "main"), "hello").await;
+    assert_eq!(answer.unwrap(), "ok");
+    let sent = s.fake.requests()[0].body["messages"].to_string();
+    assert!(
+        !sent.contains("mind the budget") && !sent.contains(r"P\n"),
+        "{sent}"
+    );
+}
+
+/// What `env` prints for `names` in an `exec` command run through the
+/// dispatch path, with context-hooks setting `vars` under `grant`.
+/// (Each printed as `NAME=value`, `NAME=unset` when it is not set.)
+async fn exec_env(grant: Value, vars: Value, names: &[&str]) -> (Vec<String>, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({
+            "tools": {"exec": {"allow": ["*"]}},
+            "agents": {"defaults": {"workspace": dir.path()}},
+            "plugins": {"entries": {"context-hooks": {
+                "grants": {"execEnv": grant}, "config": {"execEnv": vars}}}}
+        }),
+        dir.path(),
+    );
+    let runner = runner_with(cfg, &["context-hooks"]).await;
+    let printed: Vec<String> = names
+        .iter()
+        .map(|n| format!("\"{n}=${{{n}-unset}}\""))
+        .collect();
+    let command = format!("printf '%s\\n' {}", printed.join(" "));
+    let (out, ctx) = dispatch(&runner, "exec", json!({"command": command})).await;
+    let result = json_of(&out);
+    let stdout = result["stdout"].as_str().unwrap().trim().to_string();
+    let decisions = ctx
+        .events
+        .snapshot()
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::HookDecision { hook, decision, .. } if hook.name() == "resolve_exec_env" => {
+                Some(decision.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    (stdout.lines().map(str::to_string).collect(), decisions)
+}
+
+#[tokio::test]
+async fn resolve_exec_env_sets_only_the_granted_names_of_an_exec_command() {
+    let vars = json!({
+        "TL_SESSION": "s-{command}", "TRACE_ID": "t1", "OTHER": "o",
+        "LD_PRELOAD": "/tmp/evil.so", "BASH_ENV": "/tmp/evil.sh", "PATH": "/nowhere"
+    });
+    let names = ["TL_SESSION", "TRACE_ID", "OTHER", "LD_PRELOAD", "BASH_ENV"];
+    let (printed, decisions) = exec_env(
+        json!(["TL_*", "TRACE_ID", "LD_PRELOAD", "BASH_ENV", "PATH"]),
+        vars.clone(),
+        &names,
+    )
+    .await;
+    // The command's own text reached the hook; a name outside the grant,
+    // and the loader's and shell's start-up variables (granted or not),
+    // are not set.
+    assert!(
+        printed[0].starts_with("TL_SESSION=s-printf '%s"),
+        "{printed:?}"
+    );
+    assert_eq!(
+        printed[1..],
+        [
+            "TRACE_ID=t1",
+            "OTHER=unset",
+            "LD_PRELOAD=unset",
+            "BASH_ENV=unset"
+        ]
+    );
+    assert_eq!(decisions.len(), 1, "{decisions:?}");
+    assert!(decisions[0].starts_with("set "), "{decisions:?}");
+    // PATH stays the host's: the command still finds `echo` (it ran).
+    // Without a grant the hook is not delivered at all.
+    let (printed, decisions) = exec_env(json!([]), vars, &names[..2]).await;
+    assert_eq!(printed, ["TL_SESSION=unset", "TRACE_ID=unset"]);
+    assert!(decisions.is_empty(), "{decisions:?}");
 }
 
 #[tokio::test]

@@ -508,7 +508,7 @@ fn every_built_in_tool_schema_compiles() {
     // A start registers the built-in tools without compiling their schemas
     // (each compiles at its tool's first call): a broken one is caught here.
     let root = tempfile::tempdir().unwrap();
-    let tools = clawhost_runner::host_tools(&config(json!({}), root.path()));
+    let tools = clawhost_runner::host_tools(&config(json!({}), root.path()), &Default::default());
     assert!(tools.len() >= 8, "{}", tools.len());
     for tool in tools {
         let spec = tool.spec();

@@ -10,6 +10,9 @@
 // - `beforeAgentReply`: a message in `cannedReplies` is answered without the
 //   runtime; `beforeAgentFinalize`: an answer without `mustMention` goes back
 //   for one more pass.
+// - `agentTurnPrepare`: `turnContext` goes after the user's message as
+//   `[<runtime>] <it>`; `resolveExecEnv`: `execEnv` (`{"NAME": "value"}`) is
+//   set for the host's `exec` commands (`{command}` in a value is the command).
 
 import { definePlugin, allow, block, config, log, ToolError } from '@clawhost/sdk';
 
@@ -66,6 +69,18 @@ export default definePlugin({
     handle(event) {
       const word = config()?.mustMention;
       return word && !event.answer.includes(word) ? { revise: `Please mention ${word}.` } : undefined;
+    },
+  },
+  agentTurnPrepare: {
+    handle(event) {
+      const context = config()?.turnContext;
+      return typeof context === 'string' ? { appendContext: `[${event.runtime}] ${context}` } : undefined;
+    },
+  },
+  resolveExecEnv: {
+    handle(event) {
+      const env = config()?.execEnv ?? {};
+      return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v).replace('{command}', event.command)]));
     },
   },
   observe: {

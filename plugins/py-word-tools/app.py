@@ -11,20 +11,27 @@
 - ``before_agent_reply``: a message in ``cannedReplies`` is answered without
   the runtime; ``before_agent_finalize``: an answer without ``mustMention``
   goes back for one more pass.
+- ``agent_turn_prepare``: ``turnContext`` goes after the user's message as
+  ``[<runtime>] <it>``; ``resolve_exec_env``: ``execEnv`` (``{"NAME":
+  "value"}``) is set for the host's ``exec`` commands (``{command}`` in a
+  value is the command).
 """
 
 from typing import Any
 
 from clawhost_sdk import (
+    ExecEvent,
     FinalizeEvent,
     Observed,
     PersistEvent,
+    PromptEdit,
     StartEvent,
     ToolCallEvent,
     ToolError,
     ToolResultEvent,
     TurnEvent,
     Revise,
+    agent_turn_prepare,
     allow,
     before_agent_finalize,
     before_agent_reply,
@@ -35,6 +42,7 @@ from clawhost_sdk import (
     log,
     observe,
     require_approval,
+    resolve_exec_env,
     tool,
     tool_result_persist,
 )
@@ -111,3 +119,17 @@ def mention(event: FinalizeEvent) -> Any:
     if word and word not in event.answer:
         return Revise(f"Please mention {word}.")
     return None
+
+
+@agent_turn_prepare()
+def turn_context(event: TurnEvent) -> PromptEdit | None:
+    context = (config() or {}).get("turnContext")
+    if not isinstance(context, str):
+        return None
+    return PromptEdit(append_context=f"[{event.runtime}] {context}")
+
+
+@resolve_exec_env()
+def exec_env(event: ExecEvent) -> dict[str, str]:
+    env = (config() or {}).get("execEnv") or {}
+    return {str(k): str(v).replace("{command}", event.command) for k, v in env.items()}

@@ -20,6 +20,7 @@ const sdkEntry = join(sdkDir, 'src', 'index.js');
 const EXPORTS = [
   'toolProvider', 'toolHooks', 'promptHooks', 'modelHooks', 'sessionHooks',
   'transcriptHooks', 'toolGate', 'persistHooks', 'runHooks', 'compactionProvider', 'turnHooks',
+  'prepareHooks',
 ];
 
 // jco's command, from the node_modules this SDK was installed with.

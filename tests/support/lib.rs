@@ -219,6 +219,39 @@ pub async fn check_turn_hooks(runner: &EmbeddedRunner, plugin: &str) {
     assert_eq!(run.decided, None);
 }
 
+/// `plugin`'s prepare hooks (its config's `turnContext` and `execEnv`):
+/// `agent_turn_prepare` puts `[<runtime>] <context>` after the message, and
+/// `resolve_exec_env` sets the granted one of two variables of an `exec`
+/// command run through the dispatch path, with the command in its value.
+pub async fn check_prepare_hooks(plugin: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = config(
+        json!({
+            "tools": {"exec": {"allow": ["*"]}},
+            "agents": {"defaults": {"workspace": dir.path()}},
+            "plugins": {"entries": {plugin: {
+                "grants": {"execEnv": ["WORD_*"]},
+                "config": {"turnContext": "mind the budget",
+                    "execEnv": {"WORD_TOOL": "ran {command}", "OTHER": "o"}}}}}
+        }),
+        dir.path(),
+    );
+    let runner = runner_with(cfg, &[plugin]).await;
+    let turn = clawhost_hooks::AgentRunEvent {
+        session_id: None,
+        agent_id: "main".into(),
+        runtime: "acp".into(),
+        model_ref: "m/x".into(),
+        prompt: "hello".into(),
+    };
+    let prepared = runner.hooks().agent_turn_prepare(&turn).await;
+    assert_eq!(prepared.prompt, "hello\n\n[acp] mind the budget");
+    let command = r#"printf '%s|%s' "$WORD_TOOL" "${OTHER-unset}""#;
+    let (out, _) = dispatch(&runner, "exec", json!({"command": command})).await;
+    let result = json_of(&out);
+    assert_eq!(result["stdout"], format!("ran {command}|unset"));
+}
+
 /// A directory of `n` copies of the `bench-noop` package (ids `noop-0` …),
 /// and a config that loads them with the shared compiled cache.
 pub fn noop_packages(n: usize) -> (tempfile::TempDir, Config) {

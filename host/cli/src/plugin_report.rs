@@ -45,7 +45,7 @@ pub fn mistakes(
             ));
         }
     }
-    let mut tools: Vec<String> = clawhost_runner::host_tools(config)
+    let mut tools: Vec<String> = clawhost_runner::host_tools(config, &Default::default())
         .iter()
         .map(|t| t.spec().name.clone())
         .collect();

@@ -92,6 +92,12 @@ macro_rules! hook_table {
             "before_agent_finalize" BeforeAgentFinalize Modify Ignore ConversationAccess -
                 "The runtime's final answer is about to be accepted: go on, ask for one more pass, or finalize."
                 AgentFinalizeEvent FinalizeDecision;
+            "agent_turn_prepare" AgentTurnPrepare Modify Ignore PromptInjection -
+                "Before the prompt hooks, on any runtime: context added to the turn's message, joined in priority order."
+                AgentRunEvent Option<PromptEdit>;
+            "resolve_exec_env" ResolveExecEnv Modify Ignore ExecEnv -
+                "Before the host's exec runs a command: environment variables for it (the names `grants.execEnv` allows; a higher priority's value wins)."
+                ExecEnvEvent Vec<(String, String)>;
         }
     };
 }
@@ -123,6 +129,8 @@ pub enum HookGate {
     ToolResults,
     /// `grants.compaction`: the hook may supply compaction summaries.
     Compaction,
+    /// `grants.execEnv`: the hook may set these variables of `exec` commands.
+    ExecEnv,
 }
 
 impl HookGate {
@@ -134,6 +142,7 @@ impl HookGate {
             HookGate::PromptInjection => Some("hooks.allowPromptInjection"),
             HookGate::ToolResults => Some("grants.toolResults"),
             HookGate::Compaction => Some("grants.compaction"),
+            HookGate::ExecEnv => Some("grants.execEnv"),
         }
     }
 }

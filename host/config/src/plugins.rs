@@ -376,7 +376,8 @@ impl PluginEntry {
     /// `hooks.allowConversationAccess`, the prompt-mutating one must not be
     /// turned off by `hooks.allowPromptInjection: false`, the tool-result
     /// middleware needs `grants.toolResults`, the compaction-provider seam
-    /// `grants.compaction`. `Err` names the setting that withholds it.
+    /// `grants.compaction`, `resolve_exec_env` a `grants.execEnv` name.
+    /// `Err` names the setting that withholds it.
     pub fn hook_allowed(&self, hook: HookKind) -> Result<(), &'static str> {
         let allowed = match hook.gate() {
             HookGate::Open => true,
@@ -384,6 +385,7 @@ impl PluginEntry {
             HookGate::PromptInjection => self.hooks.allow_prompt_injection,
             HookGate::ToolResults => self.grants.tool_results,
             HookGate::Compaction => self.grants.compaction,
+            HookGate::ExecEnv => !self.grants.exec_env.is_empty(),
         };
         match hook.gate().setting() {
             Some(setting) if !allowed => Err(setting),
@@ -454,6 +456,12 @@ pub struct PluginGrants {
     /// the plugin.
     #[serde(default)]
     pub processes: BTreeMap<String, ProcessGrant>,
+    /// Environment variables the plugin's `resolve_exec_env` hook may set
+    /// for the host's `exec` commands: names, or prefixes ending in `*`
+    /// (`THREADLINE_*`). Loader and shell start-up variables (`LD_*`,
+    /// `BASH_ENV`, ...) and those the host sets are never set by a plugin.
+    #[serde(default)]
+    pub exec_env: Vec<String>,
 }
 
 /// A process the operator lets a harness plugin start (e.g. the Codex

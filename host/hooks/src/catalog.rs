@@ -4,6 +4,7 @@ use clawhost_agent_core::{
     ApprovalDecision, ApprovalRequest, Message, SharedMessage, ToolError, Usage,
 };
 
+pub use crate::exec_env::ExecEnvEvent;
 pub use crate::run_events::{
     AgentStartEvent, ModelCall, ModelCallEndedEvent, ModelOverride, ModelResolveEvent,
 };

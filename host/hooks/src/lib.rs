@@ -11,7 +11,8 @@
 //! approval request wins and freezes the params, re-check of approvers),
 //! `tool_result` middleware, `tool_result_persist` and `before_message_write`
 //! ([`persist`](HookRunner::tool_result_persist)), `before_prompt_build`
-//! (OpenClaw's context merge), `before_model_resolve`, `before_agent_start`
+//! (OpenClaw's context merge, shared by `agent_turn_prepare`),
+//! `resolve_exec_env` ([`HookRunner::resolve_exec_env`]), `before_model_resolve`, `before_agent_start`
 //! and the compaction-provider seam ([`HookRunner::before_model_resolve`]),
 //! and the observe-only ones, some fired without waiting
 //! ([`HookRunner::observe_detached`]). `docs/src/hooks.md` has the table.
@@ -22,6 +23,7 @@
 //! the handler (`ignore`) or stops what the hook guards (`block`).
 
 mod catalog;
+mod exec_env;
 mod persist;
 mod prompt;
 mod run_events;
@@ -38,6 +40,7 @@ pub use catalog::{
     ModelCallEndedEvent, ModelOverride, ModelResolveEvent, PromptEdit, SessionEndEvent,
     SessionEndReason, SessionStartEvent, ToolResultOutcome, ToolResultPersistEvent,
 };
+pub use exec_env::{ExecEnvEvent, ExecEnvRun};
 pub use persist::PersistRun;
 pub use prompt::BuiltPrompt;
 pub use run_hooks::{AgentStartRun, ModelResolveRun};

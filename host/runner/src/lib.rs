@@ -25,6 +25,7 @@ use clawhost_mcp_client::{McpServers, ServerReport};
 use clawhost_plugin_runtime::{LoadReport, PluginHost};
 use clawhost_resources::Resources;
 use clawhost_tools::{EchoTool, Tool, ToolDispatcher, ToolLimits, ToolPolicy, ToolRegistry};
+pub use clawhost_workspace_tools::ExecEnvHooks;
 
 pub use agent_host::{
     AgentHost, ConfigOverlay, HostTurnError, ReloadReport, TurnReply, TurnRequest,
@@ -62,14 +63,17 @@ pub type StartedMcp = (McpServers, Vec<Arc<dyn Tool>>, Vec<ServerReport>);
 /// Tools built into the host: the workspace tools (files, patches, search,
 /// processes, web fetch) set up from `config`, and the `echo` fixture when
 /// `tools.testFixtures` is set; an agent without a configured workspace works
-/// in the directory the host started in.
-pub fn host_tools(config: &Config) -> Vec<Arc<dyn Tool>> {
+/// in the directory the host started in. `exec` asks the hooks bound to
+/// `exec_env` for its commands' variables.
+pub fn host_tools(config: &Config, exec_env: &ExecEnvHooks) -> Vec<Arc<dyn Tool>> {
     let cwd = std::env::current_dir().unwrap_or_else(|_| config.base_dir.clone());
     let mut tools: Vec<Arc<dyn Tool>> = Vec::new();
     if config.tools.test_fixtures {
         tools.push(Arc::new(EchoTool::default()));
     }
-    tools.extend(clawhost_workspace_tools::builtin_tools(config, cwd));
+    tools.extend(clawhost_workspace_tools::builtin_tools(
+        config, cwd, exec_env,
+    ));
     tools
 }
 
@@ -166,7 +170,8 @@ impl EmbeddedRunner {
     ) -> anyhow::Result<Self> {
         let mut registry = ToolRegistry::with_limits(ToolLimits::from_config(&config.tools));
         let mut refused = Vec::new();
-        let builtins = host_tools(&config);
+        let exec_env = ExecEnvHooks::default();
+        let builtins = host_tools(&config, &exec_env);
         let builtin_names: Vec<String> = builtins.iter().map(|t| t.spec().name.clone()).collect();
         let loaded = plugins.plugins().to_vec();
         let (offered, withheld) = tool_names::offered_tools(&config, &loaded, &builtin_names);
@@ -212,6 +217,7 @@ impl EmbeddedRunner {
             }
         }
         let hooks = Arc::new(HookRunner::new(plugins.hook_registrations()));
+        exec_env.bind(hooks.clone());
         let dispatcher = Arc::new(
             ToolDispatcher::new(
                 registry,

@@ -234,13 +234,21 @@ impl EmbeddedRunner {
             .select_runtime(session, &generation, env.as_deref())
             .await?;
         session.compactions.clear();
+        let mut turn = AgentRunEvent {
+            session_id: Some(session.id.clone()),
+            agent_id: session.agent_id.clone(),
+            runtime: selection.runtime.clone(),
+            model_ref: ctx.model_ref.clone(),
+            prompt: user_text.into(),
+        };
+        let prepared = self.prepare_turn(ctx, &turn).await?;
         let built = self
             .hooks()
             .before_prompt_build(BeforePromptBuildEvent {
                 session_id: Some(session.id.clone()),
                 agent_id: session.agent_id.clone(),
                 system: self.system_prompt(&session.agent_id),
-                prompt: user_text.into(),
+                prompt: prepared,
             })
             .await;
         clawhost_tools::report_hook_decisions(ctx, "", built.decisions);
@@ -249,13 +257,7 @@ impl EmbeddedRunner {
         }
         let (system, prompt) = (built.system, built.prompt);
         self.gate_start(session, ctx, user_text).await?;
-        let turn = AgentRunEvent {
-            session_id: Some(session.id.clone()),
-            agent_id: session.agent_id.clone(),
-            runtime: selection.runtime.clone(),
-            model_ref: ctx.model_ref.clone(),
-            prompt: prompt.clone(),
-        };
+        turn.prompt = prompt.clone();
         self.gate_run(ctx, &turn).await?;
         if let Some(outcome) = self.claimed_reply(ctx, &turn, user).await? {
             return Ok(self.close_turn(session, selection, outcome));

@@ -1,5 +1,6 @@
 //! The turn hooks, fired alike whatever runtime runs the turn (the built-in
-//! loop, a plugin harness, Codex, an ACP agent): `before_agent_run` may stop
+//! loop, a plugin harness, Codex, an ACP agent): `agent_turn_prepare` adds
+//! context to the turn's message, `before_agent_run` may stop
 //! the turn, `before_agent_reply` may answer in the runtime's place, and
 //! `before_agent_finalize` may send the runtime back for another pass (its
 //! reason is the turn's next message; at most [`MAX_REVISIONS`] a turn).
@@ -15,6 +16,29 @@ use crate::{EmbeddedRunner, RunError};
 pub const MAX_REVISIONS: u32 = 3;
 
 impl EmbeddedRunner {
+    /// `agent_turn_prepare`: the user's message with the context handlers
+    /// add around it (before `before_prompt_build`, on any runtime).
+    pub(crate) async fn prepare_turn(
+        &self,
+        ctx: &RunContext,
+        event: &AgentRunEvent,
+    ) -> Result<String, RunError> {
+        if self
+            .hooks()
+            .handlers(HookKind::AgentTurnPrepare)
+            .next()
+            .is_none()
+        {
+            return Ok(event.prompt.clone());
+        }
+        let prepared = self.hooks().agent_turn_prepare(event).await;
+        clawhost_tools::report_hook_decisions(ctx, "", prepared.decisions);
+        match prepared.blocked {
+            Some(reason) => Err(RunError::HookBlocked(reason)),
+            None => Ok(prepared.prompt),
+        }
+    }
+
     /// `before_agent_run`: a block (or a failing handler, by default) stops
     /// the turn before its runtime runs.
     pub(crate) async fn gate_run(

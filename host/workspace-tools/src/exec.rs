@@ -2,7 +2,8 @@
 //! the commands `exec` started in the background).
 //!
 //! A command runs under `/bin/sh -c` in its own process group, with stdin
-//! closed, a minimal environment (no secrets of the host's), a time limit
+//! closed, a minimal environment (no secrets of the host's; plugins add
+//! only what `grants.execEnv` allows, see `exec_env`), a time limit
 //! after which the whole group is killed, and its output capped. It asks the
 //! operator first unless the operator allowlisted it (`tools.exec.allow`).
 
@@ -18,6 +19,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use crate::exec_env::ExecEnv;
 use crate::spec::{parse, Base, HostTool};
 use crate::{Workspace, Workspaces};
 
@@ -165,6 +167,7 @@ pub(crate) struct Exec {
     base: Base,
     config: ExecConfig,
     processes: Arc<Processes>,
+    env: ExecEnv,
 }
 
 impl Exec {
@@ -172,6 +175,7 @@ impl Exec {
         workspaces: Arc<Workspaces>,
         config: ExecConfig,
         processes: Arc<Processes>,
+        env: ExecEnv,
     ) -> Self {
         Self {
             base: Base::new::<ExecParams>(
@@ -181,6 +185,7 @@ impl Exec {
             ),
             config,
             processes,
+            env,
         }
     }
 
@@ -193,6 +198,7 @@ impl Exec {
         ws: &Workspace,
         command: &str,
         cwd: &str,
+        env: Vec<(String, String)>,
     ) -> Result<tokio::process::Child, ToolError> {
         let rel = ws.relative(cwd)?;
         let dir = ws.real_dir(&rel)?;
@@ -201,6 +207,9 @@ impl Exec {
             .arg(command)
             .current_dir(dir)
             .env_clear()
+            // Plugins' variables first: the host's own names are never
+            // theirs (exec_env refuses them), and would override them.
+            .envs(env)
             .envs(
                 KEPT_ENV
                     .iter()
@@ -221,6 +230,7 @@ impl Exec {
         p: ExecParams,
         ws: Arc<Workspace>,
         agent_id: &str,
+        env: Vec<(String, String)>,
     ) -> Result<Value, ToolError> {
         let ExecParams {
             command,
@@ -231,7 +241,7 @@ impl Exec {
         let limit = timeout_ms
             .unwrap_or(self.config.timeout_ms)
             .min(self.config.timeout_ms);
-        let mut child = self.spawn(&ws, &command, &cwd)?;
+        let mut child = self.spawn(&ws, &command, &cwd, env)?;
         let pid = child.id();
         let (Some(out_pipe), Some(err_pipe)) = (child.stdout.take(), child.stderr.take()) else {
             return Err(ToolError::failed(
@@ -339,12 +349,14 @@ impl HostTool for Exec {
     }
     async fn invoke(
         &self,
+        call_id: &str,
         params: Value,
         ctx: &clawhost_agent_core::RunContext,
     ) -> Result<Value, ToolError> {
-        let p = parse(params)?;
+        let p: ExecParams = parse(params)?;
         let ws = self.base.workspace(ctx)?;
-        self.run(p, ws, &ctx.agent_id).await
+        let env = self.env.resolve(ctx, call_id, &p.command, &p.cwd).await?;
+        self.run(p, ws, &ctx.agent_id, env).await
     }
     fn approval(&self, params: &Value) -> Option<ApprovalRequest> {
         // Checked against the schema before this is asked; parameters that
@@ -443,6 +455,7 @@ impl HostTool for Process {
     }
     async fn invoke(
         &self,
+        _call_id: &str,
         params: Value,
         ctx: &clawhost_agent_core::RunContext,
     ) -> Result<Value, ToolError> {

@@ -7,6 +7,7 @@
 
 mod edit;
 mod exec;
+mod exec_env;
 mod files;
 mod patch;
 mod search;
@@ -21,6 +22,7 @@ use clawhost_config::Config;
 use clawhost_tools::Tool;
 use spec::Builtin;
 
+pub use exec_env::ExecEnvHooks;
 pub use workspace::{Workspace, WorkspaceError, Workspaces};
 
 /// The workspace file tools (`group:fs`), resolving each run's workspace in
@@ -40,8 +42,13 @@ pub fn file_tools(workspaces: Arc<Workspaces>) -> Vec<Arc<dyn Tool>> {
 
 /// Every built-in workspace tool, set up from `config`: each agent's
 /// workspace (`agents.list[].workspace`, else `agents.defaults.workspace`,
-/// else `default_workspace`), `tools.exec` and `tools.web`.
-pub fn builtin_tools(config: &Config, default_workspace: std::path::PathBuf) -> Vec<Arc<dyn Tool>> {
+/// else `default_workspace`), `tools.exec` and `tools.web`; `exec` asks
+/// `exec_env`'s `resolve_exec_env` hooks for its commands' variables.
+pub fn builtin_tools(
+    config: &Config,
+    default_workspace: std::path::PathBuf,
+    exec_env: &ExecEnvHooks,
+) -> Vec<Arc<dyn Tool>> {
     let default = config
         .agents
         .defaults
@@ -62,6 +69,7 @@ pub fn builtin_tools(config: &Config, default_workspace: std::path::PathBuf) -> 
         workspaces.clone(),
         config.tools.exec.clone(),
         processes.clone(),
+        exec_env::ExecEnv::new(config, exec_env.clone()),
     ))));
     tools.push(Arc::new(Builtin(exec::Process::new(workspaces, processes))));
     tools.push(Arc::new(Builtin(web_fetch::WebFetch::new(

@@ -64,8 +64,13 @@ pub(crate) async fn blocking<T: Send + 'static>(
 pub(crate) trait HostTool: Send + Sync {
     /// Name, description and parameter schema.
     fn spec(&self) -> &ToolSpec;
-    /// Run one call with validated parameters.
-    async fn invoke(&self, params: Value, ctx: &RunContext) -> Result<Value, ToolError>;
+    /// Run one call (`call_id`) with validated parameters.
+    async fn invoke(
+        &self,
+        call_id: &str,
+        params: Value,
+        ctx: &RunContext,
+    ) -> Result<Value, ToolError>;
     /// An approval the call needs first, if any.
     fn approval(&self, _params: &Value) -> Option<ApprovalRequest> {
         None
@@ -88,7 +93,7 @@ impl<T: WorkspaceTool> HostTool for T {
     fn spec(&self) -> &ToolSpec {
         &self.base().spec
     }
-    async fn invoke(&self, params: Value, ctx: &RunContext) -> Result<Value, ToolError> {
+    async fn invoke(&self, _: &str, params: Value, ctx: &RunContext) -> Result<Value, ToolError> {
         let params = parse(params)?;
         let ws = self.base().workspace(ctx)?;
         self.run(params, ws).await
@@ -108,11 +113,11 @@ impl<T: HostTool> Tool for Builtin<T> {
     }
     async fn call(
         &self,
-        _call_id: &str,
+        call_id: &str,
         params: clawhost_tools::SharedJson,
         ctx: &RunContext,
     ) -> Result<Value, ToolError> {
-        self.0.invoke(params.into_value(), ctx).await
+        self.0.invoke(call_id, params.into_value(), ctx).await
     }
     fn approval(&self, params: &Value) -> Option<ApprovalRequest> {
         self.0.approval(params)

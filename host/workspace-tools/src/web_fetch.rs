@@ -203,6 +203,7 @@ impl HostTool for WebFetch {
     }
     async fn invoke(
         &self,
+        _call_id: &str,
         params: Value,
         _ctx: &clawhost_agent_core::RunContext,
     ) -> Result<Value, ToolError> {

@@ -2,7 +2,8 @@
 //!
 //! Config (`plugins.entries.context-hooks.config`):
 //! `{ "systemNote": "…", "prepend": "…", "summarize": true, "model": "provider/model",
-//!    "stopWord": "…", "blockRuntime": "…", "cannedReplies": {…}, "mustMention": "…" }`.
+//!    "stopWord": "…", "blockRuntime": "…", "cannedReplies": {…}, "mustMention": "…",
+//!    "turnContext": "…", "execEnv": {…} }`.
 //! - `before_prompt_build`: appends `systemNote` to the system prompt and puts
 //!   `prepend` before the user's message (context the model sees; the
 //!   transcript keeps what the user typed).
@@ -15,12 +16,18 @@
 //!   a message it knows without running the runtime.
 //! - `before_agent_finalize`: with `mustMention`, sends an answer that does
 //!   not mention it back for one more pass (`Please mention <it>.`).
+//! - `agent_turn_prepare`: with `turnContext`, puts `[<runtime>] <it>` after
+//!   the user's message (any runtime).
+//! - `resolve_exec_env`: with `execEnv` (`{"NAME": "value"}`), sets those
+//!   variables for the host's `exec` commands; `{session}` and `{command}`
+//!   in a value are the session id and the command (the operator's
+//!   `grants.execEnv` says which names are set).
 //! - every observe-only hook (`after_tool_call` too): one log line (`observed <hook> …`), an audit trail.
 
 use clawhost_sdk::{
-    export_plugin, log, AgentStartEvent, BeforeCompactionEvent, BeforePromptBuildEvent, Finalize,
-    FinalizeEvent, Hook, Level, ModelOverride, ModelResolveEvent, Observed, Plugin, PromptEdit,
-    TurnEvent,
+    export_plugin, log, AgentStartEvent, BeforeCompactionEvent, BeforePromptBuildEvent, ExecEvent,
+    Finalize, FinalizeEvent, Hook, Level, ModelOverride, ModelResolveEvent, Observed, Plugin,
+    PromptEdit, TurnContext, TurnEvent,
 };
 
 #[derive(Default)]
@@ -35,6 +42,8 @@ impl Plugin for ContextHooks {
             (Hook::BeforeAgentRun, 10),
             (Hook::BeforeAgentReply, 10),
             (Hook::BeforeAgentFinalize, 10),
+            (Hook::AgentTurnPrepare, 10),
+            (Hook::ResolveExecEnv, 10),
         ];
         for hook in [
             Hook::BeforeCompaction,
@@ -68,6 +77,33 @@ impl Plugin for ContextHooks {
             prepend_system_context: None,
             append_system_context: note,
         })
+    }
+
+    fn agent_turn_prepare(&self, event: TurnEvent) -> Option<TurnContext> {
+        let config = clawhost_sdk::config();
+        let context = config["turnContext"].as_str()?;
+        Some(TurnContext {
+            prepend_context: None,
+            append_context: Some(format!("[{}] {context}", event.runtime)),
+        })
+    }
+
+    fn resolve_exec_env(&self, event: ExecEvent) -> Vec<(String, String)> {
+        let config = clawhost_sdk::config();
+        let Some(vars) = config["execEnv"].as_object() else {
+            return Vec::new();
+        };
+        let session = event.context.session_id.unwrap_or_default();
+        vars.iter()
+            .map(|(name, value)| {
+                let value = value
+                    .as_str()
+                    .unwrap_or_default()
+                    .replace("{session}", &session)
+                    .replace("{command}", &event.command);
+                (name.clone(), value)
+            })
+            .collect()
     }
 
     fn before_model_resolve(&self, _event: ModelResolveEvent) -> Option<ModelOverride> {

@@ -1,11 +1,11 @@
-// clawhost SDK for JavaScript and TypeScript plugins (plugin API 0.2.2).
+// clawhost SDK for JavaScript and TypeScript plugins (plugin API 0.2.3).
 //
 // `export default definePlugin({...})` from your module; `clawhost-js build`
 // turns it into a component. Errors your code throws become error results
 // (a tool error the model sees, a blocked call, a kept result), never traps.
 // 64-bit integers (BigInt in the bindings) reach your code as numbers.
 
-import { log as hostLog, config as hostConfig } from 'openclaw:plugin/host@0.2.2';
+import { log as hostLog, config as hostConfig } from 'openclaw:plugin/host@0.2.3';
 
 /** Let the call go on. */
 export const allow = () => ({ tag: 'allow' });
@@ -403,6 +403,36 @@ export function exportsOf(plugin) {
           log('warn', `beforeAgentFinalize threw ${describe(err)}`);
           return { tag: 'proceed' };
         }
+      },
+    },
+    prepareHooks: {
+      subscriptions() {
+        return subscribed(plugin, {
+          agentTurnPrepare: 'agent-turn-prepare',
+          resolveExecEnv: 'resolve-exec-env',
+        }).map(({ hook, priority }) => ({ hook, priority }));
+      },
+      agentTurnPrepare(e) {
+        const h = plugin.agentTurnPrepare;
+        if (!h) return undefined;
+        try {
+          const edit = h.handle(plain(e));
+          if (!edit) return undefined;
+          return { prependContext: edit.prependContext, appendContext: edit.appendContext };
+        } catch (err) {
+          log('warn', `agentTurnPrepare threw ${describe(err)}`);
+          return undefined;
+        }
+      },
+      resolveExecEnv(e) {
+        const h = plugin.resolveExecEnv;
+        if (!h) return [];
+        const { context, ...command } = plain(e);
+        // What it throws reaches the host as a failure (the operator's fail
+        // policy decides whether the command runs without its variables).
+        const env = h.handle({ ...command, ...context });
+        if (!env || typeof env !== 'object') return [];
+        return Object.entries(env).map(([name, value]) => ({ name, value: String(value) }));
       },
     },
     compactionProvider: {

@@ -1,4 +1,4 @@
-"""Write clawhost plugins in Python (plugin API 0.2.2).
+"""Write clawhost plugins in Python (plugin API 0.2.3).
 
 Register tools and hooks with the decorators below in your module, then build
 it with ``clawhost-py build <package-dir>`` into ``plugin.wasm`` beside your
@@ -25,6 +25,7 @@ from ._registry import (
     Block,
     CompactionEvent,
     Decision,
+    ExecEvent,
     Finalize,
     FinalizeEvent,
     Keep,
@@ -45,6 +46,7 @@ from ._registry import (
     ToolError,
     ToolResultEvent,
     TurnEvent,
+    agent_turn_prepare,
     allow,
     before_agent_finalize,
     before_agent_reply,
@@ -58,6 +60,7 @@ from ._registry import (
     compaction_provider,
     observe,
     require_approval,
+    resolve_exec_env,
     rewrite,
     tool,
     tool_result,
@@ -65,7 +68,7 @@ from ._registry import (
 )
 from ._host import config, log
 
-API_VERSION = "0.2.2"
+API_VERSION = "0.2.3"
 
 __all__ = [
     "API_VERSION",
@@ -74,6 +77,7 @@ __all__ = [
     "Block",
     "CompactionEvent",
     "Decision",
+    "ExecEvent",
     "Finalize",
     "FinalizeEvent",
     "Keep",
@@ -94,6 +98,7 @@ __all__ = [
     "ToolError",
     "ToolResultEvent",
     "TurnEvent",
+    "agent_turn_prepare",
     "allow",
     "before_agent_finalize",
     "before_agent_reply",
@@ -109,6 +114,7 @@ __all__ = [
     "log",
     "observe",
     "require_approval",
+    "resolve_exec_env",
     "rewrite",
     "tool",
     "tool_result",

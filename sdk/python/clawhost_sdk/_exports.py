@@ -14,6 +14,7 @@ from wit_world import exports
 from wit_world.exports import (
     model_hooks,
     persist_hooks,
+    prepare_hooks,
     prompt_hooks,
     run_hooks,
     session_hooks,
@@ -32,6 +33,7 @@ from ._registry import (
     Allow,
     Block,
     CompactionEvent,
+    ExecEvent,
     Finalize,
     FinalizeEvent,
     Handler,
@@ -517,3 +519,49 @@ class TurnHooks(exports.TurnHooks):
         if isinstance(decision, Finalize):
             return turn_hooks.FinalizeOutcome_Finalize()
         return turn_hooks.FinalizeOutcome_Proceed()
+
+
+class PrepareHooks(exports.PrepareHooks):
+    def subscriptions(self) -> List[prepare_hooks.Subscription]:
+        kinds = {
+            "agent_turn_prepare": prepare_hooks.PrepareHook.AGENT_TURN_PREPARE,
+            "resolve_exec_env": prepare_hooks.PrepareHook.RESOLVE_EXEC_ENV,
+        }
+        return [prepare_hooks.Subscription(k, h.priority) for h, k in _subscribed(kinds)]
+
+    def agent_turn_prepare(
+        self, event: prepare_hooks.TurnEvent
+    ) -> Optional[prepare_hooks.TurnContext]:
+        handler = REGISTRY.handler("agent_turn_prepare")
+        if handler is None:
+            return None
+        try:
+            edit = handler.func(
+                TurnEvent(
+                    event.session_id,
+                    event.agent_id,
+                    event.runtime,
+                    event.model_ref,
+                    event.prompt,
+                )
+            )
+        except Exception as e:
+            log("warn", f"agent_turn_prepare raised {type(e).__name__}: {e}")
+            return None
+        if not isinstance(edit, PromptEdit):
+            return None
+        return prepare_hooks.TurnContext(edit.prepend_context, edit.append_context)
+
+    def resolve_exec_env(self, event: prepare_hooks.ExecEvent) -> List[prepare_hooks.EnvVar]:
+        handler = REGISTRY.handler("resolve_exec_env")
+        if handler is None:
+            return []
+        c = event.context
+        # What it raises reaches the host as a failure (the operator's fail
+        # policy decides whether the command runs without its variables).
+        env = handler.func(
+            ExecEvent(event.command, event.cwd, event.call_id, c.agent_id, c.session_id, c.model_ref)
+        )
+        if not isinstance(env, dict):
+            return []
+        return [prepare_hooks.EnvVar(str(k), str(v)) for k, v in env.items()]

@@ -524,6 +524,34 @@ def before_agent_finalize(priority: int = 0) -> Callable[[F], F]:
     return _handler("before_agent_finalize", priority)
 
 
+@dataclass(frozen=True)
+class ExecEvent:
+    """A command the host's ``exec`` tool is about to run
+    (`resolve_exec_env`)."""
+
+    command: str
+    cwd: str
+    call_id: str
+    agent_id: str
+    session_id: Optional[str]
+    model_ref: str
+
+
+def agent_turn_prepare(priority: int = 0) -> Callable[[F], F]:
+    """Register the ``agent_turn_prepare`` handler (any runtime, before
+    ``before_prompt_build``): it gets a ``TurnEvent`` and returns ``None`` or
+    a ``PromptEdit`` (its ``prepend_context`` / ``append_context`` are put
+    around the user's message)."""
+    return _handler("agent_turn_prepare", priority)
+
+
+def resolve_exec_env(priority: int = 0) -> Callable[[F], F]:
+    """Register the ``resolve_exec_env`` handler: it gets an ``ExecEvent``
+    and returns a ``dict`` of variables for the command (only the names the
+    operator granted in ``grants.execEnv`` are set)."""
+    return _handler("resolve_exec_env", priority)
+
+
 def compaction_provider(priority: int = 0) -> Callable[[F], F]:
     """Register a compaction summary provider (the operator must grant
     ``grants.compaction``): it gets a ``CompactionEvent`` and returns the

@@ -14,7 +14,7 @@ from pathlib import Path
 
 SDK_DIR = Path(__file__).resolve().parent
 WIT_DIR = SDK_DIR / "wit"
-API_VERSION = "0.2.2"
+API_VERSION = "0.2.3"
 
 
 def build(package: Path, out: Path, module: str) -> Path:

@@ -5,9 +5,9 @@ use std::cell::OnceCell;
 use std::marker::PhantomData;
 
 use crate::bindings::plugin::exports::openclaw::plugin::{
-    compaction_provider as cp, model_hooks as mh, persist_hooks as pe, prompt_hooks as ph,
-    run_hooks as rh, session_hooks as sh, tool_gate as tg, tool_hooks as th, tool_provider as tp,
-    transcript_hooks as xh, turn_hooks as uh,
+    compaction_provider as cp, model_hooks as mh, persist_hooks as pe, prepare_hooks as qh,
+    prompt_hooks as ph, run_hooks as rh, session_hooks as sh, tool_gate as tg, tool_hooks as th,
+    tool_provider as tp, transcript_hooks as xh, turn_hooks as uh,
 };
 use crate::{
     AfterToolCall, BeforeDecision, BeforeToolCall, Finalize, Hook, Json, Observed, Plugin,
@@ -373,5 +373,37 @@ impl<P: Plugin> uh::Guest for Adapter<P> {
             Finalize::Revise(reason) => uh::FinalizeOutcome::Revise(reason),
             Finalize::Finalize => uh::FinalizeOutcome::Finalize,
         }
+    }
+}
+
+impl<P: Plugin> qh::Guest for Adapter<P> {
+    fn subscriptions() -> Vec<qh::Subscription> {
+        subscribed::<P, _>(|h, priority| {
+            let hook = match h {
+                Hook::AgentTurnPrepare => qh::PrepareHook::AgentTurnPrepare,
+                Hook::ResolveExecEnv => qh::PrepareHook::ResolveExecEnv,
+                _ => return None,
+            };
+            Some(qh::Subscription { hook, priority })
+        })
+    }
+
+    fn agent_turn_prepare(e: qh::TurnEvent) -> Option<qh::TurnContext> {
+        // The same turn event as the `turn-hooks` family's.
+        let event = uh::TurnEvent {
+            session_id: e.session_id,
+            agent_id: e.agent_id,
+            runtime: e.runtime,
+            model_ref: e.model_ref,
+            prompt: e.prompt,
+        };
+        with::<P, _>(|s| s.plugin.agent_turn_prepare(event))
+    }
+
+    fn resolve_exec_env(e: qh::ExecEvent) -> Vec<qh::EnvVar> {
+        with::<P, _>(|s| s.plugin.resolve_exec_env(e))
+            .into_iter()
+            .map(|(name, value)| qh::EnvVar { name, value })
+            .collect()
     }
 }

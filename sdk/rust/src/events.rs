@@ -5,6 +5,9 @@ use crate::{CallContext, Json};
 pub use crate::bindings::plugin::exports::openclaw::plugin::persist_hooks::{
     MessageWriteEvent, ToolResultPersistEvent,
 };
+pub use crate::bindings::plugin::exports::openclaw::plugin::prepare_hooks::{
+    ExecEvent, TurnContext,
+};
 pub use crate::bindings::plugin::exports::openclaw::plugin::prompt_hooks::{
     BeforePromptBuildEvent, PromptEdit,
 };
@@ -92,6 +95,12 @@ pub enum Hook {
     /// The runtime's final answer is about to be accepted; may ask for one
     /// more pass (API 0.2.2; needs `hooks.allowConversationAccess`).
     BeforeAgentFinalize,
+    /// Before the prompt hooks (any runtime); may add context to the
+    /// turn's message (API 0.2.3).
+    AgentTurnPrepare,
+    /// Before the host's `exec` runs a command; may set variables for it,
+    /// the names the operator granted in `grants.execEnv` (API 0.2.3).
+    ResolveExecEnv,
 }
 
 /// The `before_tool_call` event.

@@ -1,4 +1,4 @@
-//! Rust SDK for clawhost plugins, plugin API 0.2 (0.2.2).
+//! Rust SDK for clawhost plugins, plugin API 0.2 (0.2.3).
 //!
 //! A tool and hook plugin implements [`Plugin`] (every method has a default)
 //! and calls [`export_plugin!`]; an agent runtime implements [`Harness`] and
@@ -42,8 +42,8 @@ pub mod bindings {
             world: "harness-plugin",
             path: "wit",
             with: {
-                "openclaw:plugin/types@0.2.2": crate::bindings::plugin::openclaw::plugin::types,
-                "openclaw:plugin/host@0.2.2": crate::bindings::plugin::openclaw::plugin::host,
+                "openclaw:plugin/types@0.2.3": crate::bindings::plugin::openclaw::plugin::types,
+                "openclaw:plugin/host@0.2.3": crate::bindings::plugin::openclaw::plugin::host,
             },
             pub_export_macro: true,
             export_macro_name: "__export_harness_world",
@@ -96,7 +96,7 @@ pub use bindings::plugin::openclaw::plugin::types::{
 };
 
 /// The WIT package version this SDK is built against.
-pub const API_VERSION: &str = "0.2.2";
+pub const API_VERSION: &str = "0.2.3";
 
 /// Log levels for [`log`].
 pub use bindings::plugin::openclaw::plugin::host::Level;
@@ -211,6 +211,19 @@ pub trait Plugin: Default + 'static {
     /// [`Finalize::Revise`] asks for one more pass.
     fn before_agent_finalize(&self, _event: FinalizeEvent) -> Finalize {
         Finalize::Proceed
+    }
+
+    /// Handle `agent_turn_prepare` (any runtime, before
+    /// `before_prompt_build`): context put around the user's message.
+    fn agent_turn_prepare(&self, _event: TurnEvent) -> Option<TurnContext> {
+        None
+    }
+
+    /// Handle `resolve_exec_env`: `(name, value)` variables for the command
+    /// the host's `exec` is about to run (only the names the operator granted
+    /// in `grants.execEnv` are set).
+    fn resolve_exec_env(&self, _event: ExecEvent) -> Vec<(String, String)> {
+        Vec::new()
     }
 
     /// `Some(priority)` to offer compaction summaries (the operator must

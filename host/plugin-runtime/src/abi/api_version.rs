@@ -16,7 +16,7 @@ pub const API_PACKAGE: &str = "openclaw:plugin";
 /// SDKs carry. `tests/api_versions.rs` checks that every other place naming
 /// it (the SDKs' versions and constants, the WIT package, the examples'
 /// manifests) agrees, so a release changes this and what that test names.
-pub const CURRENT_API: &str = "0.2.2";
+pub const CURRENT_API: &str = "0.2.3";
 
 /// `openclaw:plugin/<interface>@<version>` → (interface, version).
 fn ours(name: &str) -> Option<(&str, &str)> {

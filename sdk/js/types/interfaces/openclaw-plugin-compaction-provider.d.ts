@@ -1,5 +1,5 @@
 /// <reference path="./openclaw-plugin-transcript-hooks.d.ts" />
-declare module 'openclaw:plugin/compaction-provider@0.2.2' {
+declare module 'openclaw:plugin/compaction-provider@0.2.3' {
   /**
    * `some(priority)` when this plugin supplies summaries; called once
    * after instantiation.
@@ -9,5 +9,5 @@ declare module 'openclaw:plugin/compaction-provider@0.2.2' {
    * Summarize the messages described; `none`: let the next provider (or the host) do it.
    */
   export function summarize(event: BeforeCompactionEvent): string | undefined;
-  export type BeforeCompactionEvent = import('openclaw:plugin/transcript-hooks@0.2.2').BeforeCompactionEvent;
+  export type BeforeCompactionEvent = import('openclaw:plugin/transcript-hooks@0.2.3').BeforeCompactionEvent;
 }

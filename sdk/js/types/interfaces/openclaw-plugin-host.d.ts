@@ -1,5 +1,5 @@
 /// <reference path="./openclaw-plugin-types.d.ts" />
-declare module 'openclaw:plugin/host@0.2.2' {
+declare module 'openclaw:plugin/host@0.2.3' {
   /**
    * Write a log line into the host's log, tagged with the plugin id.
    */
@@ -9,7 +9,7 @@ declare module 'openclaw:plugin/host@0.2.2' {
    * (`null` when the operator set none).
    */
   export function config(): Json;
-  export type Json = import('openclaw:plugin/types@0.2.2').Json;
+  export type Json = import('openclaw:plugin/types@0.2.3').Json;
   /**
    * Log severity.
    * # Variants

@@ -1,5 +1,5 @@
 /// <reference path="./openclaw-plugin-types.d.ts" />
-declare module 'openclaw:plugin/persist-hooks@0.2.2' {
+declare module 'openclaw:plugin/persist-hooks@0.2.3' {
   /**
    * The hooks of this family the plugin wants; called once after instantiation.
    */
@@ -12,8 +12,8 @@ declare module 'openclaw:plugin/persist-hooks@0.2.2' {
    * Handle `before-message-write`.
    */
   export function beforeMessageWrite(event: MessageWriteEvent): MessageWriteOutcome;
-  export type CallContext = import('openclaw:plugin/types@0.2.2').CallContext;
-  export type Message = import('openclaw:plugin/types@0.2.2').Message;
+  export type CallContext = import('openclaw:plugin/types@0.2.3').CallContext;
+  export type Message = import('openclaw:plugin/types@0.2.3').Message;
   /**
    * The hooks of this family.
    * # Variants

@@ -1,4 +1,4 @@
-declare module 'openclaw:plugin/prompt-hooks@0.2.2' {
+declare module 'openclaw:plugin/prompt-hooks@0.2.3' {
   /**
    * The hooks of this family the plugin wants; called once after instantiation.
    */

@@ -1,5 +1,5 @@
 /// <reference path="./openclaw-plugin-types.d.ts" />
-declare module 'openclaw:plugin/run-hooks@0.2.2' {
+declare module 'openclaw:plugin/run-hooks@0.2.3' {
   /**
    * The hooks of this family the plugin wants; called once after instantiation.
    */
@@ -28,8 +28,8 @@ declare module 'openclaw:plugin/run-hooks@0.2.2' {
    * Observe `model-call-ended`.
    */
   export function modelCallEnded(event: ModelCallEndedEvent): void;
-  export type Message = import('openclaw:plugin/types@0.2.2').Message;
-  export type Usage = import('openclaw:plugin/types@0.2.2').Usage;
+  export type Message = import('openclaw:plugin/types@0.2.3').Message;
+  export type Usage = import('openclaw:plugin/types@0.2.3').Usage;
   /**
    * The hooks of this family.
    * # Variants

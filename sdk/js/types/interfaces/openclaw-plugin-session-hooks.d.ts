@@ -1,5 +1,5 @@
 /// <reference path="./openclaw-plugin-types.d.ts" />
-declare module 'openclaw:plugin/session-hooks@0.2.2' {
+declare module 'openclaw:plugin/session-hooks@0.2.3' {
   /**
    * The hooks of this family the plugin wants; called once after instantiation.
    */
@@ -20,7 +20,7 @@ declare module 'openclaw:plugin/session-hooks@0.2.2' {
    * Observe `before-reset`.
    */
   export function beforeReset(event: BeforeResetEvent): void;
-  export type SessionEndReason = import('openclaw:plugin/types@0.2.2').SessionEndReason;
+  export type SessionEndReason = import('openclaw:plugin/types@0.2.3').SessionEndReason;
   /**
    * The hooks of this family.
    * # Variants

@@ -1,6 +1,6 @@
 /// <reference path="./openclaw-plugin-tool-hooks.d.ts" />
 /// <reference path="./openclaw-plugin-types.d.ts" />
-declare module 'openclaw:plugin/tool-gate@0.2.2' {
+declare module 'openclaw:plugin/tool-gate@0.2.3' {
   /**
    * Called once after instantiation; `none`: the plugin does not gate calls.
    */
@@ -14,9 +14,9 @@ declare module 'openclaw:plugin/tool-gate@0.2.2' {
    * `onResolution`); observe-only.
    */
   export function approvalResolved(event: ApprovalResolution): void;
-  export type Json = import('openclaw:plugin/types@0.2.2').Json;
-  export type CallContext = import('openclaw:plugin/types@0.2.2').CallContext;
-  export type BeforeToolCallEvent = import('openclaw:plugin/tool-hooks@0.2.2').BeforeToolCallEvent;
+  export type Json = import('openclaw:plugin/types@0.2.3').Json;
+  export type CallContext = import('openclaw:plugin/types@0.2.3').CallContext;
+  export type BeforeToolCallEvent = import('openclaw:plugin/tool-hooks@0.2.3').BeforeToolCallEvent;
   /**
    * The plugin's subscription to `before-tool-call` through this family.
    */

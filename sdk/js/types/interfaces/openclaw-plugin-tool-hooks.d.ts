@@ -1,5 +1,5 @@
 /// <reference path="./openclaw-plugin-types.d.ts" />
-declare module 'openclaw:plugin/tool-hooks@0.2.2' {
+declare module 'openclaw:plugin/tool-hooks@0.2.3' {
   /**
    * The hooks of this family the plugin wants; called once after instantiation.
    */
@@ -16,8 +16,8 @@ declare module 'openclaw:plugin/tool-hooks@0.2.2' {
    * Handle `tool-result`.
    */
   export function toolResult(event: AfterToolCallEvent): ToolResultOutcome;
-  export type Json = import('openclaw:plugin/types@0.2.2').Json;
-  export type CallContext = import('openclaw:plugin/types@0.2.2').CallContext;
+  export type Json = import('openclaw:plugin/types@0.2.3').Json;
+  export type CallContext = import('openclaw:plugin/types@0.2.3').CallContext;
   /**
    * The hooks of this family.
    * # Variants

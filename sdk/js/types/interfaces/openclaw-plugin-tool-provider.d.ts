@@ -1,5 +1,5 @@
 /// <reference path="./openclaw-plugin-types.d.ts" />
-declare module 'openclaw:plugin/tool-provider@0.2.2' {
+declare module 'openclaw:plugin/tool-provider@0.2.3' {
   /**
    * The tools this plugin provides; called once after instantiation.
    */
@@ -8,10 +8,10 @@ declare module 'openclaw:plugin/tool-provider@0.2.2' {
    * Run one of the plugin's tools; `ok` holds the result as JSON.
    */
   export function call(call: ToolCall): Json;
-  export type Json = import('openclaw:plugin/types@0.2.2').Json;
-  export type ToolSpec = import('openclaw:plugin/types@0.2.2').ToolSpec;
-  export type CallContext = import('openclaw:plugin/types@0.2.2').CallContext;
-  export type ToolError = import('openclaw:plugin/types@0.2.2').ToolError;
+  export type Json = import('openclaw:plugin/types@0.2.3').Json;
+  export type ToolSpec = import('openclaw:plugin/types@0.2.3').ToolSpec;
+  export type CallContext = import('openclaw:plugin/types@0.2.3').CallContext;
+  export type ToolError = import('openclaw:plugin/types@0.2.3').ToolError;
   /**
    * A request to run one tool.
    */

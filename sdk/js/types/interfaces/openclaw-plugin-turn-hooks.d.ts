@@ -1,4 +1,4 @@
-declare module 'openclaw:plugin/turn-hooks@0.2.2' {
+declare module 'openclaw:plugin/turn-hooks@0.2.3' {
   /**
    * The hooks this plugin wants, with priorities.
    */

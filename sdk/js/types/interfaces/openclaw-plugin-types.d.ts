@@ -1,4 +1,4 @@
-declare module 'openclaw:plugin/types@0.2.2' {
+declare module 'openclaw:plugin/types@0.2.3' {
   /**
    * A JSON document, serialized as UTF-8 text.
    */

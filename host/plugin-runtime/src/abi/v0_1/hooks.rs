@@ -121,7 +121,9 @@ pub(crate) fn event<'a>(event: HookEvent<'a>, reply_text: &'a str) -> Option<wit
         | HookEvent::BeforeMessageWrite(_)
         | HookEvent::BeforeAgentRun(_)
         | HookEvent::BeforeAgentReply(_)
-        | HookEvent::BeforeAgentFinalize(_) => return None,
+        | HookEvent::BeforeAgentFinalize(_)
+        | HookEvent::AgentTurnPrepare(_)
+        | HookEvent::ResolveExecEnv(_) => return None,
     })
 }
 

@@ -3,7 +3,7 @@
 use clawhost_hooks::{ApprovalResolvedEvent, HookEvent, HookOutcome};
 use wasmtime::Store;
 
-use super::{convert, hooks, missing, turn_hooks, Guest};
+use super::{convert, hooks, missing, prepare_hooks, turn_hooks, Guest};
 use crate::abi::outgoing::Outgoing;
 use crate::abi::{Answer, Reply};
 use crate::state::PluginState;
@@ -20,6 +20,13 @@ impl Guest {
         self.turn_hooks
             .as_ref()
             .ok_or_else(|| missing("turn-hooks"))
+    }
+
+    /// The `prepare-hooks` export (0.2.3).
+    fn prepare_hooks(&self) -> wasmtime::Result<&super::ex::prepare_hooks::Guest> {
+        self.prepare_hooks
+            .as_ref()
+            .ok_or_else(|| missing("prepare-hooks"))
     }
 
     /// Deliver a hook event to the family that handles it.
@@ -181,6 +188,22 @@ impl Guest {
                     .call_before_agent_finalize(&mut *store, turn_hooks::finalize_event(e))
                     .await?;
                 let (outcome, size) = turn_hooks::finalize_outcome(o);
+                Reply::new(Answer::Hook(Ok(outcome)), size)
+            }
+            E::AgentTurnPrepare(e) => {
+                let f = self.prepare_hooks()?;
+                let o = f
+                    .call_agent_turn_prepare(&mut *store, prepare_hooks::turn_event(e))
+                    .await?;
+                let (outcome, size) = prepare_hooks::prepare_outcome(o);
+                Reply::new(Answer::Hook(Ok(outcome)), size)
+            }
+            E::ResolveExecEnv(e) => {
+                let f = self.prepare_hooks()?;
+                let o = f
+                    .call_resolve_exec_env(&mut *store, prepare_hooks::exec_event(e))
+                    .await?;
+                let (outcome, size) = prepare_hooks::exec_env_outcome(o);
                 Reply::new(Answer::Hook(Ok(outcome)), size)
             }
             E::ModelCallStarted(e) => {

@@ -6,6 +6,7 @@ mod convert;
 mod deliver;
 mod hooks;
 mod native;
+mod prepare_hooks;
 mod turn;
 mod turn_hooks;
 
@@ -59,6 +60,7 @@ pub(crate) struct Indices {
     run_hooks: Option<ex::run_hooks::GuestIndices>,
     compaction_provider: Option<ex::compaction_provider::GuestIndices>,
     turn_hooks: Option<ex::turn_hooks::GuestIndices>,
+    prepare_hooks: Option<ex::prepare_hooks::GuestIndices>,
     harness: Option<ex::harness::GuestIndices>,
 }
 
@@ -75,6 +77,7 @@ pub(crate) struct Guest {
     run_hooks: Option<ex::run_hooks::Guest>,
     compaction_provider: Option<ex::compaction_provider::Guest>,
     turn_hooks: Option<ex::turn_hooks::Guest>,
+    prepare_hooks: Option<ex::prepare_hooks::Guest>,
     harness: Option<ex::harness::Guest>,
 }
 
@@ -93,14 +96,15 @@ macro_rules! each_export {
             run_hooks "run-hooks",
             compaction_provider "compaction-provider",
             turn_hooks "turn-hooks",
+            prepare_hooks "prepare-hooks",
             harness "harness"
         )
     };
 }
 
 /// Whether a 0.2 component exports `openclaw:plugin/<iface>` (by name; its
-/// types are checked when it is linked). Lookups are semver-compatible: a
-/// 0.2.0 or 0.2.1 component's exports answer the current (`@0.2.2`) names.
+/// types are checked when it is linked). Lookups are semver-compatible: an
+/// earlier 0.2 component's exports answer the current (`@0.2.3`) names.
 fn exports(component: &wasmtime::component::Component, iface: &str) -> bool {
     component
         .get_export_index(None, format!("openclaw:plugin/{iface}@{CURRENT_API}"))
@@ -329,6 +333,12 @@ impl Guest {
         if let Some(f) = &self.turn_hooks {
             for s in f.call_subscriptions(&mut *store).await? {
                 d.hooks.push((turn_hooks::turn_hook(s.hook), s.priority));
+            }
+        }
+        if let Some(f) = &self.prepare_hooks {
+            for s in f.call_subscriptions(&mut *store).await? {
+                d.hooks
+                    .push((prepare_hooks::prepare_hook(s.hook), s.priority));
             }
         }
         if let Some(h) = &self.harness {
