@@ -11,7 +11,7 @@ use clawhost_runner::{EmbeddedRunner, RunError};
 use clawhost_sessions::{EntryBody, SessionStore};
 use clawhost_tests::agents::{
     abort_midway, eventually, fake_model_args, kill_midway, kinds, localize_process, merge,
-    processes_of, readme_config, text_answer, tool_call, CodexDirs,
+    processes_of, readme_config, text_answer, text_answer_using, tool_call, CodexDirs,
 };
 use clawhost_tests::fake_provider::FakeProvider;
 use clawhost_tests::{config, npm, runner_with};
@@ -506,4 +506,80 @@ async fn the_turn_hooks_gate_and_revise_codex_turns() {
     );
     assert_eq!(fake.requests().len(), seen);
     assert!(processes_of(&dir.path().join("codex-home")).is_empty());
+}
+
+#[tokio::test]
+async fn codex_compacting_its_thread_fires_the_compaction_hooks_and_the_mirror_keeps_all() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = codex_config(&fake, dir.path(), json!({}));
+    // Codex compacts before a turn once its last reply used more tokens
+    // than this.
+    let app_server = cfg.plugins.entries.get_mut("codex").unwrap();
+    let grant = app_server.grants.processes.get_mut("app-server").unwrap();
+    grant
+        .args
+        .extend(["-c".into(), "model_auto_compact_token_limit=1000".into()]);
+    let (runner, runtimes) = codex_runner_with(cfg, &["context-hooks"]).await;
+    fake.push(text_answer_using("msg_1", &["First answer."], 50_000));
+    fake.push(text_answer("msg_2", &["Handoff summary."]));
+    fake.push(text_answer("msg_3", &["Second answer."]));
+    let mut session = clawhost_runner::Session::new("s1", "main");
+    let mut events = Vec::new();
+    for prompt in ["one", "two"] {
+        let ctx = RunContext::new("main", "fake/gpt-5.1");
+        runner
+            .run_session_turn(
+                &mut session,
+                runtimes.current("main").unwrap(),
+                &ctx,
+                prompt,
+            )
+            .await
+            .unwrap();
+        events = ctx.events.snapshot();
+    }
+    // Codex summarized its thread itself (its compaction prompt went to the
+    // model) and went on from the summary.
+    let requests = fake.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(requests[1].body["input"].to_string().contains("COMPACTION"));
+    assert!(requests[2].body["input"]
+        .to_string()
+        .contains("Handoff summary."));
+    // The second turn reported it: the host's hooks fired, in order, with
+    // the mirror's counts (nothing of the host's was summarized).
+    let phases: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            TurnEvent::NativeCompaction { phase } => Some(*phase),
+            _ => None,
+        })
+        .collect();
+    use clawhost_agent_core::NativeCompaction;
+    assert_eq!(
+        phases,
+        [NativeCompaction::Started, NativeCompaction::Completed]
+    );
+    let logs: Vec<String> = runner
+        .plugins()
+        .plugin("context-hooks")
+        .unwrap()
+        .logs()
+        .into_iter()
+        .map(|l| l.message)
+        .filter(|m| m.contains("compaction"))
+        .collect();
+    assert_eq!(
+        logs,
+        [
+            "observed before_compaction compacting=0 of 3",
+            "observed after_compaction compacted=0 of 3"
+        ]
+    );
+    // The mirror keeps every message of both turns.
+    assert_eq!(
+        kinds(&session.history),
+        ["user", "assistant", "user", "assistant"]
+    );
 }

@@ -17,8 +17,14 @@ pub fn event(name: &str, data: Value) -> String {
 /// A text answer as Codex reads it: the message item is finished with
 /// `response.output_item.done` before the response completes.
 pub fn text_answer(id: &str, pieces: &[&str]) -> Reply {
+    text_answer_using(id, pieces, 10)
+}
+
+/// [`text_answer`], reporting `input_tokens` used (a large figure makes
+/// Codex compact its thread when it passes `model_auto_compact_token_limit`).
+pub fn text_answer_using(id: &str, pieces: &[&str], input_tokens: u64) -> Reply {
     let text: String = pieces.concat();
-    let mut events = wire::responses_text(pieces, 10, 5);
+    let mut events = wire::responses_text(pieces, input_tokens, 5);
     let done = event(
         "response.output_item.done",
         json!({"type": "response.output_item.done", "output_index": 0,

@@ -82,6 +82,12 @@ pub enum TurnEvent {
         /// Why (`threshold` or `overflow`).
         trigger: String,
     },
+    /// A native runtime (Codex) compacts its own context; its summary stays
+    /// in its thread, the host's mirror keeps every message.
+    NativeCompaction {
+        /// Where the compaction is.
+        phase: crate::NativeCompaction,
+    },
     /// A piece of the model's reply text, as it streams (before its
     /// `ModelReply`).
     TextDelta {

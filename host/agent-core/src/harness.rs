@@ -87,6 +87,25 @@ pub enum HarnessError {
 )]
 pub struct TurnStopped(pub String);
 
+/// Where a native runtime's own compaction is (API 0.2.3 `native-compaction`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NativeCompaction {
+    /// It began compacting its context.
+    Started,
+    /// It finished.
+    Completed,
+}
+
+/// Who hears that a native runtime compacts its own context (the host's
+/// `before_compaction` / `after_compaction`).
+#[async_trait]
+pub trait CompactionObserver: Send + Sync {
+    /// `phase` of the runtime's compaction; `turn` holds what the mirror
+    /// recorded of the turn so far.
+    async fn native_compaction(&self, phase: NativeCompaction, turn: &[Message]);
+}
+
 /// Host services a harness drives its turn through.
 #[async_trait]
 pub trait TurnServices: Send + Sync {
@@ -125,6 +144,9 @@ pub trait TurnServices: Send + Sync {
     fn native_thread(&self) -> Option<String>;
     /// Store the runtime's thread on the session, with its name and version.
     fn set_native_thread(&self, thread: String, agent: String);
+    /// The native runtime compacts its own context: the host's compaction
+    /// hooks hear of it; the mirror keeps every message.
+    async fn native_compaction(&self, phase: NativeCompaction);
     /// A native runtime's process was opened: if the run is aborted, the
     /// host waits up to `grace` for the harness to stop the runtime's own
     /// turn (`turn/interrupt`, `session/cancel`) before dropping it. The
@@ -175,6 +197,8 @@ pub struct TurnMirror {
     native_thread: Mutex<Option<String>>,
     /// Replies of a native runtime recorded so far (its "iterations").
     native_replies: AtomicU32,
+    /// Who hears of the native runtime's own compactions.
+    compaction: Option<Arc<dyn CompactionObserver>>,
 }
 
 impl TurnMirror {
@@ -210,7 +234,14 @@ impl TurnMirror {
             restorer: Mutex::new(restorer),
             native_thread: Mutex::new(turn.native_thread.clone()),
             native_replies: AtomicU32::new(0),
+            compaction: None,
         }
+    }
+
+    /// Tell `observer` when the native runtime compacts its own context.
+    pub fn with_compaction_observer(mut self, observer: Arc<dyn CompactionObserver>) -> Self {
+        self.compaction = Some(observer);
+        self
     }
 
     fn record(&self, message: Message) {
@@ -356,6 +387,14 @@ impl TurnServices for TurnMirror {
     fn stop_signal(&self, grace: std::time::Duration) -> tokio_util::sync::CancellationToken {
         self.ctx.allow_stop_grace(grace);
         self.ctx.cancel.clone()
+    }
+
+    async fn native_compaction(&self, phase: NativeCompaction) {
+        self.ctx.events.emit(TurnEvent::NativeCompaction { phase });
+        if let Some(observer) = &self.compaction {
+            let turn = crate::lock(&self.messages).clone();
+            observer.native_compaction(phase, &turn).await;
+        }
     }
 
     fn set_native_thread(&self, thread: String, agent: String) {

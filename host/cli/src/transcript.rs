@@ -153,6 +153,14 @@ pub fn render_event_with(event: &TurnEvent, theme: &Theme) -> String {
             "{}     {compacted} messages (~{tokens_before} tokens) summarized, {kept} kept ({trigger})",
             l("compact")
         ),
+        TurnEvent::NativeCompaction { phase } => format!(
+            "{}     the runtime {} compacting its own context (its summary stays in its thread; every message is kept here)",
+            l("compact"),
+            match phase {
+                clawhost_agent_core::NativeCompaction::Started => "started",
+                clawhost_agent_core::NativeCompaction::Completed => "finished",
+            }
+        ),
         TurnEvent::TextDelta { text, .. } => text.clone(),
         TurnEvent::NativeThread { thread, agent } => {
             format!("{}     {agent}: thread {thread}", l("runtime"))

@@ -3,9 +3,11 @@
 //! a model call through the host transport; recent ones are kept verbatim and
 //! a tool call is never separated from its results.
 
+use std::sync::Arc;
+
 use clawhost_agent_core::{
-    estimate_tokens, plan_cut, Message, ModelClient, ModelError, ModelErrorKind, ModelRequest,
-    RunContext, SharedMessage, TurnEvent,
+    estimate_tokens, plan_cut, CompactionObserver, Message, ModelClient, ModelError,
+    ModelErrorKind, ModelRequest, NativeCompaction, RunContext, SharedMessage, TurnEvent,
 };
 use clawhost_hooks::{AfterCompactionEvent, BeforeCompactionEvent, HookEvent, HookRunner};
 
@@ -162,4 +164,49 @@ pub async fn compact(
         kept,
         tokens_before,
     }))
+}
+
+/// The compaction hooks of a native runtime's own compaction (Codex
+/// compacting its thread): observe-only, with the mirror's counts; nothing
+/// of the runtime's is summarized here (`compacted_count` 0, no transcript)
+/// and the mirror keeps every message.
+pub(crate) struct NativeCompactionHooks {
+    pub hooks: Arc<HookRunner>,
+    pub ctx: RunContext,
+    /// The session's history before the turn.
+    pub history: Vec<SharedMessage>,
+}
+
+#[async_trait::async_trait]
+impl CompactionObserver for NativeCompactionHooks {
+    async fn native_compaction(&self, phase: NativeCompaction, turn: &[Message]) {
+        let turn: Vec<SharedMessage> = turn.iter().cloned().map(SharedMessage::from).collect();
+        let message_count = (self.history.len() + turn.len()) as u32;
+        let token_count = estimate_tokens(&self.history) + estimate_tokens(&turn);
+        let session_id = self.ctx.session_id.clone();
+        let observed = match phase {
+            NativeCompaction::Started => {
+                self.hooks
+                    .observe(HookEvent::BeforeCompaction(&BeforeCompactionEvent {
+                        session_id,
+                        message_count,
+                        token_count,
+                        compacted_count: 0,
+                        transcript: String::new(),
+                    }))
+                    .await
+            }
+            NativeCompaction::Completed => {
+                self.hooks
+                    .observe(HookEvent::AfterCompaction(&AfterCompactionEvent {
+                        session_id,
+                        message_count,
+                        token_count,
+                        compacted_count: 0,
+                    }))
+                    .await
+            }
+        };
+        clawhost_tools::report_hook_decisions(&self.ctx, "", observed.decisions);
+    }
 }

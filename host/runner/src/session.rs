@@ -451,14 +451,22 @@ impl EmbeddedRunner {
             max_iterations,
             native_thread: session.native_thread.as_ref().map(|(id, _)| id.clone()),
         };
-        let mirror = Arc::new(TurnMirror::new(
-            self.model_client(generation, ctx),
-            self.dispatcher().clone(),
-            ctx.clone(),
-            (max_iterations, self.turn_budget()),
-            &turn,
-            user,
-        ));
+        let compaction = crate::compact::NativeCompactionHooks {
+            hooks: self.hooks().clone(),
+            ctx: ctx.clone(),
+            history: session.history.clone(),
+        };
+        let mirror = Arc::new(
+            TurnMirror::new(
+                self.model_client(generation, ctx),
+                self.dispatcher().clone(),
+                ctx.clone(),
+                (max_iterations, self.turn_budget()),
+                &turn,
+                user,
+            )
+            .with_compaction_observer(Arc::new(compaction)),
+        );
         let answer = harness.run_attempt(turn, mirror.clone()).await;
         // A harness stopped for calling past its budget ends on the budget.
         if let Some(reason) = mirror.budget_spent() {

@@ -13,6 +13,10 @@
 //!   host as `exec` / `apply_patch` (`native::gate_tool`), so policy plugins
 //!   written for the built-in tools apply unchanged; the commands it ran are
 //!   recorded with their output;
+//! - Codex compacting its thread (a `contextCompaction` item started and
+//!   completed) is told to the host (`native::compaction`): its
+//!   `before_compaction` / `after_compaction` hooks fire, the mirror keeps
+//!   every message;
 //! - `turn/completed` ends the turn with the last agent message;
 //! - an aborted turn (the host says so through the process's `recv`) sends
 //!   `turn/interrupt` and waits for `turn/completed` (`interrupted`).
@@ -22,7 +26,7 @@
 //! `sandbox` (default `workspace-write`), `startTimeoutMs` (30 s),
 //! `idleTimeoutMs` (10 min).
 
-use clawhost_sdk::native::{self, Incoming, Rpc, Verdict, WireError};
+use clawhost_sdk::native::{self, CompactionPhase, Incoming, Rpc, Verdict, WireError};
 use clawhost_sdk::{
     config, AttemptError, Claim, Harness, PreparedTurn, Route, Support, ToolRequest, ToolSpec,
     Turn, WireApi,
@@ -240,6 +244,9 @@ impl Bridge<'_> {
                         native::stream_text(self.turn, delta);
                     }
                 }
+                "item/started" if params["item"]["type"] == "contextCompaction" => {
+                    native::compaction(self.turn, CompactionPhase::Started);
+                }
                 "item/completed" => self.completed(&params["item"], &mut answer),
                 "turn/completed" => {
                     let turn = &params["turn"];
@@ -271,6 +278,9 @@ impl Bridge<'_> {
                 *answer = text("text");
                 native::record_reply(self.turn, answer, &[]);
             }
+            // Codex compacted its thread: the host's compaction hooks hear
+            // of it; the mirror keeps every message.
+            Some("contextCompaction") => native::compaction(self.turn, CompactionPhase::Completed),
             Some("commandExecution") => {
                 let call = ToolRequest {
                     id: text("id"),

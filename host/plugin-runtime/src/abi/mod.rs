@@ -74,7 +74,10 @@ impl ApiVersion {
     pub(crate) fn imports(self) -> (&'static [&'static str], &'static [&'static str]) {
         match self {
             ApiVersion::V0_1 => (&["host", "types", "turn-types"], &["model", "tools"]),
-            ApiVersion::V0_2 => (&["host", "types"], &["agent-turn", "native-runtime"]),
+            ApiVersion::V0_2 => (
+                &["host", "types"],
+                &["agent-turn", "native-runtime", "native-compaction"],
+            ),
         }
     }
 }

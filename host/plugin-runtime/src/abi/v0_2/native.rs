@@ -1,5 +1,6 @@
-//! API 0.2.2 `native-runtime`: what a harness bridging a native agent
-//! runtime (the Codex app-server, an ACP agent) is given. A `process` is one
+//! API 0.2.2 `native-runtime` (and 0.2.3 `native-compaction`): what a
+//! harness bridging a native agent runtime (the Codex app-server, an ACP
+//! agent) is given. A `process` is one
 //! the operator granted by name, started without a shell and stopped with its
 //! process group when the turn that opened it ends; everything else reports
 //! the runtime's turn to the host's mirror of it ([`TurnServices`]).
@@ -10,6 +11,7 @@ use clawhost_agent_core::{ToolCallRequest, ToolResultMessage};
 use clawhost_process_channel::{ChannelError, Limits, ProcessChannel};
 use wasmtime::component::Resource;
 
+use super::bindings::openclaw::plugin::native_compaction as nc;
 use super::bindings::openclaw::plugin::native_runtime as nr;
 use super::turn::TurnHandle;
 use super::{convert, wit};
@@ -174,6 +176,21 @@ impl nr::Host for PluginState {
         agent: String,
     ) -> wasmtime::Result<()> {
         self.services(&turn)?.set_native_thread(id, agent);
+        Ok(())
+    }
+}
+
+impl nc::Host for PluginState {
+    async fn compaction(
+        &mut self,
+        turn: Resource<TurnHandle>,
+        phase: nc::CompactionPhase,
+    ) -> wasmtime::Result<()> {
+        let phase = match phase {
+            nc::CompactionPhase::Started => clawhost_agent_core::NativeCompaction::Started,
+            nc::CompactionPhase::Completed => clawhost_agent_core::NativeCompaction::Completed,
+        };
+        self.services(&turn)?.native_compaction(phase).await;
         Ok(())
     }
 }
