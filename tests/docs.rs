@@ -1,7 +1,9 @@
 //! The docs hold together: every chapter of `docs/src` is in the book's
 //! `SUMMARY.md`, and every relative link of the README, CONTRIBUTING.md and
 //! the book (and every `{{#include}}`) reaches a file, and a heading when it
-//! names one. `mdbook build docs` renders what this checks.
+//! names one; the README's runtime contract answers for every hook and
+//! names the versions the tests pin. `mdbook build docs` renders what this
+//! checks.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -138,4 +140,46 @@ fn the_link_checker_finds_a_broken_link_and_a_missing_heading() {
     assert_eq!(broken(&page, "#the-x-part"), None);
     assert!(broken(&page, "a.md#nope").is_some());
     assert!(broken(&page, "b.md").is_some());
+}
+
+/// The README's runtime contract (the `runtime-contract` table and the
+/// paragraph before it) says for every hook of the hook table what it does
+/// on each runtime, and names the agent versions the tests drive.
+#[test]
+fn the_runtime_contract_answers_for_every_hook_and_the_pinned_agents() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let (before, after) = readme
+        .split_once("<!-- runtime-contract -->")
+        .expect("the README has the runtime-contract table");
+    let table: String = after
+        .lines()
+        .skip_while(|l| l.trim().is_empty())
+        .take_while(|l| l.starts_with('|'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(table.lines().count() > 5, "{table}");
+    for kind in clawhost_hooks::HookKind::ALL {
+        let name = format!("`{}`", kind.name());
+        assert!(
+            table.contains(&name),
+            "the runtime contract does not say where {name} fires"
+        );
+    }
+    let intro = before.trim_end().rsplit("\n\n").next().unwrap();
+    for pin in [
+        clawhost_tests::npm::CODEX,
+        clawhost_tests::npm::CODEX_ACP,
+        clawhost_tests::npm::CLAUDE_ACP,
+    ] {
+        let (package, version) = pin.rsplit_once('@').unwrap();
+        assert!(
+            intro.contains(&format!("`{package}`"))
+                || intro.contains(package.rsplit('/').next().unwrap()),
+            "the contract does not name {package}: {intro}"
+        );
+        assert!(
+            intro.contains(version),
+            "the contract does not name {pin}: {intro}"
+        );
+    }
 }
