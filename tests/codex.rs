@@ -13,7 +13,7 @@ use clawhost_tests::agents::{
     abort_midway, eventually, fake_model_args, kill_midway, kinds, localize_process, merge,
     processes_of, readme_config, text_answer, text_answer_using, tool_call, CodexDirs,
 };
-use clawhost_tests::fake_provider::FakeProvider;
+use clawhost_tests::fake_provider::{FakeProvider, Reply};
 use clawhost_tests::{config, npm, runner_with};
 use serde_json::{json, Value};
 
@@ -582,4 +582,49 @@ async fn codex_compacting_its_thread_fires_the_compaction_hooks_and_the_mirror_k
         kinds(&session.history),
         ["user", "assistant", "user", "assistant"]
     );
+}
+
+#[tokio::test]
+async fn turns_of_two_sessions_run_on_codex_at_once() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (runner, runtimes) = codex_runner(codex_config(&fake, dir.path(), json!({}))).await;
+    // The first turn's model reply is held until the second turn is done:
+    // with one instance per plugin, the second would wait for the first.
+    let gate = std::sync::Arc::new(tokio::sync::Notify::new());
+    fake.push(Reply::Held(
+        Box::new(text_answer("msg_1", &["First."])),
+        gate.clone(),
+    ));
+    fake.push(text_answer("msg_2", &["Second."]));
+    let turn = |id: &'static str, prompt: &'static str| {
+        let (runner, runtimes) = (&runner, &runtimes);
+        async move {
+            let mut session = clawhost_runner::Session::new(id, "main");
+            let ctx = RunContext::new("main", "fake/gpt-5.1");
+            runner
+                .run_session_turn(
+                    &mut session,
+                    runtimes.current("main").unwrap(),
+                    &ctx,
+                    prompt,
+                )
+                .await
+                .map(|o| o.answer)
+        }
+    };
+    let second = async {
+        eventually("the first turn's model request", || {
+            fake.requests().len() == 1
+        })
+        .await;
+        let answer = tokio::time::timeout(std::time::Duration::from_secs(60), turn("s2", "two"))
+            .await
+            .expect("the second session's turn ran while the first held the plugin");
+        gate.notify_one();
+        answer
+    };
+    let (first, second) = tokio::join!(turn("s1", "one"), second);
+    assert_eq!(second.unwrap(), "Second.");
+    assert_eq!(first.unwrap(), "First.");
 }

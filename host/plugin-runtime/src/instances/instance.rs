@@ -27,6 +27,12 @@ use crate::CallError;
 /// a spinning guest is interrupted at the next epoch tick (5 ms) before it.
 const HOST_GRACE: Duration = Duration::from_millis(50);
 
+/// Harness turns one plugin runs at once: a turn that finds the plugin's
+/// instance busy (another session's turn holds it for the whole turn) runs
+/// in a fresh instance of its own, dropped when the turn ends; past this
+/// many, a turn waits.
+pub(crate) const MAX_CONCURRENT_TURNS: usize = 8;
+
 struct Live {
     store: Store<PluginState>,
     guest: Guest,
@@ -87,6 +93,8 @@ pub(crate) struct PluginInstance {
     /// declaration stood in for it): the first instance calls it and hands
     /// the answer here.
     first_register: SyncMutex<Option<FirstRegister>>,
+    /// Turns running in instances of their own (the slot's instance busy).
+    extra_turns: tokio::sync::Semaphore,
 }
 
 impl PluginInstance {
@@ -120,6 +128,7 @@ impl PluginInstance {
             health: SyncMutex::new(Health::default()),
             stats: Stats::default(),
             first_register: SyncMutex::new(None),
+            extra_turns: tokio::sync::Semaphore::new(MAX_CONCURRENT_TURNS - 1),
         }
     }
 
@@ -301,7 +310,29 @@ impl PluginInstance {
     }
 
     async fn call_traced(&self, request: Request<'_>) -> Result<Answer, CallError> {
+        // A harness turn holds its instance for the whole turn: a turn of
+        // another session (and the route question that selects it) runs
+        // meanwhile in a fresh instance of its own (bounded), which ends
+        // with it.
+        if matches!(request, Request::RunAttempt(..) | Request::Supports(..)) {
+            if let Ok(mut slot) = self.live.try_lock() {
+                return self.call_in(&mut slot, request).await;
+            }
+            if let Ok(_turn) = self.extra_turns.try_acquire() {
+                return self.call_in(&mut None, request).await;
+            }
+        }
         let mut slot = self.live.lock().await;
+        self.call_in(&mut slot, request).await
+    }
+
+    /// [`Self::call`] on the instance in `slot` (a fresh one when it is
+    /// empty), left there when the call is served.
+    async fn call_in(
+        &self,
+        slot: &mut Option<Box<Live>>,
+        request: Request<'_>,
+    ) -> Result<Answer, CallError> {
         if let Some(q) = self.health().refusing(Instant::now()) {
             self.stats.refused();
             return Err(CallError::Quarantined {
