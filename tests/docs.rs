@@ -170,6 +170,7 @@ fn the_runtime_contract_answers_for_every_hook_and_the_pinned_agents() {
         clawhost_tests::npm::CODEX,
         clawhost_tests::npm::CODEX_ACP,
         clawhost_tests::npm::CLAUDE_ACP,
+        clawhost_tests::npm::GEMINI,
     ] {
         let (package, version) = pin.rsplit_once('@').unwrap();
         assert!(

@@ -15,6 +15,10 @@ pub const CODEX_ACP: &str = "@zed-industries/codex-acp@0.16.0";
 /// which the `acp` runtime drives.
 pub const CLAUDE_ACP: &str = "@agentclientprotocol/claude-agent-acp@0.101.0";
 
+/// Gemini CLI (`gemini --acp`), an ACP agent that reads and writes files
+/// through the client's `fs/*` methods.
+pub const GEMINI: &str = "@google/gemini-cli@0.61.0";
+
 /// The MCP Inspector, whose CLI drives `clawhost mcp serve` as a user would.
 pub const MCP_INSPECTOR: &str = "@modelcontextprotocol/inspector@2.12.0";
 

@@ -23,15 +23,21 @@
 //!   server (`mcpServers`: usually `clawhost mcp serve`, which runs each
 //!   call in its plugin's sandbox through policy, hooks and approvals).
 //!
-//! The client offers no `fs/*` or `terminal/*` methods (the capabilities say
-//! so): the agent works in its workspace with its own tools, each asked about
-//! through its permission requests.
+//! - `fs/write_text_file` (offered unless `fs` is `false`) runs the host's
+//!   `write` tool through the turn's dispatch path (policy, hooks,
+//!   approvals; confined to the agent's host workspace), recorded in the
+//!   mirror as the agent's call. `fs/read_text_file` is not offered: the
+//!   host's `read` shows files to a model (numbered, capped), not byte for
+//!   byte, and an agent that edits what it read must get the file exactly;
+//!   nor is `terminal/*`: the agents run their own commands, each asked
+//!   about through a permission request.
 //!
 //! Config (`plugins.entries.acp.config`): `cwd` (required, absolute),
 //! `mode` (a session mode to set: `session/set_mode`),
 //! `providers` (the model providers whose routes select this runtime),
 //! `startTimeoutMs` (30 s), `idleTimeoutMs` (10 min), `hostTools`
-//! (`{command, args, env}` of the MCP server handed to the agent).
+//! (`{command, args, env}` of the MCP server handed to the agent), `fs`
+//! (default `true`: the client's `fs/write_text_file` above).
 
 use clawhost_sdk::native::{self, Incoming, Rpc, Verdict, WireError};
 use clawhost_sdk::{
@@ -57,6 +63,8 @@ struct Settings {
     idle_timeout_ms: u32,
     /// ACP `mcpServers` for a session: clawhost's tools when `hostTools` is set.
     mcp_servers: Value,
+    /// Whether the client offers `fs/write_text_file`.
+    fs: bool,
 }
 
 impl Settings {
@@ -81,6 +89,7 @@ impl Settings {
             start_timeout_ms: ms("startTimeoutMs", 30_000),
             idle_timeout_ms: ms("idleTimeoutMs", 600_000),
             mcp_servers: mcp_servers(&c["hostTools"]),
+            fs: c["fs"].as_bool().unwrap_or(true),
         }
     }
 }
@@ -182,7 +191,10 @@ impl Client<'_> {
             "initialize",
             json!({
                 "protocolVersion": PROTOCOL_VERSION,
-                "clientCapabilities": {"fs": {"readTextFile": false, "writeTextFile": false}, "terminal": false},
+                "clientCapabilities": {
+                    "fs": {"readTextFile": false, "writeTextFile": self.settings.fs},
+                    "terminal": false,
+                },
                 "clientInfo": {"name": "clawhost", "version": clawhost_sdk::API_VERSION},
             }),
             start,
@@ -397,12 +409,30 @@ impl Client<'_> {
                 self.rpc
                     .respond(id, json!({"outcome": chosen(params, wanted)}))
             }
+            "fs/write_text_file" if self.settings.fs => self.write_file(id, params),
             other => self.rpc.refuse(
                 id,
                 &format!("clawhost's ACP client does not offer `{other}`"),
             ),
         };
         sent.map_err(|e| failed(method, e))
+    }
+
+    /// Serve `fs/write_text_file` with the host's `write` tool, called
+    /// through the turn's dispatch path.
+    fn write_file(&mut self, id: Value, params: &Value) -> Result<(), WireError> {
+        let call = ToolRequest {
+            id: format!("fs-write-{id}"),
+            name: "write".into(),
+            arguments: json!({"path": params["path"], "content": params["content"]}).to_string(),
+        };
+        native::record_reply(self.turn, "", std::slice::from_ref(&call));
+        let output = self.turn.call_tool(&call);
+        if output.is_error {
+            self.rpc.fail(id, -32603, &output.content)
+        } else {
+            self.rpc.respond(id, json!({}))
+        }
     }
 }
 

@@ -117,7 +117,12 @@ impl Rpc {
 
     /// Refuse a server request.
     pub fn refuse(&self, id: Value, message: &str) -> Result<(), WireError> {
-        self.send(json!({"id": id, "error": {"code": -32601, "message": message}}))
+        self.fail(id, -32601, message)
+    }
+
+    /// Answer request `id` with a JSON-RPC error of `code`.
+    pub fn fail(&self, id: Value, code: i64, message: &str) -> Result<(), WireError> {
+        self.send(json!({"id": id, "error": {"code": code, "message": message}}))
     }
 
     /// The next message, waiting at most `timeout_ms`.
