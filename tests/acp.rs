@@ -33,6 +33,11 @@ fn agent_args() -> Vec<String> {
 /// A granted `codex-acp`, its model provider the fake, its home and
 /// workspace under `dir`; the host's route `agent/codex` selects `acp`.
 fn acp_config(fake: &FakeProvider, dir: &Path, extra: Value) -> clawhost_config::Config {
+    config(acp_json(fake, dir, extra), dir)
+}
+
+/// [`acp_config`] as the config file's JSON.
+fn acp_json(fake: &FakeProvider, dir: &Path, extra: Value) -> Value {
     let agent = npm::bin(npm::CODEX_ACP, "codex-acp");
     let dirs = CodexDirs::new(dir);
     let mut args = agent_args();
@@ -61,7 +66,7 @@ fn acp_config(fake: &FakeProvider, dir: &Path, extra: Value) -> clawhost_config:
         "tools": {"exec": {"allow": ["touch"]}}
     });
     merge(&mut cfg, extra);
-    config(cfg, dir)
+    cfg
 }
 
 async fn acp_runner(cfg: clawhost_config::Config) -> (EmbeddedRunner, ModelRuntimes) {
@@ -355,4 +360,66 @@ async fn an_acp_agent_calls_clawhosts_tools_over_mcp_through_the_hosts_hooks() {
         .filter(|e| format!("{:?}", e.body).contains("word_count"))
         .count();
     assert!(calls >= 2, "{:?}", stored.entries());
+}
+
+#[tokio::test]
+async fn the_clawhost_binary_chats_and_the_gateway_answers_on_acp() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    // The composition root the gateway, `clawhost run` and `chat` share,
+    // with the plugins built from source.
+    let plugins = json!({"plugins": {
+        "paths": [clawhost_tests::plugins_dir()],
+        "allow": ["acp", "policy-guard"],
+        "cacheDir": clawhost_tests::cache_dir(),
+        "cacheKeyFile": clawhost_tests::cache_key_file()
+    }});
+    let composed = acp_json(&fake, dir.path(), plugins);
+    let file = dir.path().join("clawhost.json");
+    let cfg = clawhost_tests::gateway::config_json(&fake, dir.path(), composed.clone());
+    std::fs::write(&file, cfg.to_string()).unwrap();
+    // `clawhost chat`: a turn, then `/status` names the runtime and the agent.
+    fake.push(text_answer("msg_c", &["Chat ", "over ACP."]));
+    let mut chat = tokio::process::Command::new(clawhost_bin())
+        .arg("--config")
+        .arg(&file)
+        .arg("chat")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    use tokio::io::AsyncWriteExt;
+    let mut stdin = chat.stdin.take().unwrap();
+    stdin.write_all(b"hello\n/status\n/quit\n").await.unwrap();
+    drop(stdin);
+    let out = tokio::time::timeout(std::time::Duration::from_secs(120), chat.wait_with_output())
+        .await
+        .expect("chat ends at /quit")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Chat over ACP."),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("Runtime: acp"), "{stdout}");
+    assert!(stdout.contains("Codex 0.16.0"), "{stdout}");
+    // The gateway: the same runtime behind the OpenAI-compatible API.
+    let gw = clawhost_tests::gateway::start(&fake, dir.path(), composed, "127.0.0.1:0").await;
+    fake.push(text_answer("msg_g", &["Through ", "the gateway."]));
+    let response = reqwest::Client::new()
+        .post(gw.url("/v1/chat/completions"))
+        .json(&json!({"model": "main", "messages": [{"role": "user", "content": "hello"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(
+        body["choices"][0]["message"]["content"], "Through the gateway.",
+        "{body}"
+    );
+    gw.shutdown().await;
 }

@@ -388,13 +388,10 @@ async fn the_readme_codex_config_runs_a_turn() {
     assert_eq!(session.runtime.as_deref(), Some("codex"));
 }
 
-#[tokio::test]
-async fn the_gateway_runs_a_codex_turn_and_streams_it() {
-    let fake = FakeProvider::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    // The same grant and route, through the composition root the gateway,
-    // `clawhost run` and `chat` share (`AgentHost`).
-    let cfg = codex_config(&fake, dir.path(), json!({}));
+/// [`codex_config`]'s grant and route as a config file's keys, for the
+/// composition root the gateway, `clawhost run` and `chat` share.
+fn composed(fake: &FakeProvider, dir: &Path) -> Value {
+    let cfg = codex_config(fake, dir, json!({}));
     let process = &cfg.plugins.entries["codex"].grants.processes["app-server"];
     let env: Vec<Value> = process
         .env
@@ -406,7 +403,7 @@ async fn the_gateway_runs_a_codex_turn_and_streams_it() {
             clawhost_config::EnvGrant::Inherit(name) => json!(name),
         })
         .collect();
-    let extra = json!({
+    json!({
         "models": {"providers": {"fake": {
             "baseUrl": format!("{}/v1", fake.url()), "api": "openai-responses", "apiKey": "sk-test",
             "models": [{"id": "gpt-5.1", "agentRuntime": {"id": "codex"}}]}}},
@@ -422,7 +419,65 @@ async fn the_gateway_runs_a_codex_turn_and_streams_it() {
                 "config": {"startTimeoutMs": 60000}
             }}
         }
-    });
+    })
+}
+
+#[tokio::test]
+async fn the_clawhost_binary_runs_and_chats_on_codex() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("clawhost.json");
+    let cfg = clawhost_tests::gateway::config_json(&fake, dir.path(), composed(&fake, dir.path()));
+    std::fs::write(&file, cfg.to_string()).unwrap();
+    let clawhost = || {
+        let mut command = tokio::process::Command::new(clawhost_tests::clawhost_bin());
+        command.arg("--config").arg(&file).kill_on_drop(true);
+        command
+    };
+    // `clawhost run`: one turn, its answer printed.
+    fake.push(text_answer("msg_1", &["Run ", "on Codex."]));
+    let run = clawhost().args(["run", "hi"]).output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(stdout.contains("Run on Codex."), "{stdout}");
+    // `clawhost chat`: a turn, then `/status` names the runtime and Codex.
+    fake.push(text_answer("msg_2", &["Chat ", "on Codex."]));
+    let mut chat = clawhost()
+        .arg("chat")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use tokio::io::AsyncWriteExt;
+    let mut stdin = chat.stdin.take().unwrap();
+    stdin.write_all(b"hello\n/status\n/quit\n").await.unwrap();
+    drop(stdin);
+    let out = tokio::time::timeout(std::time::Duration::from_secs(120), chat.wait_with_output())
+        .await
+        .expect("chat ends at /quit")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Chat on Codex."),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("Runtime: codex"), "{stdout}");
+    assert!(stdout.contains("codex app-server 0.171.0"), "{stdout}");
+}
+
+#[tokio::test]
+async fn the_gateway_runs_a_codex_turn_and_streams_it() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    // The same grant and route, through the composition root the gateway,
+    // `clawhost run` and `chat` share (`AgentHost`).
+    let extra = composed(&fake, dir.path());
     let gw = clawhost_tests::gateway::start(&fake, dir.path(), extra, "127.0.0.1:0").await;
     fake.push(text_answer("msg_g", &["Through ", "the gateway."]));
     let response = reqwest::Client::new()
