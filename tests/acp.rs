@@ -263,8 +263,6 @@ async fn the_readme_acp_config_runs_a_turn() {
     let workspace = &dirs.workspace;
     let acp = &mut cfg["plugins"]["entries"]["acp"]["config"];
     acp["cwd"] = json!(workspace.to_string_lossy());
-    acp["hostTools"]["command"] = json!(clawhost_bin());
-    acp["hostTools"]["args"][1] = json!(host_tools_config(dir.path()));
     let (runner, runtimes) = acp_runner(config(cfg, dir.path())).await;
     fake.push(text_answer("msg_r", &["From ", "the README."]));
     let mut session = clawhost_runner::Session::new("s1", "main");
@@ -275,10 +273,10 @@ async fn the_readme_acp_config_runs_a_turn() {
         .unwrap();
     assert_eq!(outcome.answer, "From the README.");
     assert_eq!(session.runtime.as_deref(), Some("acp"));
-    // The agent started `clawhost mcp serve` and offers its tools.
+    // The agent was handed the turn's own tools (the host's among them).
     let tools = fake.requests()[0].body["tools"].to_string();
     assert!(
-        tools.contains("mcp__clawhost") && tools.contains("word_count"),
+        tools.contains("mcp__clawhost") && tools.contains("web_fetch"),
         "{tools}"
     );
 }
@@ -422,4 +420,91 @@ async fn the_clawhost_binary_chats_and_the_gateway_answers_on_acp() {
         "{body}"
     );
     gw.shutdown().await;
+}
+
+#[tokio::test]
+async fn host_tools_of_the_turn_take_its_own_dispatch_path_and_approvals() {
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().join("workspace");
+    // The host serves the turn's own tools over HTTP for the turn.
+    let extra = json!({
+        "agents": {"defaults": {"workspace": workspace}},
+        "plugins": {"entries": {"acp": {"config": {"hostTools": "turn"}}}}
+    });
+    let cfg = acp_config(&fake, dir.path(), extra);
+    let runtimes = ModelRuntimes::new();
+    runtimes.rebuild(&cfg).unwrap();
+    let runner = runner_with(cfg, &["acp", "policy-guard", "text-tools"]).await;
+    std::fs::write(workspace.join("seen-by-ls.txt"), "").unwrap();
+    fake.push(namespaced_tool_call(
+        "call_1",
+        "mcp__clawhost",
+        "word_count",
+        json!({"text": "one two three"}),
+    ));
+    // `ls` is not allowlisted: the turn's approver is asked (the operator
+    // of this run says yes), as for the built-in loop's own call.
+    fake.push(namespaced_tool_call(
+        "call_2",
+        "mcp__clawhost",
+        "exec",
+        json!({"command": "ls"}),
+    ));
+    fake.push(namespaced_tool_call(
+        "call_3",
+        "mcp__clawhost",
+        "word_count",
+        json!({"text": "keep.txt is mine"}),
+    ));
+    fake.push(text_answer("msg_t", &["Done."]));
+    let mut ctx = RunContext::new("main", "agent/codex");
+    ctx.approvals = clawhost_agent_core::Approvals(std::sync::Arc::new(
+        clawhost_agent_core::FixedApprover(clawhost_agent_core::ApprovalDecision::AllowOnce),
+    ));
+    let mut session = clawhost_runner::Session::new("s1", "main");
+    let outcome = runner
+        .run_session_turn(&mut session, runtimes.current("main").unwrap(), &ctx, "go")
+        .await
+        .unwrap();
+    assert_eq!(outcome.answer, "Done.");
+    let requests = fake.requests();
+    let input = |i: usize| requests[i].body["input"].to_string().replace('\\', "");
+    assert!(input(1).contains(r#""words":3"#), "{}", input(1));
+    assert!(
+        input(2).contains("seen-by-ls.txt"),
+        "the approved `ls` ran: {}",
+        input(2)
+    );
+    assert!(input(3).contains("blocked"), "{}", input(3));
+    // The turn's own events: policy-guard's decisions on the served calls.
+    let blocked = ctx.events.snapshot().into_iter().any(|e| matches!(e,
+        TurnEvent::HookDecision { plugin, call_id, decision, .. }
+            if plugin == "policy-guard" && call_id.starts_with("mcp-") && decision.starts_with("block")));
+    assert!(blocked);
+    // The host recorded each call (by its tool's name) and its result, once.
+    let names: Vec<String> = session
+        .history
+        .iter()
+        .filter_map(|m| match &**m {
+            Message::Assistant { tool_calls, .. } if !tool_calls.is_empty() => {
+                Some(tool_calls[0].name.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(names, ["word_count", "exec", "word_count"]);
+    assert_eq!(
+        kinds(&session.history),
+        [
+            "user",
+            "tool-call",
+            "tool-result",
+            "tool-call",
+            "tool-result",
+            "tool-call",
+            "tool-result",
+            "assistant"
+        ]
+    );
 }

@@ -253,7 +253,7 @@ fn each_0_2_release_only_adds_to_the_one_before() {
         ("native-runtime-0.2.2.wit", "0.2.2"),
         ("turn-hooks-0.2.2.wit", "0.2.2"),
         ("prepare-hooks-0.2.3.wit", "0.2.3"),
-        ("native-compaction-0.2.3.wit", "0.2.3"),
+        ("native-turn-0.2.3.wit", "0.2.3"),
     ] {
         let added = std::fs::read_to_string(current.join(file)).unwrap();
         let interfaces = added.matches("\ninterface ").count();

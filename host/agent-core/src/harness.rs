@@ -87,7 +87,7 @@ pub enum HarnessError {
 )]
 pub struct TurnStopped(pub String);
 
-/// Where a native runtime's own compaction is (API 0.2.3 `native-compaction`).
+/// Where a native runtime's own compaction is (API 0.2.3 `native-turn`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum NativeCompaction {
@@ -104,6 +104,25 @@ pub trait CompactionObserver: Send + Sync {
     /// `phase` of the runtime's compaction; `turn` holds what the mirror
     /// recorded of the turn so far.
     async fn native_compaction(&self, phase: NativeCompaction, turn: &[Message]);
+}
+
+/// Where a turn's own tools are served over MCP (API 0.2.3 `native-turn`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolEndpoint {
+    /// A Streamable HTTP URL on loopback.
+    pub url: String,
+    /// The bearer token every request must carry.
+    pub token: String,
+}
+
+/// Serves a turn's tools to its native runtime over MCP.
+pub trait ToolEndpoints: Send + Sync {
+    /// Serve `turn`'s tools (each call through [`TurnServices::call_tool`])
+    /// until the returned guard is dropped.
+    fn open(
+        &self,
+        turn: std::sync::Weak<dyn TurnServices>,
+    ) -> Result<(ToolEndpoint, Box<dyn Send + Sync>), String>;
 }
 
 /// Host services a harness drives its turn through.
@@ -147,6 +166,8 @@ pub trait TurnServices: Send + Sync {
     /// The native runtime compacts its own context: the host's compaction
     /// hooks hear of it; the mirror keeps every message.
     async fn native_compaction(&self, phase: NativeCompaction);
+    /// An MCP endpoint of this turn's tools, served while the turn runs.
+    fn tool_endpoint(self: Arc<Self>) -> Result<ToolEndpoint, String>;
     /// A native runtime's process was opened: if the run is aborted, the
     /// host waits up to `grace` for the harness to stop the runtime's own
     /// turn (`turn/interrupt`, `session/cancel`) before dropping it. The
@@ -199,6 +220,9 @@ pub struct TurnMirror {
     native_replies: AtomicU32,
     /// Who hears of the native runtime's own compactions.
     compaction: Option<Arc<dyn CompactionObserver>>,
+    /// Who serves the turn's tools over MCP, and what keeps it serving.
+    endpoints: Option<Arc<dyn ToolEndpoints>>,
+    endpoint: Mutex<Option<(ToolEndpoint, Box<dyn Send + Sync>)>>,
 }
 
 impl TurnMirror {
@@ -235,7 +259,16 @@ impl TurnMirror {
             native_thread: Mutex::new(turn.native_thread.clone()),
             native_replies: AtomicU32::new(0),
             compaction: None,
+            endpoints: None,
+            endpoint: Mutex::default(),
         }
+    }
+
+    /// Serve the turn's tools over MCP with `endpoints` when a native
+    /// runtime asks ([`TurnServices::tool_endpoint`]).
+    pub fn with_tool_endpoints(mut self, endpoints: Arc<dyn ToolEndpoints>) -> Self {
+        self.endpoints = Some(endpoints);
+        self
     }
 
     /// Tell `observer` when the native runtime compacts its own context.
@@ -395,6 +428,21 @@ impl TurnServices for TurnMirror {
             let turn = crate::lock(&self.messages).clone();
             observer.native_compaction(phase, &turn).await;
         }
+    }
+
+    fn tool_endpoint(self: Arc<Self>) -> Result<ToolEndpoint, String> {
+        let mut served = crate::lock(&self.endpoint);
+        if let Some((endpoint, _)) = &*served {
+            return Ok(endpoint.clone());
+        }
+        let endpoints = self
+            .endpoints
+            .as_ref()
+            .ok_or("this host serves no MCP endpoint of a turn's tools")?;
+        let me: Arc<dyn TurnServices> = self.clone();
+        let (endpoint, guard) = endpoints.open(Arc::downgrade(&me))?;
+        *served = Some((endpoint.clone(), guard));
+        Ok(endpoint)
     }
 
     fn set_native_thread(&self, thread: String, agent: String) {

@@ -26,7 +26,7 @@ pub use compaction::{estimate_tokens, message_tokens, plan_cut, Pruning};
 pub use events::{messages_of_last_turn, EventSink, TurnEvent};
 pub use harness::{
     CompactionObserver, Harness, HarnessError, NativeCompaction, PreparedTurn, Route, Support,
-    TurnMirror, TurnServices, TurnStopped,
+    ToolEndpoint, ToolEndpoints, TurnMirror, TurnServices, TurnStopped,
 };
 pub use image::{
     images_note, sniff as sniff_image, Image, ImageError, MAX_IMAGES_PER_MESSAGE, MAX_IMAGE_BYTES,

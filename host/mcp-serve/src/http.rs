@@ -7,9 +7,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::extract::Request;
-use axum::http::StatusCode;
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
 use clawhost_runner::AgentHost;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
@@ -69,7 +67,7 @@ pub async fn serve_http(
         .layer(axum::middleware::from_fn(
             move |request: Request, next: Next| {
                 let token = token.clone();
-                async move { bearer(token.as_deref(), request, next).await }
+                async move { clawhost_mcp_endpoint::bearer(token.as_deref(), request, next).await }
             },
         ));
     ready(bound);
@@ -77,27 +75,4 @@ pub async fn serve_http(
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await?;
     Ok(())
-}
-
-/// Let a request through only with `Authorization: Bearer <token>` (when
-/// a token is set), compared in constant time.
-async fn bearer(token: Option<&str>, request: Request, next: Next) -> Response {
-    if let Some(token) = token {
-        let given = request
-            .headers()
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .unwrap_or_default();
-        let same: bool = subtle::ConstantTimeEq::ct_eq(given.as_bytes(), token.as_bytes()).into();
-        if !same {
-            return (
-                StatusCode::UNAUTHORIZED,
-                [(axum::http::header::WWW_AUTHENTICATE, "Bearer")],
-                "a bearer token is required (Authorization: Bearer <token>)\n",
-            )
-                .into_response();
-        }
-    }
-    next.run(request).await
 }

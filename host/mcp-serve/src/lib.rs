@@ -16,12 +16,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clawhost_agent_core::{
-    ApprovalDecision, Approvals, Image, RunContext, ToolCallRequest, ToolExecutor, ToolOutput,
+    ApprovalDecision, Approvals, RunContext, ToolCallRequest, ToolExecutor, ToolOutput,
 };
 use clawhost_config::NonInteractivePolicy;
+use clawhost_mcp_endpoint::call_result;
 use clawhost_runner::{AgentHost, EmbeddedRunner};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
@@ -86,25 +87,6 @@ fn client_name(peer: &rmcp::service::Peer<RoleServer>) -> String {
     peer.peer_info()
         .map(|i| format!("{} {}", i.client_info.name, i.client_info.version))
         .unwrap_or_else(|| "(unnamed)".into())
-}
-
-/// An MCP tool result of a host tool output.
-fn call_result(out: &ToolOutput) -> Result<CallToolResult, ErrorData> {
-    let mut content = vec![json!({"type": "text", "text": out.content})];
-    for image in &out.images {
-        match image {
-            Image::Base64 { media_type, data } => {
-                content.push(json!({"type": "image", "data": data, "mimeType": media_type}))
-            }
-            Image::Url { url } => content.push(json!({"type": "text", "text": url})),
-        }
-    }
-    // `resultType` is the 2026-07-28 revision's; the SDK drops it for
-    // clients on an earlier one.
-    serde_json::from_value(
-        json!({"resultType": "complete", "content": content, "isError": out.is_error}),
-    )
-    .map_err(|e| ErrorData::internal_error(e.to_string(), None))
 }
 
 impl ServerHandler for ToolServer {

@@ -465,7 +465,8 @@ impl EmbeddedRunner {
                 &turn,
                 user,
             )
-            .with_compaction_observer(Arc::new(compaction)),
+            .with_compaction_observer(Arc::new(compaction))
+            .with_tool_endpoints(Arc::new(clawhost_mcp_endpoint::McpToolEndpoints)),
         );
         let answer = harness.run_attempt(turn, mirror.clone()).await;
         // A harness stopped for calling past its budget ends on the budget.

@@ -19,9 +19,12 @@
 //!   approvals; the agent gets the allow-once or reject-once option it
 //!   offered (a call to the `hostTools` server is allowed here: that server
 //!   applies the policy itself);
-//! - with `hostTools` set, the session gets clawhost's tools as an MCP
-//!   server (`mcpServers`: usually `clawhost mcp serve`, which runs each
-//!   call in its plugin's sandbox through policy, hooks and approvals).
+//! - with `hostTools: "turn"`, the session gets the turn's own tools as an
+//!   HTTP MCP server the host serves for the turn (`native::tool_endpoint`):
+//!   each call takes the turn's dispatch path (policy, hooks, the turn's
+//!   approvals) and the host records it in the mirror; with `hostTools` a
+//!   command (`{command, args, env}`: usually `clawhost mcp serve`), that
+//!   stdio server, which applies policy, hooks and approvals itself.
 //!
 //! - `fs/write_text_file` (offered unless `fs` is `false`) runs the host's
 //!   `write` tool through the turn's dispatch path (policy, hooks,
@@ -36,7 +39,8 @@
 //! `mode` (a session mode to set: `session/set_mode`),
 //! `providers` (the model providers whose routes select this runtime),
 //! `startTimeoutMs` (30 s), `idleTimeoutMs` (10 min), `hostTools`
-//! (`{command, args, env}` of the MCP server handed to the agent), `fs`
+//! (`"turn"`, or `{command, args, env}` of the MCP server handed to the
+//! agent), `fs`
 //! (default `true`: the client's `fs/write_text_file` above).
 
 use clawhost_sdk::native::{self, Incoming, Rpc, Verdict, WireError};
@@ -61,8 +65,11 @@ struct Settings {
     providers: Vec<String>,
     start_timeout_ms: u32,
     idle_timeout_ms: u32,
-    /// ACP `mcpServers` for a session: clawhost's tools when `hostTools` is set.
+    /// ACP `mcpServers` for a session: clawhost's tools when `hostTools` is
+    /// a command.
     mcp_servers: Value,
+    /// `hostTools: "turn"`: the turn's own tools, served by the host.
+    turn_tools: bool,
     /// Whether the client offers `fs/write_text_file`.
     fs: bool,
 }
@@ -89,6 +96,7 @@ impl Settings {
             start_timeout_ms: ms("startTimeoutMs", 30_000),
             idle_timeout_ms: ms("idleTimeoutMs", 600_000),
             mcp_servers: mcp_servers(&c["hostTools"]),
+            turn_tools: c["hostTools"] == "turn",
             fs: c["fs"].as_bool().unwrap_or(true),
         }
     }
@@ -136,13 +144,14 @@ impl Harness for Acp {
             refused: None,
             session: None,
             cancelling: false,
+            servers: json!([]),
         };
         client.run(&prepared)
     }
 }
 
-/// The ACP `mcpServers` list (stdio entries) for `hostTools`: one server
-/// named `clawhost`, or none.
+/// The ACP `mcpServers` list (stdio entries) for a `hostTools` command:
+/// one server named `clawhost`, or none.
 fn mcp_servers(tools: &Value) -> Value {
     let Some(command) = tools["command"].as_str() else {
         return json!([]);
@@ -182,6 +191,8 @@ struct Client<'a> {
     /// Set once the host said the turn was aborted and `session/cancel`
     /// was sent: permission requests are answered `cancelled`.
     cancelling: bool,
+    /// The `mcpServers` handed the agent this turn.
+    servers: Value,
 }
 
 impl Client<'_> {
@@ -200,6 +211,18 @@ impl Client<'_> {
             start,
         )?;
         let agent = agent_name(&init);
+        self.servers = if self.settings.turn_tools {
+            // The host serves this turn's tools over HTTP for the turn.
+            let endpoint = native::tool_endpoint(self.turn).map_err(AttemptError::Failed)?;
+            json!([{
+                "type": "http",
+                "name": "clawhost",
+                "url": endpoint.url,
+                "headers": [{"name": "Authorization", "value": format!("Bearer {}", endpoint.token)}],
+            }])
+        } else {
+            self.settings.mcp_servers.clone()
+        };
         let can_load = init["agentCapabilities"]["loadSession"] == true;
         let stored = native::thread_id(self.turn).filter(|_| can_load);
         let fresh = stored.is_none();
@@ -207,7 +230,7 @@ impl Client<'_> {
             Some(id) => {
                 self.call(
                     "session/load",
-                    json!({"sessionId": id, "cwd": self.cwd, "mcpServers": self.settings.mcp_servers}),
+                    json!({"sessionId": id, "cwd": self.cwd, "mcpServers": self.servers}),
                     start,
                 )?;
                 id
@@ -215,7 +238,7 @@ impl Client<'_> {
             _ => {
                 let opened = self.call(
                     "session/new",
-                    json!({"cwd": self.cwd, "mcpServers": self.settings.mcp_servers}),
+                    json!({"cwd": self.cwd, "mcpServers": self.servers}),
                     start,
                 )?;
                 opened["sessionId"]
@@ -324,6 +347,11 @@ impl Client<'_> {
                 native::stream_text(self.turn, &piece);
                 self.text.push_str(&piece);
             }
+            // A call the host serves for this turn is recorded by the host,
+            // call and result (after the text before it).
+            Some("tool_call") if self.settings.turn_tools && self.host_served(update) => {
+                self.flush_text();
+            }
             Some("tool_call") => {
                 let id = text(&update["toolCallId"]);
                 if !self.calls.iter().any(|(seen, _)| *seen == id) {
@@ -352,11 +380,16 @@ impl Client<'_> {
         }
     }
 
-    /// Mirror the start of a tool call of the agent's (after any text).
-    fn begin_call(&mut self, id: String, update: &Value) {
+    /// Mirror the reply text so far, if any.
+    fn flush_text(&mut self) {
         if !self.text.is_empty() {
             native::record_reply(self.turn, &std::mem::take(&mut self.text), &[]);
         }
+    }
+
+    /// Mirror the start of a tool call of the agent's (after any text).
+    fn begin_call(&mut self, id: String, update: &Value) {
+        self.flush_text();
         let call = host_call(&id, update);
         native::record_reply(self.turn, "", std::slice::from_ref(&call));
         self.calls.push((id, call.name));
@@ -364,15 +397,19 @@ impl Client<'_> {
 
     /// Whether a permission request asks about a call to the MCP server
     /// `hostTools` handed the agent. ACP does not say how an agent names
-    /// the server: Codex puts it in `rawInput.server_name`, Claude Code in
+    /// the server: Codex puts it in `rawInput.server_name` (a permission
+    /// request) or `rawInput.server` (a tool call), Claude Code in
     /// `_meta.claudeCode.mcpServer.name`.
     fn for_host_tools(&self, params: &Value) -> bool {
-        let call = &params["toolCall"];
-        self.settings
-            .mcp_servers
-            .as_array()
-            .is_some_and(|s| !s.is_empty())
+        self.host_served(&params["toolCall"])
+    }
+
+    /// Whether `call` (a permission request's or an update's) is one to
+    /// the `clawhost` MCP server handed the agent.
+    fn host_served(&self, call: &Value) -> bool {
+        self.servers.as_array().is_some_and(|s| !s.is_empty())
             && (call["rawInput"]["server_name"] == "clawhost"
+                || call["rawInput"]["server"] == "clawhost"
                 || call["_meta"]["claudeCode"]["mcpServer"]["name"] == "clawhost")
     }
 

@@ -81,14 +81,15 @@ pub use bindings::harness::openclaw::plugin::agent_turn::{
 /// and their results, its thread) so the host's hooks, approvals and
 /// transcript see it. [`native::gate_tool`] asks the host before the
 /// runtime runs one of its own tools; [`native::compaction`] (API 0.2.3)
-/// tells the host the runtime compacts its own context.
+/// tells the host the runtime compacts its own context, and
+/// [`native::tool_endpoint`] (API 0.2.3) serves the turn's tools over MCP.
 pub mod native {
-    pub use crate::bindings::harness::openclaw::plugin::native_compaction::{
-        compaction, CompactionPhase,
-    };
     pub use crate::bindings::harness::openclaw::plugin::native_runtime::{
         gate_tool, open_process, record_reply, record_tool_result, set_thread, stream_text,
         thread_id, Process, ProcessError, Verdict,
+    };
+    pub use crate::bindings::harness::openclaw::plugin::native_turn::{
+        compaction, tool_endpoint, CompactionPhase, McpEndpoint,
     };
     pub use crate::native_rpc::{Incoming, Rpc, WireError};
 }

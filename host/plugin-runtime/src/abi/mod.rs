@@ -76,7 +76,7 @@ impl ApiVersion {
             ApiVersion::V0_1 => (&["host", "types", "turn-types"], &["model", "tools"]),
             ApiVersion::V0_2 => (
                 &["host", "types"],
-                &["agent-turn", "native-runtime", "native-compaction"],
+                &["agent-turn", "native-runtime", "native-turn"],
             ),
         }
     }

@@ -28,7 +28,7 @@ mod bindings {
         imports: {
             "openclaw:plugin/agent-turn": async | trappable,
             "openclaw:plugin/native-runtime": async | trappable,
-            "openclaw:plugin/native-compaction": async | trappable,
+            "openclaw:plugin/native-turn": async | trappable,
         },
         exports: { default: async },
         ownership: Borrowing { duplicate_if_necessary: true },

@@ -1,4 +1,4 @@
-//! API 0.2.2 `native-runtime` (and 0.2.3 `native-compaction`): what a
+//! API 0.2.2 `native-runtime` (and 0.2.3 `native-turn`): what a
 //! harness bridging a native agent runtime (the Codex app-server, an ACP
 //! agent) is given. A `process` is one
 //! the operator granted by name, started without a shell and stopped with its
@@ -11,8 +11,8 @@ use clawhost_agent_core::{ToolCallRequest, ToolResultMessage};
 use clawhost_process_channel::{ChannelError, Limits, ProcessChannel};
 use wasmtime::component::Resource;
 
-use super::bindings::openclaw::plugin::native_compaction as nc;
 use super::bindings::openclaw::plugin::native_runtime as nr;
+use super::bindings::openclaw::plugin::native_turn as nt;
 use super::turn::TurnHandle;
 use super::{convert, wit};
 use crate::state::PluginState;
@@ -180,18 +180,31 @@ impl nr::Host for PluginState {
     }
 }
 
-impl nc::Host for PluginState {
+impl nt::Host for PluginState {
     async fn compaction(
         &mut self,
         turn: Resource<TurnHandle>,
-        phase: nc::CompactionPhase,
+        phase: nt::CompactionPhase,
     ) -> wasmtime::Result<()> {
         let phase = match phase {
-            nc::CompactionPhase::Started => clawhost_agent_core::NativeCompaction::Started,
-            nc::CompactionPhase::Completed => clawhost_agent_core::NativeCompaction::Completed,
+            nt::CompactionPhase::Started => clawhost_agent_core::NativeCompaction::Started,
+            nt::CompactionPhase::Completed => clawhost_agent_core::NativeCompaction::Completed,
         };
         self.services(&turn)?.native_compaction(phase).await;
         Ok(())
+    }
+
+    async fn tool_endpoint(
+        &mut self,
+        turn: Resource<TurnHandle>,
+    ) -> wasmtime::Result<Result<nt::McpEndpoint, String>> {
+        Ok(self
+            .services(&turn)?
+            .tool_endpoint()
+            .map(|e| nt::McpEndpoint {
+                url: e.url,
+                token: e.token,
+            }))
     }
 }
 
