@@ -378,30 +378,8 @@ async fn the_clawhost_binary_chats_and_the_gateway_answers_on_acp() {
     std::fs::write(&file, cfg.to_string()).unwrap();
     // `clawhost chat`: a turn, then `/status` names the runtime and the agent.
     fake.push(text_answer("msg_c", &["Chat ", "over ACP."]));
-    let mut chat = tokio::process::Command::new(clawhost_bin())
-        .arg("--config")
-        .arg(&file)
-        .arg("chat")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    use tokio::io::AsyncWriteExt;
-    let mut stdin = chat.stdin.take().unwrap();
-    stdin.write_all(b"hello\n/status\n/quit\n").await.unwrap();
-    drop(stdin);
-    let out = tokio::time::timeout(std::time::Duration::from_secs(120), chat.wait_with_output())
-        .await
-        .expect("chat ends at /quit")
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains("Chat over ACP."),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (stdout, stderr) = clawhost_tests::chat(&file, "hello\n/status\n/quit\n").await;
+    assert!(stdout.contains("Chat over ACP."), "{stdout}{stderr}");
     assert!(stdout.contains("Runtime: acp"), "{stdout}");
     assert!(stdout.contains("Codex 0.16.0"), "{stdout}");
     // The gateway: the same runtime behind the OpenAI-compatible API.

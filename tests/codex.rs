@@ -429,14 +429,15 @@ async fn the_clawhost_binary_runs_and_chats_on_codex() {
     let file = dir.path().join("clawhost.json");
     let cfg = clawhost_tests::gateway::config_json(&fake, dir.path(), composed(&fake, dir.path()));
     std::fs::write(&file, cfg.to_string()).unwrap();
-    let clawhost = || {
-        let mut command = tokio::process::Command::new(clawhost_tests::clawhost_bin());
-        command.arg("--config").arg(&file).kill_on_drop(true);
-        command
-    };
     // `clawhost run`: one turn, its answer printed.
     fake.push(text_answer("msg_1", &["Run ", "on Codex."]));
-    let run = clawhost().args(["run", "hi"]).output().await.unwrap();
+    let run = tokio::process::Command::new(clawhost_tests::clawhost_bin())
+        .arg("--config")
+        .arg(&file)
+        .args(["run", "hi"])
+        .output()
+        .await
+        .unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout);
     assert!(
         run.status.success(),
@@ -446,27 +447,8 @@ async fn the_clawhost_binary_runs_and_chats_on_codex() {
     assert!(stdout.contains("Run on Codex."), "{stdout}");
     // `clawhost chat`: a turn, then `/status` names the runtime and Codex.
     fake.push(text_answer("msg_2", &["Chat ", "on Codex."]));
-    let mut chat = clawhost()
-        .arg("chat")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use tokio::io::AsyncWriteExt;
-    let mut stdin = chat.stdin.take().unwrap();
-    stdin.write_all(b"hello\n/status\n/quit\n").await.unwrap();
-    drop(stdin);
-    let out = tokio::time::timeout(std::time::Duration::from_secs(120), chat.wait_with_output())
-        .await
-        .expect("chat ends at /quit")
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains("Chat on Codex."),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (stdout, stderr) = clawhost_tests::chat(&file, "hello\n/status\n/quit\n").await;
+    assert!(stdout.contains("Chat on Codex."), "{stdout}{stderr}");
     assert!(stdout.contains("Runtime: codex"), "{stdout}");
     assert!(stdout.contains("codex app-server 0.171.0"), "{stdout}");
 }

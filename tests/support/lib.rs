@@ -70,6 +70,36 @@ pub fn clawhost_bin() -> PathBuf {
     bin
 }
 
+/// `clawhost --config <config> chat` fed the lines of `script` (which
+/// should end with `/quit`): its standard output, then its standard error.
+pub async fn chat(config: &Path, script: &str) -> (String, String) {
+    use tokio::io::AsyncWriteExt;
+    let mut chat = tokio::process::Command::new(clawhost_bin())
+        .arg("--config")
+        .arg(config)
+        .arg("chat")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("clawhost chat starts");
+    let mut stdin = chat.stdin.take().expect("piped");
+    stdin
+        .write_all(script.as_bytes())
+        .await
+        .expect("chat reads");
+    drop(stdin);
+    let out = tokio::time::timeout(std::time::Duration::from_secs(120), chat.wait_with_output())
+        .await
+        .expect("chat ends at /quit")
+        .expect("chat ran");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// The key of the shared test cache (outside the cache dir, as the host requires).
 pub fn cache_key_file() -> PathBuf {
     clawhost::build::repo_root()
