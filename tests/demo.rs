@@ -49,7 +49,8 @@ async fn the_demo_turn_shows_a_tool_call_hook_decisions_and_an_answer() {
             "misbehave",
             "policy-guard-v0-1",
             "policy-guard-v0-2-0",
-            "policy-guard-v0-2-1"
+            "policy-guard-v0-2-1",
+            "policy-guard-v0-2-2"
         ]
     );
     let mut ctx = RunContext::new("main", "scripted/demo");
