@@ -194,7 +194,8 @@ async fn conversation_and_prompt_hooks_are_delivered_only_as_the_operator_allows
             "model_call_started",
             "model_call_ended",
             "before_agent_run",
-            "before_agent_reply"
+            "before_agent_reply",
+            "agent_turn_prepare"
         ]
     );
     let conversation = "hooks.allowConversationAccess";
@@ -205,6 +206,7 @@ async fn conversation_and_prompt_hooks_are_delivered_only_as_the_operator_allows
             ("llm_input".to_string(), conversation),
             ("llm_output".to_string(), conversation),
             ("before_agent_finalize".to_string(), conversation),
+            ("resolve_exec_env".to_string(), "grants.execEnv"),
         ]
     );
     let cfg = config(
@@ -216,12 +218,14 @@ async fn conversation_and_prompt_hooks_are_delivered_only_as_the_operator_allows
     );
     let (delivered, withheld) = kinds(cfg).await;
     assert!(delivered.contains(&"llm_input") && delivered.contains(&"agent_end"));
+    let injection = "hooks.allowPromptInjection";
     assert_eq!(
         withheld,
-        [(
-            "before_prompt_build".to_string(),
-            "hooks.allowPromptInjection"
-        )]
+        [
+            ("before_prompt_build".to_string(), injection),
+            ("agent_turn_prepare".to_string(), injection),
+            ("resolve_exec_env".to_string(), "grants.execEnv"),
+        ]
     );
 }
 
