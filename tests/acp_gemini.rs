@@ -6,11 +6,11 @@
 
 use std::path::Path;
 
-use clawhost_agent_core::{Message, RunContext, TurnEvent};
+use clawhost_agent_core::{Message, TurnEvent};
 use clawhost_llm::ModelRuntimes;
 use clawhost_runner::{EmbeddedRunner, Session};
 use clawhost_tests::fake_provider::{FakeProvider, Reply};
-use clawhost_tests::{config, npm, runner_with};
+use clawhost_tests::{config, npm, runner_with, session_turn};
 use serde_json::{json, Value};
 
 /// A granted `gemini --acp` whose model is `fake`, its home and workspace
@@ -99,16 +99,8 @@ async fn turn(
     prompt: &str,
 ) -> (Session, Vec<String>) {
     let mut session = Session::new("s1", "main");
-    let ctx = RunContext::new("main", "agent/gemini");
-    runner
-        .run_session_turn(
-            &mut session,
-            runtimes.current("main").unwrap(),
-            &ctx,
-            prompt,
-        )
-        .await
-        .unwrap();
+    let (outcome, ctx) = session_turn(runner, runtimes, &mut session, "agent/gemini", prompt).await;
+    outcome.unwrap();
     let asked = ctx
         .events
         .snapshot()

@@ -14,7 +14,7 @@ use clawhost_tests::agents::{
     processes_of, readme_config, text_answer, text_answer_using, tool_call, CodexDirs,
 };
 use clawhost_tests::fake_provider::{FakeProvider, Reply};
-use clawhost_tests::{config, npm, runner_with};
+use clawhost_tests::{config, npm, runner_with, session_turn};
 use serde_json::{json, Value};
 
 /// A granted app-server: the real `codex app-server`, its model provider the
@@ -498,17 +498,15 @@ async fn the_turn_hooks_gate_and_revise_codex_turns() {
     fake.push(text_answer("msg_1", &["An apple."]));
     fake.push(text_answer("msg_2", &["A banana."]));
     let mut session = clawhost_runner::Session::new("s1", "main");
-    let ctx = RunContext::new("main", "fake/gpt-5.1");
-    let outcome = runner
-        .run_session_turn(
-            &mut session,
-            runtimes.current("main").unwrap(),
-            &ctx,
-            "name a fruit",
-        )
-        .await
-        .unwrap();
-    assert_eq!(outcome.answer, "A banana.");
+    let (outcome, _) = session_turn(
+        &runner,
+        &runtimes,
+        &mut session,
+        "fake/gpt-5.1",
+        "name a fruit",
+    )
+    .await;
+    assert_eq!(outcome.unwrap().answer, "A banana.");
     let first = fake.requests()[0].body["input"].to_string();
     assert!(
         first.contains(r"name a fruit\n\n[codex] mind the budget"),
@@ -531,12 +529,8 @@ async fn the_turn_hooks_gate_and_revise_codex_turns() {
     let (runner, runtimes) = codex_runner_with(cfg, &["context-hooks"]).await;
     let seen = fake.requests().len();
     let mut session = clawhost_runner::Session::new("s2", "main");
-    let ctx = RunContext::new("main", "fake/gpt-5.1");
-    let error = runner
-        .run_session_turn(&mut session, runtimes.current("main").unwrap(), &ctx, "hi")
-        .await
-        .unwrap_err()
-        .to_string();
+    let (outcome, _) = session_turn(&runner, &runtimes, &mut session, "fake/gpt-5.1", "hi").await;
+    let error = outcome.unwrap_err().to_string();
     assert!(
         error.contains("turns on `codex` are not allowed here"),
         "{error}"
@@ -564,16 +558,9 @@ async fn codex_compacting_its_thread_fires_the_compaction_hooks_and_the_mirror_k
     let mut session = clawhost_runner::Session::new("s1", "main");
     let mut events = Vec::new();
     for prompt in ["one", "two"] {
-        let ctx = RunContext::new("main", "fake/gpt-5.1");
-        runner
-            .run_session_turn(
-                &mut session,
-                runtimes.current("main").unwrap(),
-                &ctx,
-                prompt,
-            )
-            .await
-            .unwrap();
+        let (outcome, ctx) =
+            session_turn(&runner, &runtimes, &mut session, "fake/gpt-5.1", prompt).await;
+        outcome.unwrap();
         events = ctx.events.snapshot();
     }
     // Codex summarized its thread itself (its compaction prompt went to the
@@ -638,16 +625,9 @@ async fn turns_of_two_sessions_run_on_codex_at_once() {
         let (runner, runtimes) = (&runner, &runtimes);
         async move {
             let mut session = clawhost_runner::Session::new(id, "main");
-            let ctx = RunContext::new("main", "fake/gpt-5.1");
-            runner
-                .run_session_turn(
-                    &mut session,
-                    runtimes.current("main").unwrap(),
-                    &ctx,
-                    prompt,
-                )
-                .await
-                .map(|o| o.answer)
+            let (outcome, _) =
+                session_turn(runner, runtimes, &mut session, "fake/gpt-5.1", prompt).await;
+            outcome.map(|o| o.answer)
         }
     };
     let second = async {

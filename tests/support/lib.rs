@@ -70,6 +70,29 @@ pub fn clawhost_bin() -> PathBuf {
     bin
 }
 
+/// One turn of `session` with `prompt` on its agent's current generation,
+/// under a fresh run context for `model_ref`: the outcome, and the context
+/// (its events).
+pub async fn session_turn(
+    runner: &EmbeddedRunner,
+    runtimes: &clawhost_llm::ModelRuntimes,
+    session: &mut clawhost_runner::Session,
+    model_ref: &str,
+    prompt: &str,
+) -> (
+    Result<clawhost_agent_core::TurnOutcome, clawhost_runner::RunError>,
+    RunContext,
+) {
+    let ctx = RunContext::new(session.agent_id.clone(), model_ref);
+    let generation = runtimes
+        .current(&session.agent_id)
+        .expect("the agent's model runtime generation is built");
+    let outcome = runner
+        .run_session_turn(session, generation, &ctx, prompt)
+        .await;
+    (outcome, ctx)
+}
+
 /// `clawhost --config <config> chat` fed the lines of `script` (which
 /// should end with `/quit`): its standard output, then its standard error.
 pub async fn chat(config: &Path, script: &str) -> (String, String) {
