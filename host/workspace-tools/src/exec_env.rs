@@ -98,8 +98,15 @@ impl ExecEnv {
         if let Some(reason) = run.blocked {
             return Err(ToolError::failed(reason));
         }
+        Ok(self.admitted(run.vars))
+    }
+
+    /// What of the handlers' `(plugin, name, value)` answers is set, in
+    /// priority order: the first value of a name, only names the plugin
+    /// may set, at most [`MAX_VARS`].
+    fn admitted(&self, answered: Vec<(String, String, String)>) -> Vec<(String, String)> {
         let mut vars: Vec<(String, String)> = Vec::new();
-        for (plugin, name, value) in run.vars {
+        for (plugin, name, value) in answered {
             if vars.iter().any(|(n, _)| *n == name) {
                 continue;
             }
@@ -113,7 +120,7 @@ impl ExecEnv {
                 }
             }
         }
-        Ok(vars)
+        vars
     }
 
     /// Why `plugin` may not set `name` to `value`, if it may not.
@@ -180,5 +187,21 @@ mod tests {
             .is_some());
         let why = env.refusal("q", "TRACE_ID", "x").unwrap();
         assert!(why.contains("plugins.entries.q.grants.execEnv"), "{why}");
+    }
+
+    #[test]
+    fn the_first_value_of_a_name_wins_and_at_most_64_are_set() {
+        let env = env(&[("a", &["*"]), ("b", &["*"])]);
+        let mut answered = vec![
+            ("a".to_string(), "X".to_string(), "from a".to_string()),
+            ("b".to_string(), "X".to_string(), "from b".to_string()),
+            ("a".to_string(), "LD_PRELOAD".to_string(), "x".to_string()),
+        ];
+        answered.extend((0..100).map(|i| ("b".to_string(), format!("V{i}"), "v".to_string())));
+        let vars = env.admitted(answered);
+        assert_eq!(vars.len(), MAX_VARS);
+        assert_eq!(vars[0], ("X".to_string(), "from a".to_string()));
+        assert!(vars.iter().all(|(n, _)| n != "LD_PRELOAD"));
+        assert_eq!(vars[MAX_VARS - 1].0, format!("V{}", MAX_VARS - 2));
     }
 }
