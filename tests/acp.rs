@@ -485,4 +485,26 @@ async fn host_tools_of_the_turn_take_its_own_dispatch_path_and_approvals() {
             "assistant"
         ]
     );
+
+    // The next turn resumes the agent's session (`session/load`, a new
+    // agent process) with the new turn's endpoint.
+    fake.push(namespaced_tool_call(
+        "call_4",
+        "mcp__clawhost",
+        "word_count",
+        json!({"text": "four words right here"}),
+    ));
+    fake.push(text_answer("msg_u", &["Again."]));
+    let (outcome, _) =
+        clawhost_tests::session_turn(&runner, &runtimes, &mut session, "agent/codex", "again")
+            .await;
+    assert_eq!(outcome.unwrap().answer, "Again.");
+    let last = fake.requests().last().unwrap().body["input"]
+        .to_string()
+        .replace('\\', "");
+    assert!(last.contains(r#""words":4"#), "{last}");
+    assert!(
+        last.contains(r#""words":3"#),
+        "the first turn is in the resumed session: {last}"
+    );
 }
