@@ -76,7 +76,7 @@ fn a_transcript_round_trips_and_lists_from_the_index() {
     for pair in back.entries().windows(2) {
         assert_eq!(pair[1].parent_id.as_deref(), Some(pair[0].id.as_str()));
     }
-    let text = std::fs::read_to_string(back.path()).unwrap();
+    let text = std::fs::read_to_string(back.path().unwrap()).unwrap();
     let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert_eq!(
         (header["type"].as_str(), header["id"].as_str()),
@@ -163,7 +163,7 @@ fn a_torn_last_line_is_skipped_with_a_warning_and_earlier_entries_survive() {
     let mut t = store.create("main", None).unwrap();
     t.append_message(Message::user("kept")).unwrap();
     store.commit("main", &mut t).unwrap();
-    let (id, path) = (t.id().to_string(), t.path().to_path_buf());
+    let (id, path) = (t.id().to_string(), t.path().unwrap().to_path_buf());
     drop(t);
     // A crash in the middle of writing the next entry.
     std::fs::OpenOptions::new()

@@ -5,6 +5,7 @@ pub mod agents;
 pub mod fake_provider;
 pub mod gateway;
 pub mod npm;
+pub mod postgres;
 pub mod python;
 pub mod wire;
 

@@ -80,6 +80,7 @@ pub mod run;
 pub mod scaffold;
 pub mod sdk;
 pub mod sessions;
+pub mod sessions_transfer;
 pub mod telemetry;
 pub mod toolchain;
 pub mod transcript;

@@ -84,7 +84,7 @@ enum Command {
         #[arg(long)]
         bind: Option<String>,
     },
-    /// List, show or fork stored sessions.
+    /// List, show, fork, export or import stored sessions.
     Sessions {
         /// Agent id.
         #[arg(long, default_value = "main")]
@@ -339,7 +339,7 @@ async fn run(cli: Cli) -> anyhow::Result<()> {
             plugins,
         } => clawhost::sessions::chat(&config_path()?, &agent, session, &plugins).await,
         Command::Sessions { agent, action } => {
-            clawhost::sessions::manage(&config_path()?, &agent, action)
+            clawhost::sessions::manage(&config_path()?, &agent, action).await
         }
         Command::Plugin {
             action: PluginAction::Build { dir, force },

@@ -11,7 +11,6 @@ use clawhost_hooks::SessionEndReason;
 use clawhost_runner::{
     AgentHost, EmbeddedRunner, HostTurnError, PersistError, RunError, TurnRequest,
 };
-use clawhost_sessions::SessionStore;
 use tokio_util::sync::CancellationToken;
 
 use crate::approve::TerminalApprover;
@@ -50,22 +49,34 @@ pub enum Action {
         #[arg(long)]
         at: Option<String>,
     },
+    /// Write every session of every agent to stdout as JSON lines (each
+    /// session's header, then its entries), for `sessions import`.
+    Export {
+        /// Read this store instead of the configured one: a directory of
+        /// session files or a `postgres://` URL.
+        #[arg(long)]
+        store: Option<String>,
+    },
+    /// Read sessions written by `sessions export` from stdin into the store,
+    /// ids and entries kept; sessions already there are left as they are.
+    Import {
+        /// Write to this store instead of the configured one: a directory
+        /// of session files or a `postgres://` URL.
+        #[arg(long)]
+        store: Option<String>,
+    },
 }
 
-/// List, show or fork sessions.
-pub fn manage(config_path: &Path, agent: &str, action: Action) -> anyhow::Result<()> {
-    let config = Config::load(config_path)?;
-    let store = SessionStore::new(config.sessions_dir());
-    if let Some(old) = config.legacy_sessions_dir() {
-        if store.adopt(&old)? {
-            esay!(
-                "sessions moved from {} to {}",
-                old.display(),
-                config.sessions_dir().display()
-            );
-        }
+/// List, show, fork, export or import sessions.
+pub async fn manage(config_path: &Path, agent: &str, action: Action) -> anyhow::Result<()> {
+    let mut config = Config::load(config_path)?;
+    if let Action::Export { store: Some(s) } | Action::Import { store: Some(s) } = &action {
+        crate::sessions_transfer::choose_store(&mut config, s);
     }
+    let store = clawhost_runner::open_store(&config).await?;
     match action {
+        Action::Export { .. } => crate::sessions_transfer::export(&store)?,
+        Action::Import { .. } => crate::sessions_transfer::import(&store)?,
         Action::List { json: true } => {
             let rows = store.list(agent)?;
             say!(

@@ -165,6 +165,18 @@ pub struct SessionsConfig {
     /// last turns.
     #[serde(default = "yes")]
     pub fsync: bool,
+    /// Keep sessions in a PostgreSQL database shared by gateway replicas
+    /// instead of files: `"postgres://user:${PGPASSWORD}@host:5432/db"`.
+    /// Unset: the files under `dir`.
+    #[serde(default)]
+    pub store: Option<String>,
+    /// Most connections a process opens to `store` (default 16).
+    #[serde(default = "default_pool")]
+    pub pool: usize,
+}
+
+fn default_pool() -> usize {
+    16
 }
 
 impl Default for SessionsConfig {
@@ -172,6 +184,8 @@ impl Default for SessionsConfig {
         Self {
             dir: None,
             fsync: true,
+            store: None,
+            pool: default_pool(),
         }
     }
 }

@@ -1,32 +1,54 @@
 //! Approvals answered by the gateway's client: a run that asks for them
 //! (`"approvals": "client"`) streams an `approval_request` event with an id,
 //! and the client answers with `POST /v1/approvals/{id}`. The host's timeout
-//! applies around the wait, as for an operator at a terminal.
+//! applies around the wait, as for an operator at a terminal. On a session
+//! store shared by several replicas the request is also offered through the
+//! store, so the answer may come through any replica.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use axum::extract::{Path, State};
 use axum::Json;
 use clawhost_agent_core::{ApprovalDecision, Approver, PendingApproval};
+use clawhost_sessions::ApprovalRelay;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
 use crate::{ApiError, Gateway};
 
-/// Requests waiting for a client's answer, by id.
+/// Requests waiting for a client's answer, by id, and the store's relay
+/// when replicas share one.
 #[derive(Default)]
 pub struct Pending {
     waiting: Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>,
-    next: AtomicU64,
+    relay: Option<Arc<dyn ApprovalRelay>>,
+}
+
+/// An answer's decision from its name.
+fn decision(name: &str) -> Option<ApprovalDecision> {
+    match name {
+        "allow-once" => Some(ApprovalDecision::AllowOnce),
+        "allow-always" => Some(ApprovalDecision::AllowAlways),
+        "deny" => Some(ApprovalDecision::Deny),
+        _ => None,
+    }
 }
 
 impl Pending {
+    /// Requests answered here, and through `relay` when given.
+    pub fn new(relay: Option<Arc<dyn ApprovalRelay>>) -> Self {
+        Self {
+            waiting: Mutex::default(),
+            relay,
+        }
+    }
+
     fn open(&self) -> (String, oneshot::Receiver<ApprovalDecision>) {
-        let id = format!("appr-{}", self.next.fetch_add(1, Ordering::Relaxed) + 1);
+        // Unguessable and unique across replicas.
+        let id = format!("appr-{:016x}", fastrand::u64(..));
         let (tx, rx) = oneshot::channel();
         self.lock().insert(id.clone(), tx);
         (id, rx)
@@ -45,6 +67,9 @@ struct Forget<'a>(&'a Pending, String);
 impl Drop for Forget<'_> {
     fn drop(&mut self) {
         self.0.lock().remove(&self.1);
+        if let Some(relay) = &self.0.relay {
+            relay.withdraw(&self.1);
+        }
     }
 }
 
@@ -61,6 +86,11 @@ impl Approver for ClientApprover {
         let pending = &*self.pending;
         let (id, answer) = pending.open();
         let _forget = Forget(pending, id.clone());
+        if let Some(relay) = &pending.relay {
+            if let Err(e) = relay.offer(&id).await {
+                tracing::warn!(error = %e, "the approval request is answerable on this replica only");
+            }
+        }
         let request = json!({
             "id": id,
             "plugin": p.plugin_id,
@@ -75,7 +105,20 @@ impl Approver for ClientApprover {
         if !(self.publish)(request) {
             return ApprovalDecision::Cancelled;
         }
-        answer.await.unwrap_or(ApprovalDecision::Cancelled)
+        // An answer given through another replica, when the store relays.
+        let relayed = async {
+            match &pending.relay {
+                Some(relay) => match relay.answered(&id).await.as_deref().and_then(decision) {
+                    Some(d) => d,
+                    None => std::future::pending().await,
+                },
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            answer = answer => answer.unwrap_or(ApprovalDecision::Cancelled),
+            relayed = relayed => relayed,
+        }
     }
 }
 
@@ -92,21 +135,24 @@ pub(crate) async fn answer(
     Path(id): Path<String>,
     crate::body::ApiJson(answer): crate::body::ApiJson<Answer>,
 ) -> Result<Json<Value>, ApiError> {
-    let decision = match answer.decision.as_str() {
-        "allow-once" => ApprovalDecision::AllowOnce,
-        "allow-always" => ApprovalDecision::AllowAlways,
-        "deny" => ApprovalDecision::Deny,
-        other => {
-            return Err(ApiError::bad_request(format!(
-                "`decision` is allow-once, allow-always or deny, not `{other}`"
-            )))
-        }
+    let Some(decision) = decision(&answer.decision) else {
+        return Err(ApiError::bad_request(format!(
+            "`decision` is allow-once, allow-always or deny, not `{}`",
+            answer.decision
+        )));
     };
+    let answered = Ok(Json(json!({"id": id, "decision": decision.as_str()})));
     let waiting = gw.approvals.lock().remove(&id);
-    match waiting.map(|tx| tx.send(decision)) {
-        Some(Ok(())) => Ok(Json(json!({"id": id, "decision": decision.as_str()}))),
-        _ => Err(ApiError::not_found(format!(
-            "no approval request `{id}` is waiting (answered, timed out, or its run ended)"
-        ))),
+    if let Some(Ok(())) = waiting.map(|tx| tx.send(decision)) {
+        return answered;
     }
+    // Waiting on another replica of the same store?
+    if let Some(relay) = &gw.approvals.relay {
+        if relay.answer(&id, decision.as_str()).await? {
+            return answered;
+        }
+    }
+    Err(ApiError::not_found(format!(
+        "no approval request `{id}` is waiting (answered, timed out, or its run ended)"
+    )))
 }

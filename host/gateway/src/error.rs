@@ -70,6 +70,13 @@ impl ApiError {
         Self::new(StatusCode::CONFLICT, "conflict_error", message)
     }
 
+    /// 503: the session store cannot be reached now; retry later.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        let mut e = Self::new(StatusCode::SERVICE_UNAVAILABLE, "server_error", message);
+        e.code = Some("store_unavailable");
+        e
+    }
+
     /// 500: the turn or the store failed.
     pub fn internal(message: impl Into<String>) -> Self {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, "server_error", message)
@@ -92,7 +99,8 @@ impl From<clawhost_sessions::SessionError> for ApiError {
         match e {
             E::NotFound { .. } | E::NoEntry { .. } => Self::not_found(e.to_string()),
             E::BadId(_) => Self::bad_request(e.to_string()),
-            E::NeedsRepair { .. } => Self::conflict(e.to_string()),
+            E::NeedsRepair { .. } | E::Conflict { .. } => Self::conflict(e.to_string()),
+            E::Unavailable(_) => Self::unavailable(e.to_string()),
             _ => Self::internal(e.to_string()),
         }
     }

@@ -80,6 +80,7 @@ impl Gateway {
         let turn_threads =
             turn_threads::TurnThreads::per_core().map_err(GatewayError::TurnThreads)?;
         let metrics = Arc::new(metrics::Metrics::new(host.clone()));
+        let approvals = Arc::new(approvals::Pending::new(host.store().approvals()));
         Ok(Arc::new(Self {
             host,
             token: config
@@ -89,7 +90,7 @@ impl Gateway {
                 .map(|t| Token::new(&t)),
             turn_timeout: Duration::from_secs(config.turn_timeout_secs.max(1)),
             draining: AtomicBool::new(false),
-            approvals: Arc::default(),
+            approvals,
             turn_threads,
             web_guard: WebGuard::new(&config.allowed_hosts, &config.allowed_origins),
             clients: clients::Clients::new(config.limits.max_turns_per_client),
@@ -218,7 +219,13 @@ impl Gateway {
 
 async fn readyz(State(gw): State<Arc<Gateway>>) -> (StatusCode, Json<serde_json::Value>) {
     let generation = gw.host.generations().number;
-    let ready = !gw.draining.load(Ordering::SeqCst);
+    // The session store answers (a database may be down or restarting).
+    let store = match tokio::time::timeout(Duration::from_secs(2), gw.host.store().ready()).await {
+        Ok(Ok(())) => json!({"ready": true}),
+        Ok(Err(e)) => json!({"ready": false, "error": e.to_string()}),
+        Err(_) => json!({"ready": false, "error": "the session store did not answer in 2 s"}),
+    };
+    let ready = !gw.draining.load(Ordering::SeqCst) && store["ready"] == true;
     // Plugins refusing calls after failing in a row: the gateway still
     // serves, but calls that need them fail (or are blocked, fail-closed).
     let quarantined: Vec<_> = gw
@@ -245,6 +252,7 @@ async fn readyz(State(gw): State<Arc<Gateway>>) -> (StatusCode, Json<serde_json:
         Json(json!({
             "ready": ready,
             "generation": generation,
+            "store": store,
             "lastReloadError": gw.host.last_reload_error(),
             "quarantined": quarantined,
         })),

@@ -66,7 +66,7 @@ pub(crate) async fn delete(
     Path((agent, id)): Path<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
     // Not while a turn runs on it: wait for its lane.
-    let _lane = gw.host.runner().lanes().enter(&id).await;
+    let _lane = gw.host.runner().lanes().enter(&id).await?;
     gw.host.store().delete(&agent, &id)?;
     Ok(StatusCode::NO_CONTENT)
 }

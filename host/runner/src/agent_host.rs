@@ -98,6 +98,29 @@ pub struct AgentHost {
     last_reload_error: Mutex<Option<String>>,
 }
 
+/// The session store of `config`: PostgreSQL when `sessions.store` names
+/// one (connected and migrated now), else the files (moved from where an
+/// older version kept them).
+pub async fn open_store(config: &Config) -> anyhow::Result<SessionStore> {
+    if let Some(url) = &config.sessions.store {
+        anyhow::ensure!(
+            clawhost_sessions_postgres::is_postgres_url(url),
+            "sessions.store must be a postgres:// URL (unset: the files under sessions.dir)"
+        );
+        let db = clawhost_sessions_postgres::PostgresBackend::connect(url, config.sessions.pool)
+            .await
+            .context("opening the session store (sessions.store)")?;
+        return Ok(SessionStore::with_backend(Arc::new(db)));
+    }
+    let store = SessionStore::new(config.sessions_dir()).with_fsync(config.sessions.fsync);
+    if let Some(old) = config.legacy_sessions_dir() {
+        if store.adopt(&old).context("moving the sessions")? {
+            tracing::info!(from = %old.display(), to = %config.sessions_dir().display(), "sessions moved");
+        }
+    }
+    Ok(store)
+}
+
 impl AgentHost {
     /// Build the first generation and wire the plugins of `config`;
     /// `config_path` is re-read on [`AgentHost::reload`] (`None`: reload
@@ -110,13 +133,8 @@ impl AgentHost {
         let generations = runtimes
             .rebuild(&config)
             .context("building the model runtime generation")?;
-        let store = SessionStore::new(config.sessions_dir()).with_fsync(config.sessions.fsync);
-        if let Some(old) = config.legacy_sessions_dir() {
-            if store.adopt(&old).context("moving the sessions")? {
-                tracing::info!(from = %old.display(), to = %config.sessions_dir().display(), "sessions moved");
-            }
-        }
-        let lanes = SessionLanes::new();
+        let store = open_store(&config).await?;
+        let lanes = SessionLanes::shared(store.backend().clone());
         let (runner, reports) = EmbeddedRunner::start(config).await?;
         let host = Self {
             config_path,

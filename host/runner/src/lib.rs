@@ -28,7 +28,7 @@ use clawhost_tools::{EchoTool, Tool, ToolDispatcher, ToolLimits, ToolPolicy, Too
 pub use clawhost_workspace_tools::ExecEnvHooks;
 
 pub use agent_host::{
-    AgentHost, ConfigOverlay, HostTurnError, ReloadReport, TurnReply, TurnRequest,
+    open_store, AgentHost, ConfigOverlay, HostTurnError, ReloadReport, TurnReply, TurnRequest,
 };
 pub use clawhost_harness::BUILTIN as BUILTIN_RUNTIME;
 pub use compact::{compact, CompactionHooks, CompactionRecord};

@@ -80,7 +80,7 @@ impl EmbeddedRunner {
         user: impl Into<UserInput>,
     ) -> Result<(TurnOutcome, Session), PersistError> {
         let user = user.into();
-        let _lane = self.lanes().enter(session_id).await;
+        let _lane = self.lanes().enter(session_id).await?;
         let mut transcript = store.checkout(agent, session_id)?;
         let result = self
             .record_turn(store, agent, &mut transcript, generation, ctx, &user)
@@ -220,7 +220,7 @@ impl EmbeddedRunner {
         agent: &str,
         session_id: &str,
     ) -> Result<(), PersistError> {
-        let _lane = self.lanes().enter(session_id).await;
+        let _lane = self.lanes().enter(session_id).await?;
         let mut transcript = store.checkout(agent, session_id)?;
         let mut session = session_of(&transcript);
         self.reset_session(&mut session).await;

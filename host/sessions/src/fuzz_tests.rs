@@ -17,13 +17,13 @@ fn session_with(n: usize) -> (tempfile::TempDir, SessionStore, String, Vec<u8>) 
     }
     store.commit("main", &mut t).unwrap();
     let id = t.id().to_string();
-    let bytes = std::fs::read(t.path()).unwrap();
+    let bytes = std::fs::read(t.path().unwrap()).unwrap();
     (dir, store, id, bytes)
 }
 
 fn rewrite(store: &SessionStore, id: &str, bytes: &[u8]) {
     let t = store.open("main", id).unwrap();
-    std::fs::write(t.path(), bytes).unwrap();
+    std::fs::write(t.path().unwrap(), bytes).unwrap();
 }
 
 proptest! {
@@ -46,7 +46,7 @@ proptest! {
         let t = store.open_read_only("main", &id).unwrap();
         prop_assert_eq!(t.entries().len(), expected);
         prop_assert_eq!(t.warnings().len(), usize::from(torn));
-        let path = t.path().to_path_buf();
+        let path = t.path().unwrap().to_path_buf();
         prop_assert_eq!(std::fs::read(&path).unwrap(), cut_bytes.to_vec());
 
         // Appending to a torn file waits for an explicit repair, which keeps a backup.
@@ -84,7 +84,7 @@ proptest! {
         match store.open_read_only("main", &id) {
             Ok(t) => {
                 let _ = (t.context(), t.branch(), t.runtime_record());
-                prop_assert_eq!(std::fs::read(t.path()).unwrap(), damaged.clone());
+                prop_assert_eq!(std::fs::read(t.path().unwrap()).unwrap(), damaged.clone());
             }
             Err(SessionError::Corrupt { line, reason, .. }) => {
                 prop_assert!(!reason.is_empty());

@@ -1,222 +1,102 @@
-//! Where sessions live: `<root>/<agent>/<session>.jsonl` plus `<root>/<agent>/index.ndjson`.
+//! The session store: one front over a [`Backend`] (files or a database)
+//! with what every backend shares: new ids, forks, imports, and the
+//! transcripts kept open between turns.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
-use crate::entry::{EntryBody, Header, TRANSCRIPT_VERSION};
-use crate::index::{self, IndexEntry};
+use crate::backend::{ApprovalRelay, Backend};
+use crate::entry::{Entry, EntryBody, Header, TRANSCRIPT_VERSION};
+use crate::files::{check_id, FileBackend};
+use crate::index::IndexEntry;
 use crate::transcript::{now_ms, Transcript};
+use crate::SessionError;
 
-/// Session storage errors.
-#[derive(Debug, thiserror::Error)]
-pub enum SessionError {
-    /// Reading or writing failed.
-    #[error("{path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The error.
-        source: std::io::Error,
-    },
-    /// A line (other than a torn last one) does not parse.
-    #[error("{path}:{line}: corrupt transcript: {reason}")]
-    Corrupt {
-        /// The file.
-        path: PathBuf,
-        /// Line number (1-based).
-        line: usize,
-        /// What is wrong.
-        reason: String,
-    },
-    /// The last line is torn (an interrupted write); appending would bury it.
-    #[error("{path}:{line}: the last line is torn ({reason}); run `clawhost sessions repair` to cut it off (a backup is kept)")]
-    NeedsRepair {
-        /// The file.
-        path: PathBuf,
-        /// Line number (1-based).
-        line: usize,
-        /// Why it does not parse.
-        reason: String,
-    },
-    /// A write to a transcript opened read-only.
-    #[error("{path}: opened read-only")]
-    ReadOnly {
-        /// The file.
-        path: PathBuf,
-    },
-    /// No such session.
-    #[error("no session `{session}` for agent `{agent}`")]
-    NotFound {
-        /// Agent.
-        agent: String,
-        /// Session.
-        session: String,
-    },
-    /// No such entry.
-    #[error("session `{session}` has no entry `{entry}`")]
-    NoEntry {
-        /// Session.
-        session: String,
-        /// Entry.
-        entry: String,
-    },
-    /// An id with characters outside `[A-Za-z0-9_-]`.
-    #[error("`{0}` is not a valid agent or session id")]
-    BadId(String),
-}
-
-impl SessionError {
-    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
-        SessionError::Io {
-            path: path.into(),
-            source,
-        }
-    }
-}
-
-/// The session store of all agents under one root directory. Clones share
-/// one lock over the index files, so sessions committed concurrently (the
-/// gateway's many lanes) never drop each other's index rows.
-#[derive(Debug, Clone)]
-pub struct SessionStore {
-    root: PathBuf,
-    index_lock: std::sync::Arc<std::sync::Mutex<()>>,
-    fsync: bool,
-    /// Transcripts kept open between turns, so a turn does not re-read its
-    /// session's whole file.
-    open: std::sync::Arc<std::sync::Mutex<HashMap<(String, String), Transcript>>>,
-}
-
-/// How many transcripts a store keeps open between turns (each holds a file
-/// handle and its entries).
+/// How many transcripts a store keeps open between turns (each holds its
+/// entries, and a file handle for the file store).
 const KEPT_OPEN: usize = 256;
 
-fn check_id(id: &str) -> Result<(), SessionError> {
-    let ok = !id.is_empty()
-        && id.len() <= 128
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if ok {
-        Ok(())
-    } else {
-        Err(SessionError::BadId(id.into()))
-    }
-}
-
-/// Whether a transcript was written after its index row (the row's later
-/// lines were lost): its size differs from the one recorded. One `stat`.
-fn written_since(dir: &Path, row: &IndexEntry) -> bool {
-    let len = std::fs::metadata(dir.join(format!("{}.jsonl", row.id))).map(|m| m.len());
-    row.bytes.is_none() || len.ok() != row.bytes
-}
-
-/// The ids of the transcripts in an agent's directory.
-fn transcript_ids(dir: &Path) -> Result<std::collections::HashSet<String>, SessionError> {
-    let read = std::fs::read_dir(dir).map_err(|e| SessionError::io(dir, e))?;
-    Ok(read
-        .filter_map(Result::ok)
-        .filter_map(|e| {
-            let name = e.file_name().into_string().ok()?;
-            let id = name.strip_suffix(".jsonl")?;
-            check_id(id).ok().map(|()| id.to_string())
-        })
-        .collect())
-}
-
-fn title(t: &Transcript) -> String {
-    t.entries()
-        .iter()
-        .find_map(|e| match e.body.message() {
-            Some(clawhost_agent_core::Message::User { text, .. }) => {
-                Some(text.chars().take(60).collect())
-            }
-            _ => None,
-        })
-        .unwrap_or_default()
-}
-
-fn row(t: &Transcript, updated_at_ms: u64) -> IndexEntry {
-    IndexEntry {
-        id: t.id().into(),
-        created_at_ms: t.header().created_at_ms,
-        updated_at_ms,
-        entries: t.entries().len(),
-        title: title(t),
-        runtime: t.runtime(),
-        parent_session: t.header().parent_session.clone(),
-        bytes: std::fs::metadata(t.path()).map(|m| m.len()).ok(),
-    }
+/// The session store of all agents. Clones share the backend and the
+/// transcripts kept open.
+#[derive(Debug, Clone)]
+pub struct SessionStore {
+    backend: Arc<dyn Backend>,
+    /// The file backend, when that is the one (for [`Self::adopt`]).
+    files: Option<FileBackend>,
+    /// Transcripts kept open between turns, so a turn does not re-read its
+    /// session.
+    open: Arc<Mutex<HashMap<(String, String), Transcript>>>,
 }
 
 impl SessionStore {
-    /// Move the store at `old` (where an older version kept it) to this
-    /// store's root, when the root does not exist yet and `old` does: the
-    /// sessions move, nothing is copied or lost. Returns whether it moved.
-    pub fn adopt(&self, old: &Path) -> Result<bool, SessionError> {
-        if self.root.exists() || !old.is_dir() {
-            return Ok(false);
-        }
-        if let Some(parent) = self.root.parent() {
-            crate::private::dir(parent).map_err(|e| SessionError::io(parent, e))?;
-        }
-        std::fs::rename(old, &self.root).map_err(|e| SessionError::io(old, e))?;
-        Ok(true)
-    }
-
-    /// A store rooted at `root` (created on first write).
+    /// A store of JSONL files rooted at `root` (created on first write).
     pub fn new(root: impl Into<PathBuf>) -> Self {
+        let files = FileBackend::new(root);
         Self {
-            root: root.into(),
-            index_lock: std::sync::Arc::default(),
-            fsync: true,
-            open: std::sync::Arc::default(),
+            backend: Arc::new(files.clone()),
+            files: Some(files),
+            open: Arc::default(),
         }
     }
 
-    /// Whether a commit fsyncs the transcript (the default). Without it a
-    /// commit only hands the entries to the kernel: a process crash loses
-    /// nothing, a power loss may lose the last turns.
+    /// A store over another backend (a database).
+    pub fn with_backend(backend: Arc<dyn Backend>) -> Self {
+        Self {
+            backend,
+            files: None,
+            open: Arc::default(),
+        }
+    }
+
+    /// Whether a commit fsyncs a file store's transcript (the default; see
+    /// [`FileBackend::with_fsync`]). Other stores are unchanged.
     pub fn with_fsync(mut self, fsync: bool) -> Self {
-        self.fsync = fsync;
+        if let Some(files) = self.files.take() {
+            let files = files.with_fsync(fsync);
+            self.backend = Arc::new(files.clone());
+            self.files = Some(files);
+        }
         self
     }
 
-    fn agent_dir(&self, agent: &str) -> Result<PathBuf, SessionError> {
-        check_id(agent)?;
-        let dir = self.root.join(agent);
-        crate::private::dir(&self.root).map_err(|e| SessionError::io(&self.root, e))?;
-        crate::private::dir(&dir).map_err(|e| SessionError::io(&dir, e))?;
-        Ok(dir)
-    }
-
-    fn path(&self, agent: &str, session: &str) -> Result<PathBuf, SessionError> {
-        check_id(session)?;
-        Ok(self.agent_dir(agent)?.join(format!("{session}.jsonl")))
-    }
-
-    /// The path of an existing session, without creating anything.
-    fn existing(&self, agent: &str, session: &str) -> Result<PathBuf, SessionError> {
-        check_id(agent)?;
-        check_id(session)?;
-        let path = self.root.join(agent).join(format!("{session}.jsonl"));
-        if path.is_file() {
-            Ok(path)
-        } else {
-            Err(SessionError::NotFound {
-                agent: agent.into(),
-                session: session.into(),
-            })
+    /// A file store: move the store at `old` (where an older version kept
+    /// it) to this store's root, when the root does not exist yet and `old`
+    /// does. Returns whether it moved.
+    pub fn adopt(&self, old: &Path) -> Result<bool, SessionError> {
+        match &self.files {
+            Some(files) => files.adopt(old),
+            None => Ok(false),
         }
+    }
+
+    /// The backend the sessions are kept in.
+    pub fn backend(&self) -> &Arc<dyn Backend> {
+        &self.backend
+    }
+
+    /// Where the sessions are, for messages (no secrets).
+    pub fn describe(&self) -> String {
+        self.backend.describe()
+    }
+
+    /// Approvals shared by every process on this store, when it has them.
+    pub fn approvals(&self) -> Option<Arc<dyn ApprovalRelay>> {
+        self.backend.approvals()
+    }
+
+    /// Whether the store answers now (for readiness).
+    pub async fn ready(&self) -> Result<(), SessionError> {
+        self.backend.ready().await
     }
 
     /// Start a new session (fresh id) for an agent.
     pub fn create(&self, agent: &str, parent: Option<&str>) -> Result<Transcript, SessionError> {
-        let id = format!("{}-{:06x}", now_ms(), fastrand::u32(..) & 0xff_ffff);
+        check_id(agent)?;
         let header = Header {
             kind: "session".into(),
             version: TRANSCRIPT_VERSION,
-            id: id.clone(),
+            id: format!("{}-{:06x}", now_ms(), fastrand::u32(..) & 0xff_ffff),
             agent_id: agent.into(),
             created_at_ms: now_ms(),
             cwd: std::env::current_dir()
@@ -224,32 +104,34 @@ impl SessionStore {
                 .unwrap_or_default(),
             parent_session: parent.map(Into::into),
         };
-        let mut t = Transcript::create(&self.path(agent, &id)?, header)?;
-        self.commit(agent, &mut t)?;
-        Ok(t)
+        self.backend.create(header)
     }
 
-    /// Open an existing session to continue it (refused while its last
-    /// line is torn: see [`SessionStore::repair`]).
+    /// Open an existing session to continue it (a file store refuses it
+    /// while its last line is torn: see [`SessionStore::repair`]).
     pub fn open(&self, agent: &str, session: &str) -> Result<Transcript, SessionError> {
-        Transcript::open(&self.existing(agent, session)?)
+        self.backend.open(agent, session, true)
     }
 
     /// Take a session to continue it, from the transcripts kept open between
-    /// turns when its file is unchanged, else read afresh ([`Self::open`]).
-    /// The caller holds the session's lane and gives it back with
-    /// [`Self::checkin`].
+    /// turns when the store holds no more of it, else read afresh
+    /// ([`Self::open`]). The caller holds the session's lane and gives it
+    /// back with [`Self::checkin`].
     pub fn checkout(&self, agent: &str, session: &str) -> Result<Transcript, SessionError> {
         let kept =
             clawhost_agent_core::lock(&self.open).remove(&(agent.to_string(), session.to_string()));
         match kept {
-            Some(t) if t.unchanged_on_disk() => Ok(t),
+            Some(t) if self.backend.stored(agent, session).ok() == Some(t.stored()) => Ok(t),
             _ => self.open(agent, session),
         }
     }
 
-    /// Keep a transcript open for the session's next turn.
+    /// Keep a transcript open for the session's next turn (not one holding
+    /// entries a failed commit did not store: they are dropped with it).
     pub fn checkin(&self, agent: &str, t: Transcript) {
+        if !t.unstored().is_empty() {
+            return;
+        }
         let mut open = clawhost_agent_core::lock(&self.open);
         if open.len() >= KEPT_OPEN {
             let evict = open.keys().next().cloned();
@@ -260,19 +142,19 @@ impl SessionStore {
         open.insert((agent.to_string(), t.id().to_string()), t);
     }
 
-    /// Load an existing session to read it; its files are never written.
+    /// Load an existing session to read it; it is never written.
     pub fn open_read_only(&self, agent: &str, session: &str) -> Result<Transcript, SessionError> {
-        Transcript::open_read_only(&self.existing(agent, session)?)
+        self.backend.open(agent, session, false)
     }
 
-    /// Cut a torn last line off a session, keeping a copy of the file first;
-    /// returns the copy's path, or `None` when nothing needed repair.
+    /// Cut a torn last line off a file session, keeping a copy of the file
+    /// first; returns the copy's path, or `None` when nothing needed repair.
     pub fn repair(&self, agent: &str, session: &str) -> Result<Option<PathBuf>, SessionError> {
-        Transcript::repair(&self.existing(agent, session)?)
+        self.backend.repair(agent, session)
     }
 
-    /// Fork: a new session whose file holds the branch of `session` up to
-    /// `at_entry` (default: its leaf), with `parentSession` set.
+    /// Fork: a new session holding the branch of `session` up to `at_entry`
+    /// (default: its leaf), with `parentSession` set.
     pub fn fork(
         &self,
         agent: &str,
@@ -291,82 +173,38 @@ impl SessionStore {
         Ok(fork)
     }
 
-    /// End of a turn: fsync the transcript (unless turned off, see
-    /// [`SessionStore::with_fsync`]) and append the session's row to the index.
+    /// End of a turn: make what was appended durable and update the
+    /// session's index row.
     pub fn commit(&self, agent: &str, t: &mut Transcript) -> Result<(), SessionError> {
-        if self.fsync {
-            t.sync()?;
-        } else {
-            t.flush()?;
+        if t.header().agent_id != agent {
+            return Err(SessionError::NotFound {
+                agent: agent.into(),
+                session: t.id().into(),
+            });
         }
-        let dir = self.agent_dir(agent)?;
-        let _index = clawhost_agent_core::lock(&self.index_lock);
-        index::append(&dir, &row(t, now_ms())).map_err(|e| SessionError::io(&dir, e))
+        self.backend.commit(t)
     }
 
-    /// Delete a session: its transcript and its index row. A fork keeps its
+    /// Delete a session: its entries and its index row. A fork keeps its
     /// own copy of the entries it was made from.
     pub fn delete(&self, agent: &str, session: &str) -> Result<(), SessionError> {
-        let path = self.existing(agent, session)?;
-        let dir = self.agent_dir(agent)?;
-        let _index = clawhost_agent_core::lock(&self.index_lock);
         clawhost_agent_core::lock(&self.open).remove(&(agent.to_string(), session.to_string()));
-        std::fs::remove_file(&path).map_err(|e| SessionError::io(&path, e))?;
-        index::append_removal(&dir, session).map_err(|e| SessionError::io(&dir, e))
+        self.backend.delete(agent, session)
     }
 
-    /// Whether a session exists (one `stat`, nothing read).
+    /// Whether a session exists.
     pub fn exists(&self, agent: &str, session: &str) -> Result<(), SessionError> {
-        self.existing(agent, session).map(|_| ())
+        self.backend.exists(agent, session)
     }
 
-    /// Sessions of an agent, newest first, from the index. The index is
-    /// checked against the transcripts in the directory: rows of missing
-    /// files are dropped, and files without a row, or written after theirs,
-    /// are read (after a crash, or when the index was lost); then it is
-    /// written afresh if that changed it or it holds many superseded lines.
+    /// Sessions of an agent, newest first.
     pub fn list(&self, agent: &str) -> Result<Vec<IndexEntry>, SessionError> {
-        check_id(agent)?;
-        let dir = self.root.join(agent);
-        if !dir.is_dir() {
-            return Ok(Vec::new());
-        }
-        let _index = clawhost_agent_core::lock(&self.index_lock);
-        let (mut rows, lines) = index::read(&dir).unwrap_or_default();
-        let on_disk = transcript_ids(&dir)?;
-        let before = rows.len();
-        rows.retain(|r| on_disk.contains(&r.id) && !written_since(&dir, r));
-        let mut changed = rows.len() != before;
-        let indexed: std::collections::HashSet<String> =
-            rows.iter().map(|r| r.id.clone()).collect();
-        for id in on_disk.iter().filter(|id| !indexed.contains(*id)) {
-            let file = dir.join(format!("{id}.jsonl"));
-            match Transcript::open_read_only(&file) {
-                Ok(t) => {
-                    let updated = t
-                        .entries()
-                        .last()
-                        .map(|e| e.at_ms)
-                        .unwrap_or(t.header().created_at_ms);
-                    rows.push(row(&t, updated));
-                    changed = true;
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "skipping an unreadable transcript while indexing")
-                }
-            }
-        }
-        if changed || lines > 2 * rows.len() + 64 {
-            if let Err(e) = index::rewrite(&dir, &rows) {
-                tracing::warn!(error = %e, "could not rewrite the session index; it is rebuilt on the next listing");
-            }
-        }
-        rows.sort_by(|a, b| {
-            b.created_at_ms
-                .cmp(&a.created_at_ms)
-                .then_with(|| b.id.cmp(&a.id))
-        });
-        Ok(rows)
+        self.backend.list(agent)
+    }
+
+    /// The agents with stored sessions.
+    pub fn agents(&self) -> Result<Vec<String>, SessionError> {
+        self.backend.agents()
     }
 
     /// Record the runtime that owns the session from now on (when it changed).
@@ -383,5 +221,21 @@ impl SessionStore {
             })?;
         }
         Ok(())
+    }
+
+    /// Store a session recorded elsewhere (an import): its header and its
+    /// entries, ids and times kept. `Ok(false)`: a session with that id is
+    /// already here and left as it is.
+    pub fn import(&self, header: Header, entries: Vec<Entry>) -> Result<bool, SessionError> {
+        if self.exists(&header.agent_id, &header.id).is_ok() {
+            return Ok(false);
+        }
+        let agent = header.agent_id.clone();
+        let mut t = self.backend.create(header)?;
+        for entry in entries {
+            t.push_recorded(entry)?;
+        }
+        self.commit(&agent, &mut t)?;
+        Ok(true)
     }
 }

@@ -10,12 +10,26 @@ use clawhost_agent_core::{Message, SharedMessage};
 use crate::entry::{Entry, EntryBody, Header};
 use crate::SessionError;
 
+/// Where a transcript's entries go.
+#[derive(Debug)]
+enum Sink {
+    /// A JSONL file: each entry is written as it is appended.
+    File {
+        path: PathBuf,
+        /// Open for appending; `None` when opened read-only.
+        file: Option<File>,
+    },
+    /// Rows of a database: entries wait in memory for the next commit.
+    Rows {
+        /// Whether appending is allowed (not opened read-only).
+        writable: bool,
+    },
+}
+
 /// An open transcript.
 #[derive(Debug)]
 pub struct Transcript {
-    path: PathBuf,
-    /// Open for appending; `None` when opened read-only.
-    file: Option<File>,
+    sink: Sink,
     header: Header,
     entries: Vec<Entry>,
     leaf: Option<String>,
@@ -24,10 +38,11 @@ pub struct Transcript {
     /// as entries are appended (each turn walks it several times; building
     /// it from parent links each time made a turn's cost grow with history).
     branch: Vec<usize>,
-    /// Bytes in the file as this transcript knows it (read plus appended):
-    /// a kept-open transcript whose file has another size was changed by
-    /// someone else and is read again.
-    len: u64,
+    /// What is stored as this transcript knows it: for a file, its bytes
+    /// (read plus appended); for rows, the entries committed. A kept-open
+    /// transcript whose store says otherwise was changed by someone else
+    /// and is read again.
+    stored: u64,
 }
 
 pub(crate) fn now_ms() -> u64 {
@@ -72,14 +87,16 @@ impl Transcript {
         line.push('\n');
         file.write_all(line.as_bytes()).map_err(io)?;
         Ok(Self {
-            path: path.into(),
-            file: Some(file),
+            sink: Sink::File {
+                path: path.into(),
+                file: Some(file),
+            },
             header,
             entries: Vec::new(),
             leaf: None,
             warnings: Vec::new(),
             branch: Vec::new(),
-            len: line.len() as u64,
+            stored: line.len() as u64,
         })
     }
 
@@ -101,9 +118,12 @@ impl Transcript {
         crate::private::tighten(&file).map_err(io)?;
         if loaded.missing_newline {
             writeln!(file).map_err(io)?;
-            t.len += 1;
+            t.stored += 1;
         }
-        t.file = Some(file);
+        t.sink = Sink::File {
+            path: path.into(),
+            file: Some(file),
+        };
         Ok(t)
     }
 
@@ -218,17 +238,91 @@ impl Transcript {
             torn,
         };
         let mut t = Self {
-            path: path.into(),
-            file: None,
+            sink: Sink::File {
+                path: path.into(),
+                file: None,
+            },
             header,
             entries,
             leaf,
             warnings: Vec::new(),
             branch: Vec::new(),
-            len: bytes.len() as u64,
+            stored: bytes.len() as u64,
         };
         t.branch = t.walk_branch();
         Ok((t, loaded))
+    }
+
+    /// A transcript kept as database rows: its header and its stored
+    /// entries (in the order they were appended), all of them committed.
+    /// Refused like a file: a header from a newer version.
+    pub fn from_rows(
+        header: Header,
+        entries: Vec<Entry>,
+        writable: bool,
+    ) -> Result<Self, SessionError> {
+        if header.version > crate::TRANSCRIPT_VERSION {
+            return Err(SessionError::Store(format!(
+                "session `{}`: transcript version {} is newer than this host's {}",
+                header.id,
+                header.version,
+                crate::TRANSCRIPT_VERSION
+            )));
+        }
+        let mut t = Self {
+            sink: Sink::Rows { writable },
+            leaf: entries.last().map(|e| e.id.clone()),
+            stored: entries.len() as u64,
+            header,
+            entries,
+            warnings: Vec::new(),
+            branch: Vec::new(),
+        };
+        t.branch = t.walk_branch();
+        Ok(t)
+    }
+
+    /// Entries appended since the last commit (rows only; a file's are
+    /// written as they are appended).
+    pub fn unstored(&self) -> &[Entry] {
+        match self.sink {
+            Sink::Rows { .. } => &self.entries[(self.stored as usize).min(self.entries.len())..],
+            Sink::File { .. } => &[],
+        }
+    }
+
+    /// What the store holds of this transcript as it knows it: bytes of a
+    /// file, committed entries of rows.
+    pub fn stored(&self) -> u64 {
+        self.stored
+    }
+
+    /// Rows: everything appended is now committed.
+    pub fn mark_stored(&mut self) {
+        if let Sink::Rows { .. } = self.sink {
+            self.stored = self.entries.len() as u64;
+        }
+    }
+
+    /// Add an entry as it was recorded elsewhere (its id, parent and time
+    /// kept): an import. Becomes the leaf.
+    pub fn push_recorded(&mut self, entry: Entry) -> Result<(), SessionError> {
+        self.write_entry(&entry)?;
+        self.leaf = Some(entry.id.clone());
+        self.entries.push(entry);
+        self.branch = self.walk_branch();
+        Ok(())
+    }
+
+    /// The first user message, shortened: the session's title.
+    pub fn title(&self) -> String {
+        self.entries
+            .iter()
+            .find_map(|e| match e.body.message() {
+                Some(Message::User { text, .. }) => Some(text.chars().take(60).collect()),
+                _ => None,
+            })
+            .unwrap_or_default()
     }
 
     /// The header.
@@ -251,9 +345,22 @@ impl Transcript {
         &self.warnings
     }
 
-    /// The file.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The file, for a transcript kept in one.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.sink {
+            Sink::File { path, .. } => Some(path),
+            Sink::Rows { .. } => None,
+        }
+    }
+
+    /// Where the transcript is, for messages: its file or `agent/session`.
+    fn place(&self) -> PathBuf {
+        match &self.sink {
+            Sink::File { path, .. } => path.clone(),
+            Sink::Rows { .. } => {
+                PathBuf::from(format!("{}/{}", self.header.agent_id, self.header.id))
+            }
+        }
     }
 
     /// The current leaf (the entry new ones follow).
@@ -282,13 +389,7 @@ impl Transcript {
             at_ms: now_ms(),
             body,
         };
-        let mut line =
-            serde_json::to_string(&entry).map_err(|e| SessionError::io(&self.path, e.into()))?;
-        line.push('\n');
-        let file = self.writable()?;
-        file.write_all(line.as_bytes())
-            .map_err(|e| SessionError::io(&self.path, e))?;
-        self.len += line.len() as u64;
+        self.write_entry(&entry)?;
         self.leaf = Some(entry.id.clone());
         let id = entry.id.clone();
         self.branch.push(self.entries.len());
@@ -301,33 +402,45 @@ impl Transcript {
         self.append(EntryBody::from_message(message))
     }
 
-    /// Whether the file still is what this transcript read and wrote (no one
-    /// else appended, cut or replaced it): one `stat`.
-    pub(crate) fn unchanged_on_disk(&self) -> bool {
-        std::fs::metadata(&self.path).is_ok_and(|m| m.len() == self.len)
+    /// A file: write the entry's line now. Rows: only check the transcript
+    /// takes entries (they are stored at the commit).
+    fn write_entry(&mut self, entry: &Entry) -> Result<(), SessionError> {
+        let place = self.place();
+        match &mut self.sink {
+            Sink::Rows { writable: true } => Ok(()),
+            Sink::Rows { writable: false } | Sink::File { file: None, .. } => {
+                Err(SessionError::ReadOnly { path: place })
+            }
+            Sink::File {
+                path,
+                file: Some(file),
+            } => {
+                let mut line =
+                    serde_json::to_string(entry).map_err(|e| SessionError::io(path, e.into()))?;
+                line.push('\n');
+                file.write_all(line.as_bytes())
+                    .map_err(|e| SessionError::io(path, e))?;
+                self.stored += line.len() as u64;
+                Ok(())
+            }
+        }
     }
 
-    /// Hand everything written so far to the kernel (no fsync).
-    pub fn flush(&mut self) -> Result<(), SessionError> {
-        let path = self.path.clone();
-        self.writable()?
-            .flush()
-            .map_err(|e| SessionError::io(&path, e))
-    }
-
-    /// Make everything written so far durable (fsync).
-    pub fn sync(&mut self) -> Result<(), SessionError> {
-        let path = self.path.clone();
-        let file = self.writable()?;
-        file.flush()
-            .and_then(|()| file.sync_data())
-            .map_err(|e| SessionError::io(&path, e))
-    }
-
-    fn writable(&mut self) -> Result<&mut File, SessionError> {
-        self.file.as_mut().ok_or_else(|| SessionError::ReadOnly {
-            path: self.path.clone(),
-        })
+    /// A file: hand everything written so far to the kernel, and with
+    /// `durable` make it durable (fsync). Rows: nothing to do.
+    pub(crate) fn flush(&mut self, durable: bool) -> Result<(), SessionError> {
+        let place = self.place();
+        match &mut self.sink {
+            Sink::Rows { .. } => Ok(()),
+            Sink::File { file: None, .. } => Err(SessionError::ReadOnly { path: place }),
+            Sink::File {
+                path,
+                file: Some(file),
+            } => file
+                .flush()
+                .and_then(|()| if durable { file.sync_data() } else { Ok(()) })
+                .map_err(|e| SessionError::io(path, e)),
+        }
     }
 
     /// Entries from the root to the leaf, starting after the last `reset`.
