@@ -29,9 +29,10 @@ struct Replica {
 }
 
 impl Replica {
-    /// Start `clawhost --config <config> gateway` on a free port, the store
-    /// URL in `CLAWHOST_PG_URL`; wait until `/readyz` says ready.
-    async fn start(config: &Path, pg_url: &str, name: &str) -> Self {
+    /// Start `clawhost --config <config> gateway` on a free port, with the
+    /// database password and the token in the environment; wait until
+    /// `/readyz` says ready.
+    async fn start(config: &Path, name: &str) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -42,14 +43,15 @@ impl Replica {
             .arg("--config")
             .arg(config)
             .args(["gateway", "--bind", &format!("127.0.0.1:{port}")])
-            .env("CLAWHOST_PG_URL", pg_url)
+            .env("PGPASSWORD", clawhost_tests::postgres::PASSWORD)
+            .env("CLAWHOST_GATEWAY_TOKEN", TOKEN)
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
             .kill_on_drop(true)
             .spawn()
             .unwrap();
         let replica = Self { child, port, log };
-        let http = reqwest::Client::new();
+        let http = http();
         for _ in 0..300 {
             if let Ok(r) = http.get(replica.url("/readyz")).send().await {
                 if r.status() == 200 {
@@ -75,14 +77,36 @@ impl Replica {
     }
 }
 
-/// The config of every replica: the fake model, sessions in PostgreSQL
-/// through `${CLAWHOST_PG_URL}`, and policy-guard asking before `echo`.
-fn replica_config(fake: &FakeProvider, dir: &Path) -> PathBuf {
+/// The gateway token of the README's config.
+const TOKEN: &str = "t0ken-for-replicas";
+
+/// A client that sends [`TOKEN`].
+fn http() -> reqwest::Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+    reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .unwrap()
+}
+
+/// The config of every replica: the README's (its store pointed at the
+/// test's cluster), the fake model, and policy-guard asking before `echo`.
+fn replica_config(fake: &FakeProvider, dir: &Path, pg: &Postgres) -> PathBuf {
+    let readme = clawhost_tests::agents::readme_config("replicas-config");
+    let mut sessions = readme["sessions"].clone();
+    let store = sessions["store"].as_str().unwrap().replace(
+        "127.0.0.1:5432/clawhost",
+        &format!("127.0.0.1:{}/postgres", pg.port),
+    );
+    sessions["store"] = json!(store);
+    sessions["dir"] = json!(dir.join("never-written"));
     let config = config_json(
         fake,
         dir,
         json!({
-            "sessions": {"store": "${CLAWHOST_PG_URL}", "dir": dir.join("never-written")},
+            "sessions": sessions,
+            "gateway": readme["gateway"],
             "plugins": {
                 "paths": [clawhost_tests::plugins_dir().join("policy-guard")],
                 "cacheDir": clawhost_tests::cache_dir(),
@@ -98,7 +122,7 @@ fn replica_config(fake: &FakeProvider, dir: &Path) -> PathBuf {
 
 /// One chat-completions turn; the session it ran in and the answer.
 async fn turn(url: &str, session: Option<&str>, text: &str) -> (String, String) {
-    let mut request = reqwest::Client::new()
+    let mut request = http()
         .post(url)
         .json(&json!({"model": "main", "messages": [{"role": "user", "content": text}]}));
     if let Some(s) = session {
@@ -123,7 +147,9 @@ async fn turn(url: &str, session: Option<&str>, text: &str) -> (String, String) 
 
 /// A session's entries as a replica serves them.
 async fn entries(replica: &Replica, session: &str) -> Vec<Value> {
-    let body: Value = reqwest::get(replica.url(&format!("/v1/sessions/main/{session}")))
+    let body: Value = http()
+        .get(replica.url(&format!("/v1/sessions/main/{session}")))
+        .send()
         .await
         .unwrap()
         .json()
@@ -154,13 +180,10 @@ async fn one_conversation_alternates_between_two_replicas_and_its_turns_are_seri
     let pg = Postgres::start();
     let fake = FakeProvider::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let config = replica_config(&fake, dir.path());
-    let a = Replica::start(&config, &pg.url(), "a").await;
-    let b = Replica::start(&config, &pg.url(), "b").await;
-    let (chat_a, chat_b) = (
-        a.url("/v1/chat/completions"),
-        b.url("/v1/chat/completions"),
-    );
+    let config = replica_config(&fake, dir.path(), &pg);
+    let a = Replica::start(&config, "a").await;
+    let b = Replica::start(&config, "b").await;
+    let (chat_a, chat_b) = (a.url("/v1/chat/completions"), b.url("/v1/chat/completions"));
 
     fake.push(Reply::sse(wire::chat_text(&["one"], 1, 1)));
     let (session, answer) = turn(&chat_a, None, "first").await;
@@ -188,12 +211,19 @@ async fn one_conversation_alternates_between_two_replicas_and_its_turns_are_seri
     let second = tokio::spawn(async move { turn(&chat_b, Some(&s), "fourth").await });
     // The second waits for the session's lane: its model is not asked.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert_eq!(fake.requests().len(), 3, "the second turn waits for the first");
+    assert_eq!(
+        fake.requests().len(),
+        3,
+        "the second turn waits for the first"
+    );
     gate.notify_one();
     assert_eq!(first.await.unwrap().1, "three");
     assert_eq!(second.await.unwrap().1, "four");
     let last = fake.requests().last().unwrap().body.to_string();
-    assert!(last.contains("three"), "the second turn saw the first: {last}");
+    assert!(
+        last.contains("three"),
+        "the second turn saw the first: {last}"
+    );
 
     for replica in [&a, &b] {
         assert_eq!(
@@ -220,16 +250,16 @@ async fn an_approval_asked_on_one_replica_is_answered_through_the_other() {
     let pg = Postgres::start();
     let fake = FakeProvider::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let config = replica_config(&fake, dir.path());
-    let a = Replica::start(&config, &pg.url(), "a").await;
-    let b = Replica::start(&config, &pg.url(), "b").await;
+    let config = replica_config(&fake, dir.path(), &pg);
+    let a = Replica::start(&config, "a").await;
+    let b = Replica::start(&config, "b").await;
     fake.push(Reply::sse(wire::chat_tool_call(
         "c1",
         "echo",
         &["{\"text\":\"approved words\"}"],
     )));
     fake.push(Reply::sse(wire::chat_text(&["all done"], 1, 1)));
-    let http = reqwest::Client::new();
+    let http = http();
     let mut run = http
         .post(a.url("/v1/runs"))
         .json(&json!({"message": "go", "approvals": "client"}))
@@ -261,7 +291,11 @@ async fn an_approval_asked_on_one_replica_is_answered_through_the_other() {
         .query("SELECT count(*) FROM clawhost_approvals")
         .await
         .unwrap();
-    assert_eq!(rows, [Some("0".to_string())], "answered requests are withdrawn");
+    assert_eq!(
+        rows,
+        [Some("0".to_string())],
+        "answered requests are withdrawn"
+    );
     a.kill().await;
     b.kill().await;
 }
@@ -271,17 +305,20 @@ async fn a_replica_killed_mid_turn_loses_nothing_committed_and_the_other_takes_t
     let pg = Postgres::start();
     let fake = FakeProvider::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let config = replica_config(&fake, dir.path());
-    let a = Replica::start(&config, &pg.url(), "a").await;
-    let b = Replica::start(&config, &pg.url(), "b").await;
+    let config = replica_config(&fake, dir.path(), &pg);
+    let a = Replica::start(&config, "a").await;
+    let b = Replica::start(&config, "b").await;
     fake.push(Reply::sse(wire::chat_text(&["kept"], 1, 1)));
     let (session, _) = turn(&a.url("/v1/chat/completions"), None, "before").await;
     // The next turn on A stalls mid-answer; A dies holding the lane.
-    fake.push(Reply::sse_stalling(wire::chat_text(&["never ", "ends"], 1, 1), 2));
+    fake.push(Reply::sse_stalling(
+        wire::chat_text(&["never ", "ends"], 1, 1),
+        2,
+    ));
     let url = a.url("/v1/chat/completions");
     let s = session.clone();
     let stalled = tokio::spawn(async move {
-        reqwest::Client::new()
+        http()
             .post(url)
             .header("x-clawhost-session", s)
             .json(&json!({"model": "main", "messages": [{"role": "user", "content": "lost"}]}))
@@ -292,7 +329,10 @@ async fn a_replica_killed_mid_turn_loses_nothing_committed_and_the_other_takes_t
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     a.kill().await;
-    assert!(stalled.await.unwrap().is_err(), "the killed replica answers nothing");
+    assert!(
+        stalled.await.unwrap().is_err(),
+        "the killed replica answers nothing"
+    );
     assert_eq!(
         conversation(&entries(&b, &session).await),
         ["user: before", "assistant: kept"]
@@ -307,7 +347,12 @@ async fn a_replica_killed_mid_turn_loses_nothing_committed_and_the_other_takes_t
     assert_eq!(next.1, "after");
     assert_eq!(
         conversation(&entries(&b, &session).await),
-        ["user: before", "assistant: kept", "user: again", "assistant: after"]
+        [
+            "user: before",
+            "assistant: kept",
+            "user: again",
+            "assistant: after"
+        ]
     );
     b.kill().await;
 }
@@ -317,14 +362,14 @@ async fn the_database_restarted_mid_run_means_503_then_recovery() {
     let mut pg = Postgres::start();
     let fake = FakeProvider::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let config = replica_config(&fake, dir.path());
-    let a = Replica::start(&config, &pg.url(), "a").await;
+    let config = replica_config(&fake, dir.path(), &pg);
+    let a = Replica::start(&config, "a").await;
     let chat = a.url("/v1/chat/completions");
     fake.push(Reply::sse(wire::chat_text(&["stored"], 1, 1)));
     let (session, _) = turn(&chat, None, "before the restart").await;
 
     pg.stop();
-    let http = reqwest::Client::new();
+    let http = http();
     let ready = http.get(a.url("/readyz")).send().await.unwrap();
     assert_eq!(ready.status(), 503);
     let ready: Value = ready.json().await.unwrap();
@@ -404,7 +449,9 @@ async fn a_bad_url_password_or_newer_schema_is_refused_at_start_with_nothing_wri
         .unwrap();
         async { clawhost(&config, &["sessions", "list"], b"").await }
     };
-    let wrong_password = pg.url().replace(clawhost_tests::postgres::PASSWORD, "wrong");
+    let wrong_password = pg
+        .url()
+        .replace(clawhost_tests::postgres::PASSWORD, "wrong");
     for (store, says) in [
         (wrong_password, "password authentication failed"),
         ("mysql://db/x".to_string(), "must be a postgres:// URL"),
@@ -415,7 +462,10 @@ async fn a_bad_url_password_or_newer_schema_is_refused_at_start_with_nothing_wri
     ] {
         let (ok, _, stderr) = refused(store).await;
         assert!(!ok && stderr.contains(says), "{says}: {stderr}");
-        assert!(!stderr.contains("wrong"), "no password in messages: {stderr}");
+        assert!(
+            !stderr.contains("wrong"),
+            "no password in messages: {stderr}"
+        );
     }
     assert!(!sessions.exists());
     let tables = pg
@@ -447,11 +497,11 @@ async fn a_session_that_is_not_ours_is_not_served() {
     let pg = Postgres::start();
     let fake = FakeProvider::start().await;
     let dir = tempfile::tempdir().unwrap();
-    let config = replica_config(&fake, dir.path());
-    let a = Replica::start(&config, &pg.url(), "a").await;
+    let config = replica_config(&fake, dir.path(), &pg);
+    let a = Replica::start(&config, "a").await;
     fake.push(Reply::sse(wire::chat_text(&["mine"], 1, 1)));
     let (session, _) = turn(&a.url("/v1/chat/completions"), None, "hello").await;
-    let http = reqwest::Client::new();
+    let http = http();
     for (path, status) in [
         (format!("/v1/sessions/other/{session}"), 404),
         ("/v1/sessions/main/no-such-session".to_string(), 404),
@@ -516,7 +566,10 @@ async fn sessions_move_from_the_files_to_postgres_and_back_without_loss() {
     )
     .await;
     assert!(ok && stderr.contains("imported 4 sessions"), "{stderr}");
-    assert!(!stderr.contains(clawhost_tests::postgres::PASSWORD), "{stderr}");
+    assert!(
+        !stderr.contains(clawhost_tests::postgres::PASSWORD),
+        "{stderr}"
+    );
     let (ok, again, _) = clawhost(&files, &["sessions", "export", "--store", &pg.url()], b"").await;
     assert!(ok);
     assert_eq!(again, exported, "the same sessions, entries and order");
@@ -533,7 +586,9 @@ async fn sessions_move_from_the_files_to_postgres_and_back_without_loss() {
     let from_pg = tokio::task::spawn_blocking(move || {
         let rt = tokio::runtime::Runtime::new().unwrap();
         let db = rt
-            .block_on(clawhost_sessions_postgres::PostgresBackend::connect(&url, 4))
+            .block_on(clawhost_sessions_postgres::PostgresBackend::connect(
+                &url, 4,
+            ))
             .unwrap();
         let pg_store = clawhost_sessions::SessionStore::with_backend(Arc::new(db));
         pg_store

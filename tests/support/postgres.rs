@@ -36,7 +36,9 @@ fn bin_dir() -> PathBuf {
         .filter(|(_, bin)| bin.join("postgres").is_file())
         .collect();
     dirs.sort();
-    dirs.pop().expect("a PostgreSQL server under /usr/lib/postgresql").1
+    dirs.pop()
+        .expect("a PostgreSQL server under /usr/lib/postgresql")
+        .1
 }
 
 /// The `postgres` user's uid and gid, when this process is root.
@@ -92,7 +94,14 @@ impl Postgres {
         let out = command(&bin.join("initdb"))
             .arg("-D")
             .arg(dir.path().join("data"))
-            .args(["-U", USER, "--auth=scram-sha-256", "-E", "UTF8", "--no-sync"])
+            .args([
+                "-U",
+                USER,
+                "--auth=scram-sha-256",
+                "-E",
+                "UTF8",
+                "--no-sync",
+            ])
             .arg(format!("--pwfile={}", pwfile.display()))
             .output()
             .unwrap();
@@ -127,9 +136,17 @@ impl Postgres {
         let server = command(&self.bin.join("postgres"))
             .arg("-D")
             .arg(self.dir.path().join("data"))
-            .args(["-p", &self.port.to_string(), "-c", "listen_addresses=127.0.0.1"])
+            .args([
+                "-p",
+                &self.port.to_string(),
+                "-c",
+                "listen_addresses=127.0.0.1",
+            ])
             .arg("-c")
-            .arg(format!("unix_socket_directories={}", self.dir.path().display()))
+            .arg(format!(
+                "unix_socket_directories={}",
+                self.dir.path().display()
+            ))
             .args(["-c", "max_connections=200"])
             .stdout(Stdio::null())
             .stderr(log)

@@ -1,0 +1,189 @@
+//! Gateway replicas over PostgreSQL beside the file store, in one run
+//! against one fake OpenAI provider on loopback (each turn: one streamed
+//! model reply, stored in its session), every gateway a process of its own
+//! (this binary again), the database a throwaway cluster of Debian's
+//! PostgreSQL (fsync and synchronous commit on, as the file store fsyncs):
+//! - one turn at a time, continuing one session: the file store's gateway
+//!   and a PostgreSQL gateway, interleaved;
+//! - many sessions at once: one file-store gateway, one PostgreSQL replica,
+//!   two PostgreSQL replicas with each session's turns alternating between
+//!   them (a load balancer without affinity).
+//!
+//! Run: `cargo bench -p clawhost-tests --bench replicas` (BENCHMARKS.md
+//! records one run).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clawhost_gateway::Gateway;
+use clawhost_runner::AgentHost;
+use clawhost_tests::fake_provider::{FakeProvider, Reply};
+use clawhost_tests::postgres::Postgres;
+use clawhost_tests::wire;
+use serde_json::json;
+
+const SEQUENTIAL: usize = 200;
+const SESSIONS: usize = 50;
+const TURNS_EACH: usize = 6;
+
+/// The environment variable that makes this binary a gateway process.
+const CHILD: &str = "CLAWHOST_BENCH_REPLICA_CONFIG";
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+fn summary(name: &str, mut xs: Vec<Duration>) -> Duration {
+    xs.sort();
+    let (p50, p99) = (percentile(&xs, 0.5), percentile(&xs, 0.99));
+    println!("{name:<48} p50 {p50:>10.2?}   p99 {p99:>10.2?}");
+    p50
+}
+
+/// A gateway process: print the address, serve until killed.
+async fn child(config: &str) {
+    let (host, _) = AgentHost::start(
+        clawhost_config::Config::load(std::path::Path::new(config)).unwrap(),
+        None,
+    )
+    .await
+    .unwrap();
+    let gateway = Gateway::new(Arc::new(host)).unwrap();
+    let listener = gateway.listen(Some("127.0.0.1:0")).await.unwrap();
+    println!("{}", listener.local_addr().unwrap());
+    gateway
+        .serve(listener, std::future::pending())
+        .await
+        .unwrap();
+}
+
+/// Start a gateway process on `sessions`; its address.
+async fn replica(
+    fake: &FakeProvider,
+    dir: &std::path::Path,
+    name: &str,
+    sessions: serde_json::Value,
+) -> (tokio::process::Child, SocketAddr) {
+    let config = dir.join(format!("{name}.json"));
+    std::fs::write(
+        &config,
+        json!({
+            "models": {"providers": {"fake": {
+                "api": "openai-completions", "baseUrl": fake.url(), "models": [{"id": "m"}]}}},
+            "agents": {"defaults": {"model": "fake/m"}},
+            "sessions": sessions,
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let mut process = tokio::process::Command::new(std::env::current_exe().unwrap())
+        .env(CHILD, &config)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut out = tokio::io::BufReader::new(process.stdout.take().unwrap());
+    let mut line = String::new();
+    tokio::io::AsyncBufReadExt::read_line(&mut out, &mut line)
+        .await
+        .unwrap();
+    (process, line.trim().parse().unwrap())
+}
+
+/// One turn through `addr` (a new session when `session` is `None`).
+async fn turn(http: &reqwest::Client, addr: SocketAddr, session: Option<&str>) -> String {
+    let mut request = http
+        .post(format!("http://{addr}/v1/chat/completions"))
+        .json(&json!({"model": "main", "messages": [{"role": "user", "content": "question"}]}));
+    if let Some(s) = session {
+        request = request.header("x-clawhost-session", s);
+    }
+    let response = request.send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let session = response.headers()["x-clawhost-session"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    response.bytes().await.unwrap();
+    session
+}
+
+/// `SESSIONS` sessions at once, `TURNS_EACH` turns each, turn `k` of a
+/// session going to `replicas[k % n]`: turns per second and the latencies.
+async fn load(http: &reqwest::Client, replicas: &[SocketAddr], name: &str) -> f64 {
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..SESSIONS)
+        .map(|i| {
+            let (http, replicas) = (http.clone(), replicas.to_vec());
+            tokio::spawn(async move {
+                let mut times = Vec::new();
+                let mut session: Option<String> = None;
+                for k in 0..TURNS_EACH {
+                    let at = replicas[(i + k) % replicas.len()];
+                    let t = Instant::now();
+                    session = Some(turn(&http, at, session.as_deref()).await);
+                    times.push(t.elapsed());
+                }
+                times
+            })
+        })
+        .collect();
+    let mut times = Vec::new();
+    for t in tasks {
+        times.extend(t.await.unwrap());
+    }
+    let took = started.elapsed();
+    let rate = times.len() as f64 / took.as_secs_f64();
+    print!("{name:<40} {rate:>7.0} turns/s   ");
+    summary("", times);
+    rate
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    if let Ok(config) = std::env::var(CHILD) {
+        return child(&config).await;
+    }
+    let pg = Postgres::start();
+    let fake = FakeProvider::start().await;
+    for _ in 0..(SEQUENTIAL * 2 + SESSIONS * TURNS_EACH * 3 + 50) {
+        fake.push(Reply::sse(wire::chat_text(&["the ", "answer"], 12, 2)));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let files = json!({"dir": dir.path().join("sessions"), "fsync": true});
+    let postgres = json!({"store": pg.url()});
+    let (_f, file_gw) = replica(&fake, dir.path(), "files", files).await;
+    let (_a, pg_a) = replica(&fake, dir.path(), "pg-a", postgres.clone()).await;
+    let (_b, pg_b) = replica(&fake, dir.path(), "pg-b", postgres).await;
+    let http = reqwest::Client::new();
+
+    println!("== one turn at a time, one session each ({SEQUENTIAL} turns, interleaved)");
+    let file_session = turn(&http, file_gw, None).await;
+    let pg_session = turn(&http, pg_a, None).await;
+    let (mut by_file, mut by_pg) = (Vec::new(), Vec::new());
+    for _ in 0..SEQUENTIAL {
+        let t = Instant::now();
+        turn(&http, file_gw, Some(&file_session)).await;
+        by_file.push(t.elapsed());
+        let t = Instant::now();
+        turn(&http, pg_a, Some(&pg_session)).await;
+        by_pg.push(t.elapsed());
+    }
+    let f = summary("gateway, file store (fsync)", by_file);
+    let p = summary("gateway, PostgreSQL store", by_pg);
+    println!(
+        "PostgreSQL / files per turn: {:.2}×",
+        p.as_secs_f64() / f.as_secs_f64()
+    );
+
+    println!("== {SESSIONS} sessions at once, {TURNS_EACH} turns each");
+    let one_file = load(&http, &[file_gw], "1 gateway, file store").await;
+    let one = load(&http, &[pg_a], "1 replica, PostgreSQL").await;
+    let two = load(&http, &[pg_a, pg_b], "2 replicas, PostgreSQL (alternating)").await;
+    println!(
+        "PostgreSQL 1 replica / files: {:.2}×; 2 replicas / 1: {:.2}×",
+        one / one_file,
+        two / one
+    );
+}
