@@ -93,6 +93,16 @@ fn http() -> reqwest::Client {
 /// The config of every replica: the README's (its store pointed at the
 /// test's cluster), the fake model, and policy-guard asking before `echo`.
 fn replica_config(fake: &FakeProvider, dir: &Path, pg: &Postgres) -> PathBuf {
+    replica_config_with(fake, dir, pg, json!({}))
+}
+
+/// [`replica_config`] with more `sessions` keys.
+fn replica_config_with(
+    fake: &FakeProvider,
+    dir: &Path,
+    pg: &Postgres,
+    more_sessions: Value,
+) -> PathBuf {
     let readme = clawhost_tests::agents::readme_config("replicas-config");
     let mut sessions = readme["sessions"].clone();
     let store = sessions["store"].as_str().unwrap().replace(
@@ -101,6 +111,9 @@ fn replica_config(fake: &FakeProvider, dir: &Path, pg: &Postgres) -> PathBuf {
     );
     sessions["store"] = json!(store);
     sessions["dir"] = json!(dir.join("never-written"));
+    for (k, v) in more_sessions.as_object().unwrap() {
+        sessions[k] = v.clone();
+    }
     let config = config_json(
         fake,
         dir,
@@ -118,6 +131,16 @@ fn replica_config(fake: &FakeProvider, dir: &Path, pg: &Postgres) -> PathBuf {
     let path = dir.join("clawhost.json");
     std::fs::write(&path, config.to_string()).unwrap();
     path
+}
+
+/// A fresh cluster, the fake model, and the replicas' config in a
+/// temporary directory.
+async fn cluster() -> (Postgres, FakeProvider, tempfile::TempDir, PathBuf) {
+    let pg = Postgres::start();
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = replica_config(&fake, dir.path(), &pg);
+    (pg, fake, dir, config)
 }
 
 /// One chat-completions turn; the session it ran in and the answer.
@@ -177,12 +200,11 @@ fn conversation(entries: &[Value]) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_conversation_alternates_between_two_replicas_and_its_turns_are_serialized() {
-    let pg = Postgres::start();
-    let fake = FakeProvider::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let config = replica_config(&fake, dir.path(), &pg);
-    let a = Replica::start(&config, "a").await;
-    let b = Replica::start(&config, "b").await;
+    let (pg, fake, _dir, config) = cluster().await;
+    let (a, b) = (
+        Replica::start(&config, "a").await,
+        Replica::start(&config, "b").await,
+    );
     let (chat_a, chat_b) = (a.url("/v1/chat/completions"), b.url("/v1/chat/completions"));
 
     fake.push(Reply::sse(wire::chat_text(&["one"], 1, 1)));
@@ -240,19 +262,18 @@ async fn one_conversation_alternates_between_two_replicas_and_its_turns_are_seri
             ]
         );
     }
-    assert!(!dir.path().join("never-written").exists());
+    assert!(!config.with_file_name("never-written").exists());
     a.kill().await;
     b.kill().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_approval_asked_on_one_replica_is_answered_through_the_other() {
-    let pg = Postgres::start();
-    let fake = FakeProvider::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let config = replica_config(&fake, dir.path(), &pg);
-    let a = Replica::start(&config, "a").await;
-    let b = Replica::start(&config, "b").await;
+    let (pg, fake, _dir, config) = cluster().await;
+    let (a, b) = (
+        Replica::start(&config, "a").await,
+        Replica::start(&config, "b").await,
+    );
     fake.push(Reply::sse(wire::chat_tool_call(
         "c1",
         "echo",
@@ -287,10 +308,18 @@ async fn an_approval_asked_on_one_replica_is_answered_through_the_other() {
     }
     assert!(seen.contains("approved words"), "the tool ran: {seen}");
     assert!(seen.contains("all done"), "{seen}");
-    let rows = pg
-        .query("SELECT count(*) FROM clawhost_approvals")
-        .await
-        .unwrap();
+    // Answered requests are withdrawn (by a statement of their own).
+    let mut rows = Vec::new();
+    for _ in 0..100 {
+        rows = pg
+            .query("SELECT count(*) FROM clawhost_approvals")
+            .await
+            .unwrap();
+        if rows == [Some("0".to_string())] {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     assert_eq!(
         rows,
         [Some("0".to_string())],
@@ -302,12 +331,11 @@ async fn an_approval_asked_on_one_replica_is_answered_through_the_other() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replica_killed_mid_turn_loses_nothing_committed_and_the_other_takes_the_session() {
-    let pg = Postgres::start();
-    let fake = FakeProvider::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let config = replica_config(&fake, dir.path(), &pg);
-    let a = Replica::start(&config, "a").await;
-    let b = Replica::start(&config, "b").await;
+    let (pg, fake, _dir, config) = cluster().await;
+    let (a, b) = (
+        Replica::start(&config, "a").await,
+        Replica::start(&config, "b").await,
+    );
     fake.push(Reply::sse(wire::chat_text(&["kept"], 1, 1)));
     let (session, _) = turn(&a.url("/v1/chat/completions"), None, "before").await;
     // The next turn on A stalls mid-answer; A dies holding the lane.
@@ -359,10 +387,7 @@ async fn a_replica_killed_mid_turn_loses_nothing_committed_and_the_other_takes_t
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_database_restarted_mid_run_means_503_then_recovery() {
-    let mut pg = Postgres::start();
-    let fake = FakeProvider::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let config = replica_config(&fake, dir.path(), &pg);
+    let (mut pg, fake, _dir, config) = cluster().await;
     let a = Replica::start(&config, "a").await;
     let chat = a.url("/v1/chat/completions");
     fake.push(Reply::sse(wire::chat_text(&["stored"], 1, 1)));
@@ -467,6 +492,13 @@ async fn a_bad_url_password_or_newer_schema_is_refused_at_start_with_nothing_wri
             "no password in messages: {stderr}"
         );
     }
+    // `doctor` says so too (the last config: nothing listens on port 1).
+    let (ok, out, err) = clawhost(&config, &["doctor"], b"").await;
+    let said = format!("{out}{err}");
+    assert!(
+        !ok && said.contains("connecting to postgres://clawhost@127.0.0.1:1/db"),
+        "{said}"
+    );
     assert!(!sessions.exists());
     let tables = pg
         .query("SELECT count(*) FROM pg_tables WHERE tablename LIKE 'clawhost%'")
@@ -477,6 +509,8 @@ async fn a_bad_url_password_or_newer_schema_is_refused_at_start_with_nothing_wri
     // A schema from a newer clawhost: refused, and left as it is.
     let (ok, _, stderr) = refused(pg.url()).await;
     assert!(ok, "{stderr}");
+    let (_, out, _) = clawhost(&config, &["doctor"], b"").await;
+    assert!(out.contains("clawhost schema version 1"), "{out}");
     pg.query("INSERT INTO clawhost_schema (version) VALUES (99)")
         .await
         .unwrap();
@@ -494,10 +528,7 @@ async fn a_bad_url_password_or_newer_schema_is_refused_at_start_with_nothing_wri
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_that_is_not_ours_is_not_served() {
-    let pg = Postgres::start();
-    let fake = FakeProvider::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let config = replica_config(&fake, dir.path(), &pg);
+    let (_pg, fake, _dir, config) = cluster().await;
     let a = Replica::start(&config, "a").await;
     fake.push(Reply::sse(wire::chat_text(&["mine"], 1, 1)));
     let (session, _) = turn(&a.url("/v1/chat/completions"), None, "hello").await;
@@ -615,4 +646,87 @@ async fn sessions_move_from_the_files_to_postgres_and_back_without_loss() {
     )
     .await;
     assert!(!ok && stderr.contains("line 1"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_outside_the_lane_writes_nothing() {
+    let pg = Postgres::start();
+    let url = pg.url();
+    tokio::task::spawn_blocking(move || {
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let store = |url: &str| {
+            let db = rt
+                .block_on(clawhost_sessions_postgres::PostgresBackend::connect(url, 4))
+                .unwrap();
+            clawhost_sessions::SessionStore::with_backend(Arc::new(db))
+        };
+        // Two processes' stores; each reads the session, then both write.
+        let (one, two) = (store(&url), store(&url));
+        let id = one.create("main", None).unwrap().id().to_string();
+        let mut first = one.open("main", &id).unwrap();
+        let mut second = two.open("main", &id).unwrap();
+        first
+            .append_message(clawhost_agent_core::Message::user("first"))
+            .unwrap();
+        one.commit("main", &mut first).unwrap();
+        second
+            .append_message(clawhost_agent_core::Message::user("second"))
+            .unwrap();
+        let refused = two.commit("main", &mut second).unwrap_err();
+        assert!(
+            matches!(refused, clawhost_sessions::SessionError::Conflict { .. }),
+            "{refused}"
+        );
+        let stored = two.open_read_only("main", &id).unwrap();
+        assert_eq!(
+            stored.context(),
+            [clawhost_agent_core::Message::user("first")]
+        );
+        // Kept open by a turn that failed to commit, it is not reused.
+        two.checkin("main", second);
+        let again = two.checkout("main", &id).unwrap();
+        assert_eq!(again.entries().len(), 1);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn turns_in_flight_do_not_hold_pooled_connections() {
+    // A pool of 2 connections, 20 sessions' turns in flight at once: each
+    // waits for its model while holding its session's lane.
+    let pg = Postgres::start();
+    let fake = FakeProvider::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = replica_config_with(&fake, dir.path(), &pg, json!({"pool": 2}));
+    let a = Replica::start(&config, "a").await;
+    let gate = Arc::new(tokio::sync::Notify::new());
+    for i in 0..20 {
+        fake.push(Reply::Held(
+            Box::new(Reply::sse(wire::chat_text(&[&format!("answer {i}")], 1, 1))),
+            gate.clone(),
+        ));
+    }
+    let turns: Vec<_> = (0..20)
+        .map(|i| {
+            let url = a.url("/v1/chat/completions");
+            tokio::spawn(async move { turn(&url, None, &format!("question {i}")).await })
+        })
+        .collect();
+    while fake.requests().len() < 20 {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Open the gate once per held reply (a handler between being recorded
+    // and waiting gets a stored permit on a later tick).
+    let ticker = tokio::spawn(async move {
+        loop {
+            gate.notify_one();
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    });
+    for t in turns {
+        assert!(t.await.unwrap().1.starts_with("answer "));
+    }
+    ticker.abort();
+    a.kill().await;
 }

@@ -26,6 +26,7 @@ use clawhost_agent_core::RunContext;
 use clawhost_gateway::Gateway;
 use clawhost_runner::{AgentHost, TurnRequest};
 use clawhost_tests::fake_provider::{FakeProvider, Reply};
+use clawhost_tests::gateway::summary;
 use clawhost_tests::wire;
 use serde_json::{json, Value};
 
@@ -36,17 +37,6 @@ const TURNS_EACH: usize = 5;
 const HISTORY_ROUNDS: usize = 30;
 /// Saved messages before the timed turn.
 const HISTORIES: [usize; 3] = [0, 100, 1000];
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn summary(name: &str, mut xs: Vec<Duration>) -> Duration {
-    xs.sort();
-    let (p50, p99) = (percentile(&xs, 0.5), percentile(&xs, 0.99));
-    println!("{name:<44} p50 {p50:>10.2?}   p99 {p99:>10.2?}");
-    p50
-}
 
 /// A `<field>: <n> kB` line of a process's /proc status, in MiB.
 fn status_mib_of(pid: u32, field: &str) -> f64 {
@@ -88,27 +78,10 @@ fn write_config(
     path
 }
 
-/// The gateway as a process of its own: print the address, serve until killed.
-async fn child(config: &str) {
-    let (host, _) = AgentHost::start(
-        clawhost_config::Config::load(std::path::Path::new(config)).unwrap(),
-        None,
-    )
-    .await
-    .unwrap();
-    let gateway = Gateway::new(Arc::new(host)).unwrap();
-    let listener = gateway.listen(Some("127.0.0.1:0")).await.unwrap();
-    println!("{}", listener.local_addr().unwrap());
-    gateway
-        .serve(listener, std::future::pending())
-        .await
-        .unwrap();
-}
-
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     if let Ok(config) = std::env::var(CHILD) {
-        return child(&config).await;
+        return clawhost_tests::gateway::serve_process(std::path::Path::new(&config)).await;
     }
     let fake = FakeProvider::start().await;
     for _ in 0..(SEQUENTIAL * 5 + SESSIONS * TURNS_EACH + HISTORY_ROUNDS * 9 + 50) {

@@ -13,12 +13,10 @@
 //! records one run).
 
 use std::net::SocketAddr;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use clawhost_gateway::Gateway;
-use clawhost_runner::AgentHost;
 use clawhost_tests::fake_provider::{FakeProvider, Reply};
+use clawhost_tests::gateway::summary;
 use clawhost_tests::postgres::Postgres;
 use clawhost_tests::wire;
 use serde_json::json;
@@ -29,34 +27,6 @@ const TURNS_EACH: usize = 6;
 
 /// The environment variable that makes this binary a gateway process.
 const CHILD: &str = "CLAWHOST_BENCH_REPLICA_CONFIG";
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
-}
-
-fn summary(name: &str, mut xs: Vec<Duration>) -> Duration {
-    xs.sort();
-    let (p50, p99) = (percentile(&xs, 0.5), percentile(&xs, 0.99));
-    println!("{name:<48} p50 {p50:>10.2?}   p99 {p99:>10.2?}");
-    p50
-}
-
-/// A gateway process: print the address, serve until killed.
-async fn child(config: &str) {
-    let (host, _) = AgentHost::start(
-        clawhost_config::Config::load(std::path::Path::new(config)).unwrap(),
-        None,
-    )
-    .await
-    .unwrap();
-    let gateway = Gateway::new(Arc::new(host)).unwrap();
-    let listener = gateway.listen(Some("127.0.0.1:0")).await.unwrap();
-    println!("{}", listener.local_addr().unwrap());
-    gateway
-        .serve(listener, std::future::pending())
-        .await
-        .unwrap();
-}
 
 /// Start a gateway process on `sessions`; its address.
 async fn replica(
@@ -91,6 +61,34 @@ async fn replica(
     (process, line.trim().parse().unwrap())
 }
 
+/// CPU time (user + system, in clock ticks of 10 ms) of the processes
+/// whose command name is `name`, or of the one process `pid`.
+fn cpu_ticks(name: Option<&str>, pid: Option<u32>) -> u64 {
+    let stat = |p: &str| std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
+    let ticks = |line: &str| -> u64 {
+        // After the `(comm)` field: fields 14 and 15 are utime and stime.
+        let rest = line.rsplit_once(") ").map(|(_, r)| r).unwrap_or("");
+        let f: Vec<&str> = rest.split_whitespace().collect();
+        f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+            + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+    };
+    if let Some(pid) = pid {
+        return ticks(&stat(&pid.to_string()));
+    }
+    let mut total = 0;
+    for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
+        let p = entry.file_name().to_string_lossy().into_owned();
+        if !p.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        let line = stat(&p);
+        if line.contains(&format!("({})", name.unwrap_or_default())) {
+            total += ticks(&line);
+        }
+    }
+    total
+}
+
 /// One turn through `addr` (a new session when `session` is `None`).
 async fn turn(http: &reqwest::Client, addr: SocketAddr, session: Option<&str>) -> String {
     let mut request = http
@@ -111,7 +109,14 @@ async fn turn(http: &reqwest::Client, addr: SocketAddr, session: Option<&str>) -
 
 /// `SESSIONS` sessions at once, `TURNS_EACH` turns each, turn `k` of a
 /// session going to `replicas[k % n]`: turns per second and the latencies.
-async fn load(http: &reqwest::Client, replicas: &[SocketAddr], name: &str) -> f64 {
+async fn load(http: &reqwest::Client, replicas: &[(SocketAddr, u32)], name: &str) -> f64 {
+    let cpu = |replicas: &[(SocketAddr, u32)]| {
+        let own: u64 = replicas.iter().map(|r| cpu_ticks(None, Some(r.1))).sum();
+        (own, cpu_ticks(Some("postgres"), None))
+    };
+    let before = cpu(replicas);
+    let replicas_with_pids = replicas.to_vec();
+    let replicas: Vec<SocketAddr> = replicas.iter().map(|r| r.0).collect();
     let started = Instant::now();
     let tasks: Vec<_> = (0..SESSIONS)
         .map(|i| {
@@ -134,16 +139,23 @@ async fn load(http: &reqwest::Client, replicas: &[SocketAddr], name: &str) -> f6
         times.extend(t.await.unwrap());
     }
     let took = started.elapsed();
-    let rate = times.len() as f64 / took.as_secs_f64();
+    let turns = times.len() as f64;
+    let rate = turns / took.as_secs_f64();
     print!("{name:<40} {rate:>7.0} turns/s   ");
     summary("", times);
+    let after = cpu(&replicas_with_pids);
+    println!(
+        "  CPU per turn: gateway process(es) {:.0} µs, PostgreSQL {:.0} µs",
+        (after.0 - before.0) as f64 * 10_000.0 / turns,
+        (after.1 - before.1) as f64 * 10_000.0 / turns
+    );
     rate
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     if let Ok(config) = std::env::var(CHILD) {
-        return child(&config).await;
+        return clawhost_tests::gateway::serve_process(std::path::Path::new(&config)).await;
     }
     let pg = Postgres::start();
     let fake = FakeProvider::start().await;
@@ -153,9 +165,11 @@ async fn main() {
     let dir = tempfile::tempdir().unwrap();
     let files = json!({"dir": dir.path().join("sessions"), "fsync": true});
     let postgres = json!({"store": pg.url()});
-    let (_f, file_gw) = replica(&fake, dir.path(), "files", files).await;
-    let (_a, pg_a) = replica(&fake, dir.path(), "pg-a", postgres.clone()).await;
-    let (_b, pg_b) = replica(&fake, dir.path(), "pg-b", postgres).await;
+    let (f, file_gw) = replica(&fake, dir.path(), "files", files).await;
+    let (a, pg_a) = replica(&fake, dir.path(), "pg-a", postgres.clone()).await;
+    let (b, pg_b) = replica(&fake, dir.path(), "pg-b", postgres).await;
+    let pid = |c: &tokio::process::Child| c.id().unwrap();
+    let (f_pid, a_pid, b_pid) = (pid(&f), pid(&a), pid(&b));
     let http = reqwest::Client::new();
 
     println!("== one turn at a time, one session each ({SEQUENTIAL} turns, interleaved)");
@@ -178,9 +192,14 @@ async fn main() {
     );
 
     println!("== {SESSIONS} sessions at once, {TURNS_EACH} turns each");
-    let one_file = load(&http, &[file_gw], "1 gateway, file store").await;
-    let one = load(&http, &[pg_a], "1 replica, PostgreSQL").await;
-    let two = load(&http, &[pg_a, pg_b], "2 replicas, PostgreSQL (alternating)").await;
+    let one_file = load(&http, &[(file_gw, f_pid)], "1 gateway, file store").await;
+    let one = load(&http, &[(pg_a, a_pid)], "1 replica, PostgreSQL").await;
+    let two = load(
+        &http,
+        &[(pg_a, a_pid), (pg_b, b_pid)],
+        "2 replicas, PostgreSQL (alternating)",
+    )
+    .await;
     println!(
         "PostgreSQL 1 replica / files: {:.2}×; 2 replicas / 1: {:.2}×",
         one / one_file,

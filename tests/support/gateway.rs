@@ -82,3 +82,31 @@ pub async fn start(fake: &FakeProvider, dir: &Path, extra: Value, bind: &str) ->
         config,
     }
 }
+
+/// The gateway as a process of its own (a bench binary run again with
+/// `config`): print the address, serve until killed.
+pub async fn serve_process(config: &Path) {
+    let (host, _) = AgentHost::start(clawhost_config::Config::load(config).unwrap(), None)
+        .await
+        .unwrap();
+    let gateway = Gateway::new(Arc::new(host)).unwrap();
+    let listener = gateway.listen(Some("127.0.0.1:0")).await.unwrap();
+    println!("{}", listener.local_addr().unwrap());
+    gateway
+        .serve(listener, std::future::pending())
+        .await
+        .unwrap();
+}
+
+/// The value at `p` (0–1) of sorted latencies.
+pub fn percentile(sorted: &[std::time::Duration], p: f64) -> std::time::Duration {
+    sorted[((sorted.len() - 1) as f64 * p).round() as usize]
+}
+
+/// Print `name` with the p50 and p99 of `xs`; the p50.
+pub fn summary(name: &str, mut xs: Vec<std::time::Duration>) -> std::time::Duration {
+    xs.sort();
+    let (p50, p99) = (percentile(&xs, 0.5), percentile(&xs, 0.99));
+    println!("{name:<48} p50 {p50:>10.2?}   p99 {p99:>10.2?}");
+    p50
+}

@@ -478,12 +478,33 @@ pub async fn run(path: &Path, json: bool) -> anyhow::Result<()> {
     for mistake in crate::plugin_report::mistakes(&config, host, &reports, runner.withheld()) {
         report.say(Level::Error, "plugins.config", mistake);
     }
-    private_dir(
-        &mut report,
-        "sessions.dir",
-        "sessions",
-        &config.sessions_dir(),
-    );
+    if let Some(url) = &config.sessions.store {
+        // The shared store: reachable, login accepted, schema not newer
+        // (read, never migrated here).
+        match clawhost_sessions_postgres::probe(url).await {
+            Ok(version) => report.say(
+                Level::Ok,
+                "sessions.store",
+                format!(
+                    "sessions.store answers; clawhost schema version {version} (this build's: {})",
+                    clawhost_sessions_postgres::SCHEMA_VERSION
+                ),
+            ),
+            Err(e) => report.finding(
+                Level::Error,
+                "sessions.store",
+                e.to_string(),
+                Some("check sessions.store's URL and password, and that the database is up"),
+            ),
+        }
+    } else {
+        private_dir(
+            &mut report,
+            "sessions.dir",
+            "sessions",
+            &config.sessions_dir(),
+        );
+    }
     authoring(&mut report);
     report.finish()?;
     if report.broken > 0 {

@@ -344,9 +344,14 @@ impl AgentHost {
                 },
             )
             .await
-            .map_err(|error| HostTurnError::Turn {
-                session_id: session_id.clone(),
-                error,
+            .map_err(|error| match error {
+                // The store failed (unreachable, changed by another writer):
+                // said as such, whenever in the turn it happened.
+                PersistError::Store(e) => HostTurnError::Session(e),
+                error => HostTurnError::Turn {
+                    session_id: session_id.clone(),
+                    error,
+                },
             })?;
         Ok(TurnReply {
             session_id,

@@ -28,6 +28,7 @@ pub fn is_postgres_url(store: &str) -> bool {
 pub struct PostgresBackend {
     db: db::Db,
     relay: Arc<relay::Relay>,
+    lanes: Arc<lock::Lanes>,
 }
 
 impl std::fmt::Debug for PostgresBackend {
@@ -69,8 +70,41 @@ impl PostgresBackend {
         .await
         .map_err(at)?;
         let relay = relay::Relay::start(db.clone());
-        Ok(Self { db, relay })
+        let lanes = lock::Lanes::new(db.clone());
+        Ok(Self { db, relay, lanes })
     }
+}
+
+/// Connect to `url` and read its clawhost schema version (0: none yet),
+/// changing nothing; a version newer than this build's is an error.
+pub async fn probe(url: &str) -> Result<i32, SessionError> {
+    let db = db::Db::new(url, 2)?;
+    let name = db.name.clone();
+    let pool = db.pool.clone();
+    let version = db
+        .run(async move {
+            let client = pool.get().await.map_err(db::pool_err)?;
+            let row = client
+                .query_one("SELECT to_regclass('clawhost_schema') IS NOT NULL", &[])
+                .await
+                .map_err(db::db_err)?;
+            if !row.get::<_, bool>(0) {
+                return Ok(0);
+            }
+            let row = client
+                .query_one("SELECT coalesce(max(version), 0) FROM clawhost_schema", &[])
+                .await
+                .map_err(db::db_err)?;
+            Ok(row.get::<_, i32>(0))
+        })
+        .await
+        .map_err(|e| SessionError::Unavailable(format!("connecting to {name}: {e}")))?;
+    if version > SCHEMA_VERSION {
+        return Err(SessionError::Store(format!(
+            "{name}: the clawhost schema is version {version}, newer than this build's {SCHEMA_VERSION}"
+        )));
+    }
+    Ok(version)
 }
 
 impl Backend for PostgresBackend {
@@ -110,7 +144,7 @@ impl Backend for PostgresBackend {
         &'a self,
         session: &'a str,
     ) -> BoxFuture<'a, Result<Option<LaneLock>, SessionError>> {
-        Box::pin(lock::lock(&self.db, session))
+        Box::pin(self.lanes.clone().lock(session))
     }
 
     fn ready(&self) -> BoxFuture<'_, Result<(), SessionError>> {

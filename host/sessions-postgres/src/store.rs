@@ -1,12 +1,28 @@
 //! Sessions as rows: a session's index row (`clawhost_sessions`, which
 //! holds its header) and its entries in append order (`clawhost_entries`).
-//! A commit appends the new entries in one transaction that also moves the
+//! A commit appends the new entries in one statement that also moves the
 //! row's entry count, from the count the transcript was read at: a writer
 //! that was not in the session's lane finds it moved and writes nothing.
+//! Every call is one statement (one round trip, prepared once per
+//! connection), so each is atomic without a transaction of its own.
 
 use clawhost_sessions::{check_id, Entry, Header, IndexEntry, SessionError, Transcript};
+use deadpool_postgres::Pool;
+use tokio_postgres::types::ToSql;
+use tokio_postgres::Row;
 
 use crate::db::{db_err, pool_err, Db};
+
+/// Run one statement on a pooled connection (prepared once per connection).
+async fn query(
+    pool: &Pool,
+    sql: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<Row>, SessionError> {
+    let client = pool.get().await.map_err(pool_err)?;
+    let statement = client.prepare_cached(sql).await.map_err(db_err)?;
+    client.query(&statement, params).await.map_err(db_err)
+}
 
 fn not_found(agent: &str, session: &str) -> SessionError {
     SessionError::NotFound {
@@ -37,15 +53,13 @@ pub(crate) fn create(db: &Db, header: Header) -> Result<Transcript, SessionError
     let (created, parent) = (ms(header.created_at_ms), header.parent_session.clone());
     let pool = db.pool.clone();
     db.block(async move {
-        let client = pool.get().await.map_err(pool_err)?;
-        client
-            .execute(
-                "INSERT INTO clawhost_sessions (agent, id, header, created_at_ms, updated_at_ms, parent_session)
-                 VALUES ($1, $2, $3, $4, $4, $5)",
-                &[&agent, &id, &text, &created, &parent],
-            )
-            .await
-            .map_err(db_err)
+        query(
+            &pool,
+            "INSERT INTO clawhost_sessions (agent, id, header, created_at_ms, updated_at_ms, parent_session)
+             VALUES ($1, $2, $3, $4, $4, $5)",
+            &[&agent, &id, &text, &created, &parent],
+        )
+        .await
     })?;
     Transcript::from_rows(header, Vec::new(), true)
 }
@@ -58,37 +72,19 @@ pub(crate) fn open(
 ) -> Result<Transcript, SessionError> {
     let (a, s) = ids(agent, session)?;
     let pool = db.pool.clone();
-    let (header, rows) = db.block(async move {
-        let mut client = pool.get().await.map_err(pool_err)?;
-        // One snapshot: the header and the entries of one commit.
-        let tx = client
-            .build_transaction()
-            .isolation_level(tokio_postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .await
-            .map_err(db_err)?;
-        let header = tx
-            .query_opt(
-                "SELECT header FROM clawhost_sessions WHERE agent = $1 AND id = $2",
-                &[&a, &s],
-            )
-            .await
-            .map_err(db_err)?
-            .map(|r| r.get::<_, String>(0));
-        let rows: Vec<String> = tx
-            .query(
-                "SELECT entry FROM clawhost_entries WHERE agent = $1 AND session = $2 ORDER BY seq",
-                &[&a, &s],
-            )
-            .await
-            .map_err(db_err)?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
-        tx.commit().await.map_err(db_err)?;
-        Ok((header, rows))
+    // One statement, one snapshot: the header and the entries of one commit.
+    let rows = db.block(async move {
+        query(
+            &pool,
+            "SELECT s.header, e.entry FROM clawhost_sessions s
+             LEFT JOIN clawhost_entries e ON e.agent = s.agent AND e.session = s.id
+             WHERE s.agent = $1 AND s.id = $2 ORDER BY e.seq",
+            &[&a, &s],
+        )
+        .await
     })?;
+    let header: Option<String> = rows.first().map(|r| r.get(0));
+    let rows: Vec<String> = rows.iter().filter_map(|r| r.get(1)).collect();
     let header = header.ok_or_else(|| not_found(agent, session))?;
     let header: Header = serde_json::from_str(&header).map_err(|e| corrupt(agent, session, e))?;
     let entries = rows
@@ -103,15 +99,13 @@ pub(crate) fn stored(db: &Db, agent: &str, session: &str) -> Result<u64, Session
     let (a, s) = ids(agent, session)?;
     let pool = db.pool.clone();
     let count = db.block(async move {
-        let client = pool.get().await.map_err(pool_err)?;
-        client
-            .query_opt(
-                "SELECT entries FROM clawhost_sessions WHERE agent = $1 AND id = $2",
-                &[&a, &s],
-            )
-            .await
-            .map_err(db_err)
-            .map(|r| r.map(|r| r.get::<_, i32>(0)))
+        query(
+            &pool,
+            "SELECT entries FROM clawhost_sessions WHERE agent = $1 AND id = $2",
+            &[&a, &s],
+        )
+        .await
+        .map(|rows| rows.first().map(|r| r.get::<_, i32>(0)))
     })?;
     count
         .map(|c| c.max(0) as u64)
@@ -135,27 +129,25 @@ pub(crate) fn commit(db: &Db, t: &mut Transcript) -> Result<(), SessionError> {
         .unwrap_or_default());
     let pool = db.pool.clone();
     let moved = db.block(async move {
-        let mut client = pool.get().await.map_err(pool_err)?;
-        let tx = client.transaction().await.map_err(db_err)?;
-        let moved = tx
-            .execute(
-                "UPDATE clawhost_sessions SET entries = $3, updated_at_ms = $4, title = $5, runtime = $6
-                 WHERE agent = $1 AND id = $2 AND entries = $7",
-                &[&agent, &session, &to, &now, &title, &runtime, &from],
-            )
-            .await
-            .map_err(db_err)?;
-        if moved == 1 && !seqs.is_empty() {
-            tx.execute(
-                "INSERT INTO clawhost_entries (agent, session, seq, entry)
-                 SELECT $1, $2, s, e FROM unnest($3::int4[], $4::text[]) AS u(s, e)",
-                &[&agent, &session, &seqs, &lines],
-            )
-            .await
-            .map_err(db_err)?;
-        }
-        tx.commit().await.map_err(db_err)?;
-        Ok(moved == 1)
+        // The row moves only from the count the transcript was read at; the
+        // entries are added only if it moved.
+        let rows = query(
+            &pool,
+            "WITH moved AS (
+                UPDATE clawhost_sessions
+                SET entries = $3, updated_at_ms = $4, title = $5, runtime = $6
+                WHERE agent = $1 AND id = $2 AND entries = $7 RETURNING 1),
+             added AS (
+                INSERT INTO clawhost_entries (agent, session, seq, entry)
+                SELECT $1, $2, u.s, u.e FROM unnest($8::int4[], $9::text[]) AS u(s, e)
+                WHERE EXISTS (SELECT 1 FROM moved))
+             SELECT count(*) FROM moved",
+            &[
+                &agent, &session, &to, &now, &title, &runtime, &from, &seqs, &lines,
+            ],
+        )
+        .await?;
+        Ok(rows.first().map(|r| r.get::<_, i64>(0)) == Some(1))
     })?;
     if !moved {
         let agent = t.header().agent_id.clone();
@@ -172,16 +164,14 @@ pub(crate) fn delete(db: &Db, agent: &str, session: &str) -> Result<(), SessionE
     let (a, s) = ids(agent, session)?;
     let pool = db.pool.clone();
     let gone = db.block(async move {
-        let client = pool.get().await.map_err(pool_err)?;
-        client
-            .execute(
-                "DELETE FROM clawhost_sessions WHERE agent = $1 AND id = $2",
-                &[&a, &s],
-            )
-            .await
-            .map_err(db_err)
+        query(
+            &pool,
+            "DELETE FROM clawhost_sessions WHERE agent = $1 AND id = $2 RETURNING 1",
+            &[&a, &s],
+        )
+        .await
     })?;
-    if gone == 1 {
+    if gone.len() == 1 {
         Ok(())
     } else {
         Err(not_found(agent, session))
@@ -193,15 +183,13 @@ pub(crate) fn list(db: &Db, agent: &str) -> Result<Vec<IndexEntry>, SessionError
     let a = agent.to_string();
     let pool = db.pool.clone();
     db.block(async move {
-        let client = pool.get().await.map_err(pool_err)?;
-        let rows = client
-            .query(
-                "SELECT id, created_at_ms, updated_at_ms, entries, title, runtime, parent_session
-                 FROM clawhost_sessions WHERE agent = $1 ORDER BY created_at_ms DESC, id DESC",
-                &[&a],
-            )
-            .await
-            .map_err(db_err)?;
+        let rows = query(
+            &pool,
+            "SELECT id, created_at_ms, updated_at_ms, entries, title, runtime, parent_session
+             FROM clawhost_sessions WHERE agent = $1 ORDER BY created_at_ms DESC, id DESC",
+            &[&a],
+        )
+        .await?;
         Ok(rows
             .iter()
             .map(|r| IndexEntry {
@@ -221,14 +209,12 @@ pub(crate) fn list(db: &Db, agent: &str) -> Result<Vec<IndexEntry>, SessionError
 pub(crate) fn agents(db: &Db) -> Result<Vec<String>, SessionError> {
     let pool = db.pool.clone();
     db.block(async move {
-        let client = pool.get().await.map_err(pool_err)?;
-        let rows = client
-            .query(
-                "SELECT DISTINCT agent FROM clawhost_sessions ORDER BY agent",
-                &[],
-            )
-            .await
-            .map_err(db_err)?;
+        let rows = query(
+            &pool,
+            "SELECT DISTINCT agent FROM clawhost_sessions ORDER BY agent",
+            &[],
+        )
+        .await?;
         Ok(rows.iter().map(|r| r.get(0)).collect())
     })
 }

@@ -192,8 +192,13 @@ impl SessionStore {
         self.backend.delete(agent, session)
     }
 
-    /// Whether a session exists.
+    /// Whether a session exists: kept open here, else asked of the store
+    /// (a session deleted elsewhere since is found gone at its checkout).
     pub fn exists(&self, agent: &str, session: &str) -> Result<(), SessionError> {
+        let key = (agent.to_string(), session.to_string());
+        if clawhost_agent_core::lock(&self.open).contains_key(&key) {
+            return Ok(());
+        }
         self.backend.exists(agent, session)
     }
 

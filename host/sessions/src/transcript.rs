@@ -308,9 +308,14 @@ impl Transcript {
     /// kept): an import. Becomes the leaf.
     pub fn push_recorded(&mut self, entry: Entry) -> Result<(), SessionError> {
         self.write_entry(&entry)?;
+        let follows_leaf = entry.parent_id == self.leaf;
         self.leaf = Some(entry.id.clone());
         self.entries.push(entry);
-        self.branch = self.walk_branch();
+        if follows_leaf {
+            self.branch.push(self.entries.len() - 1);
+        } else {
+            self.branch = self.walk_branch();
+        }
         Ok(())
     }
 
