@@ -200,7 +200,7 @@ fn conversation(entries: &[Value]) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_conversation_alternates_between_two_replicas_and_its_turns_are_serialized() {
-    let (pg, fake, _dir, config) = cluster().await;
+    let (_pg, fake, _dir, config) = cluster().await;
     let (a, b) = (
         Replica::start(&config, "a").await,
         Replica::start(&config, "b").await,
@@ -331,7 +331,7 @@ async fn an_approval_asked_on_one_replica_is_answered_through_the_other() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replica_killed_mid_turn_loses_nothing_committed_and_the_other_takes_the_session() {
-    let (pg, fake, _dir, config) = cluster().await;
+    let (_pg, fake, _dir, config) = cluster().await;
     let (a, b) = (
         Replica::start(&config, "a").await,
         Replica::start(&config, "b").await,

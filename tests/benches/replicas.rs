@@ -7,7 +7,9 @@
 //!   and a PostgreSQL gateway, interleaved;
 //! - many sessions at once: one file-store gateway, one PostgreSQL replica,
 //!   two PostgreSQL replicas with each session's turns alternating between
-//!   them (a load balancer without affinity).
+//!   them (a load balancer without affinity), and with each session kept
+//!   on one of them (with affinity). The CPU each turn took, in the
+//!   gateway processes and in PostgreSQL's, is printed beside.
 //!
 //! Run: `cargo bench -p clawhost-tests --bench replicas` (BENCHMARKS.md
 //! records one run).
@@ -107,9 +109,16 @@ async fn turn(http: &reqwest::Client, addr: SocketAddr, session: Option<&str>) -
     session
 }
 
-/// `SESSIONS` sessions at once, `TURNS_EACH` turns each, turn `k` of a
-/// session going to `replicas[k % n]`: turns per second and the latencies.
-async fn load(http: &reqwest::Client, replicas: &[(SocketAddr, u32)], name: &str) -> f64 {
+/// `SESSIONS` sessions at once, `TURNS_EACH` turns each, session `i`'s
+/// turn `k` going to `replicas[(i + k) % n]` when `alternate`, else always
+/// to `replicas[i % n]` (a load balancer with session affinity): turns per
+/// second, the latencies, and the CPU each turn took.
+async fn load(
+    http: &reqwest::Client,
+    replicas: &[(SocketAddr, u32)],
+    alternate: bool,
+    name: &str,
+) -> f64 {
     let cpu = |replicas: &[(SocketAddr, u32)]| {
         let own: u64 = replicas.iter().map(|r| cpu_ticks(None, Some(r.1))).sum();
         (own, cpu_ticks(Some("postgres"), None))
@@ -125,7 +134,7 @@ async fn load(http: &reqwest::Client, replicas: &[(SocketAddr, u32)], name: &str
                 let mut times = Vec::new();
                 let mut session: Option<String> = None;
                 for k in 0..TURNS_EACH {
-                    let at = replicas[(i + k) % replicas.len()];
+                    let at = replicas[(i + if alternate { k } else { 0 }) % replicas.len()];
                     let t = Instant::now();
                     session = Some(turn(&http, at, session.as_deref()).await);
                     times.push(t.elapsed());
@@ -159,7 +168,7 @@ async fn main() {
     }
     let pg = Postgres::start();
     let fake = FakeProvider::start().await;
-    for _ in 0..(SEQUENTIAL * 2 + SESSIONS * TURNS_EACH * 3 + 50) {
+    for _ in 0..(SEQUENTIAL * 2 + SESSIONS * TURNS_EACH * 4 + 50) {
         fake.push(Reply::sse(wire::chat_text(&["the ", "answer"], 12, 2)));
     }
     let dir = tempfile::tempdir().unwrap();
@@ -192,12 +201,15 @@ async fn main() {
     );
 
     println!("== {SESSIONS} sessions at once, {TURNS_EACH} turns each");
-    let one_file = load(&http, &[(file_gw, f_pid)], "1 gateway, file store").await;
-    let one = load(&http, &[(pg_a, a_pid)], "1 replica, PostgreSQL").await;
-    let two = load(
+    let one_file = load(&http, &[(file_gw, f_pid)], false, "1 gateway, file store").await;
+    let one = load(&http, &[(pg_a, a_pid)], false, "1 replica, PostgreSQL").await;
+    let both = [(pg_a, a_pid), (pg_b, b_pid)];
+    let two = load(&http, &both, true, "2 replicas, PostgreSQL (alternating)").await;
+    load(
         &http,
-        &[(pg_a, a_pid), (pg_b, b_pid)],
-        "2 replicas, PostgreSQL (alternating)",
+        &both,
+        false,
+        "2 replicas, PostgreSQL (session affinity)",
     )
     .await;
     println!(
