@@ -279,6 +279,11 @@ async fn an_approval_asked_on_one_replica_is_answered_through_the_other() {
         "echo",
         &["{\"text\":\"approved words\"}"],
     )));
+    fake.push(Reply::sse(wire::chat_tool_call(
+        "c2",
+        "echo",
+        &["{\"text\":\"second words\"}"],
+    )));
     fake.push(Reply::sse(wire::chat_text(&["all done"], 1, 1)));
     let http = http();
     let mut run = http
@@ -302,11 +307,34 @@ async fn an_approval_asked_on_one_replica_is_answered_through_the_other() {
     assert_eq!(answer("allow-once").await.unwrap().status(), 200);
     // Answered once: not again, through either replica.
     assert_eq!(answer("deny").await.unwrap().status(), 404);
+    let on_a = http
+        .post(a.url(&format!("/v1/approvals/{id}")))
+        .json(&json!({"decision": "deny"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(on_a.status(), 404);
+    // The second request is answered on A itself; then B finds it answered.
+    while seen.matches("event: approval_request").count() < 2 {
+        let chunk = run.chunk().await.unwrap().expect("the run streams on");
+        seen.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    let at = seen.rfind("\"id\":\"appr-").unwrap() + 6;
+    let second = seen[at..at + seen[at..].find('"').unwrap()].to_string();
+    assert_ne!(second, id);
+    let answer_on = |replica: &Replica, decision: &'static str| {
+        http.post(replica.url(&format!("/v1/approvals/{second}")))
+            .json(&json!({"decision": decision}))
+            .send()
+    };
+    assert_eq!(answer_on(&a, "allow-once").await.unwrap().status(), 200);
+    assert_eq!(answer_on(&b, "deny").await.unwrap().status(), 404);
     while !seen.contains("event: turn_end") {
         let chunk = run.chunk().await.unwrap().expect("the run ends");
         seen.push_str(&String::from_utf8_lossy(&chunk));
     }
     assert!(seen.contains("approved words"), "the tool ran: {seen}");
+    assert!(seen.contains("second words"), "the second call ran: {seen}");
     assert!(seen.contains("all done"), "{seen}");
     // Answered requests are withdrawn (by a statement of their own).
     let mut rows = Vec::new();

@@ -144,6 +144,13 @@ pub(crate) async fn answer(
     let answered = Ok(Json(json!({"id": id, "decision": decision.as_str()})));
     let waiting = gw.approvals.lock().remove(&id);
     if let Some(Ok(())) = waiting.map(|tx| tx.send(decision)) {
+        // Answered here: claim it in the store too, so an answer through
+        // another replica now finds it answered (404), not waiting.
+        if let Some(relay) = &gw.approvals.relay {
+            if let Err(e) = relay.answer(&id, decision.as_str()).await {
+                tracing::warn!(error = %e, "could not mark the approval answered in the store");
+            }
+        }
         return answered;
     }
     // Waiting on another replica of the same store?

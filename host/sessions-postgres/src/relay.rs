@@ -14,6 +14,8 @@ use futures::StreamExt;
 use tokio::sync::oneshot;
 use tokio_postgres::{AsyncMessage, NoTls};
 
+use deadpool_postgres::Pool;
+
 use crate::db::{db_err, pool_err, Db};
 
 /// The channel answers are notified on.
@@ -31,7 +33,14 @@ impl Relay {
     /// Start listening (on the store's runtime, for as long as it runs).
     pub(crate) fn start(db: Db) -> Arc<Self> {
         let waiters = Waiters::default();
-        db.handle.spawn(listen(db.clone(), waiters.clone()));
+        // The listener holds no `Db` (which would keep the store's runtime
+        // running): it stops once the relay is dropped.
+        db.handle.spawn(listen(
+            db.config.clone(),
+            db.pool.clone(),
+            db.name.clone(),
+            Arc::downgrade(&waiters),
+        ));
         Arc::new(Self { db, waiters })
     }
 }
@@ -45,8 +54,8 @@ fn deliver(waiters: &Waiters, id: &str, decision: &str) {
 }
 
 /// The decision stored for `id`, if any.
-async fn stored_decision(db: &Db, id: String) -> Result<Option<String>, SessionError> {
-    let client = db.pool.get().await.map_err(pool_err)?;
+async fn stored_decision(pool: &Pool, id: String) -> Result<Option<String>, SessionError> {
+    let client = pool.get().await.map_err(pool_err)?;
     let row = client
         .query_opt(
             "SELECT decision FROM clawhost_approvals WHERE id = $1",
@@ -59,9 +68,14 @@ async fn stored_decision(db: &Db, id: String) -> Result<Option<String>, SessionE
 
 /// Listen for answers; after each (re)connection, read the decisions of the
 /// ids still waiting (given while nobody listened).
-async fn listen(db: Db, waiters: Waiters) {
-    loop {
-        match db.config.connect(NoTls).await {
+async fn listen(
+    config: tokio_postgres::Config,
+    pool: Pool,
+    name: String,
+    waiters: std::sync::Weak<Mutex<HashMap<String, Vec<oneshot::Sender<String>>>>>,
+) {
+    while waiters.strong_count() > 0 {
+        match config.connect(NoTls).await {
             Ok((client, mut connection)) => {
                 let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
                 let messages = futures::stream::poll_fn(move |cx| connection.poll_message(cx));
@@ -78,26 +92,28 @@ async fn listen(db: Db, waiters: Waiters) {
                     .await
                     .is_ok()
                 {
-                    let ids: Vec<String> = clawhost_agent_core::lock(&waiters)
-                        .keys()
-                        .cloned()
-                        .collect();
+                    let ids: Vec<String> = match waiters.upgrade() {
+                        Some(w) => clawhost_agent_core::lock(&w).keys().cloned().collect(),
+                        None => return,
+                    };
                     for id in ids {
-                        if let Ok(Some(decision)) = stored_decision(&db, id.clone()).await {
-                            deliver(&waiters, &id, &decision);
+                        if let Ok(Some(decision)) = stored_decision(&pool, id.clone()).await {
+                            let Some(w) = waiters.upgrade() else { return };
+                            deliver(&w, &id, &decision);
                         }
                     }
                     while let Some(payload) = rx.recv().await {
+                        let Some(w) = waiters.upgrade() else { return };
                         if let Some((id, decision)) = payload.split_once(' ') {
-                            deliver(&waiters, id, decision);
+                            deliver(&w, id, decision);
                         }
                     }
                 }
                 pump.abort();
-                tracing::warn!(store = %db.name, "the approvals listener lost its connection; reconnecting");
+                tracing::warn!(store = %name, "the approvals listener lost its connection; reconnecting");
             }
             Err(e) => {
-                tracing::debug!(store = %db.name, error = %e, "the approvals listener cannot connect; retrying");
+                tracing::debug!(store = %name, error = %e, "the approvals listener cannot connect; retrying");
             }
         }
         tokio::time::sleep(Duration::from_secs(1)).await;
@@ -146,10 +162,12 @@ impl ApprovalRelay for Relay {
             .or_default()
             .push(tx);
         let (db, id) = (self.db.clone(), id.to_string());
+        let pool = db.pool.clone();
         Box::pin(async move {
             // Answered before this waiter was registered?
-            let db2 = db.clone();
-            if let Ok(Some(decision)) = db.run(async move { stored_decision(&db2, id).await }).await
+            if let Ok(Some(decision)) = db
+                .run(async move { stored_decision(&pool, id).await })
+                .await
             {
                 return Some(decision);
             }
