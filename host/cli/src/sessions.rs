@@ -73,16 +73,14 @@ pub async fn manage(config_path: &Path, agent: &str, action: Action) -> anyhow::
     if let Action::Export { store: Some(s) } | Action::Import { store: Some(s) } = &action {
         crate::sessions_transfer::choose_store(&mut config, s);
     }
-    if let (None, Some(old)) = (&config.sessions.store, config.legacy_sessions_dir()) {
-        if clawhost_sessions::SessionStore::new(config.sessions_dir()).adopt(&old)? {
-            esay!(
-                "sessions moved from {} to {}",
-                old.display(),
-                config.sessions_dir().display()
-            );
-        }
+    let (store, moved) = clawhost_runner::open_store(&config).await?;
+    if let Some(old) = moved {
+        esay!(
+            "sessions moved from {} to {}",
+            old.display(),
+            config.sessions_dir().display()
+        );
     }
-    let store = clawhost_runner::open_store(&config).await?;
     match action {
         Action::Export { .. } => crate::sessions_transfer::export(&store)?,
         Action::Import { .. } => crate::sessions_transfer::import(&store)?,

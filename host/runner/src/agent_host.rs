@@ -99,9 +99,9 @@ pub struct AgentHost {
 }
 
 /// The session store of `config`: PostgreSQL when `sessions.store` names
-/// one (connected and migrated now), else the files (moved from where an
-/// older version kept them).
-pub async fn open_store(config: &Config) -> anyhow::Result<SessionStore> {
+/// one (connected and migrated now), else the files, moved from where an
+/// older version kept them (that place is returned when they moved).
+pub async fn open_store(config: &Config) -> anyhow::Result<(SessionStore, Option<PathBuf>)> {
     if let Some(url) = &config.sessions.store {
         anyhow::ensure!(
             clawhost_sessions_postgres::is_postgres_url(url),
@@ -110,15 +110,14 @@ pub async fn open_store(config: &Config) -> anyhow::Result<SessionStore> {
         let db = clawhost_sessions_postgres::PostgresBackend::connect(url, config.sessions.pool)
             .await
             .context("opening the session store (sessions.store)")?;
-        return Ok(SessionStore::with_backend(Arc::new(db)));
+        return Ok((SessionStore::with_backend(Arc::new(db)), None));
     }
     let store = SessionStore::new(config.sessions_dir()).with_fsync(config.sessions.fsync);
-    if let Some(old) = config.legacy_sessions_dir() {
-        if store.adopt(&old).context("moving the sessions")? {
-            tracing::info!(from = %old.display(), to = %config.sessions_dir().display(), "sessions moved");
-        }
-    }
-    Ok(store)
+    let moved = match config.legacy_sessions_dir() {
+        Some(old) if store.adopt(&old).context("moving the sessions")? => Some(old),
+        _ => None,
+    };
+    Ok((store, moved))
 }
 
 impl AgentHost {
@@ -133,7 +132,10 @@ impl AgentHost {
         let generations = runtimes
             .rebuild(&config)
             .context("building the model runtime generation")?;
-        let store = open_store(&config).await?;
+        let (store, moved) = open_store(&config).await?;
+        if let Some(old) = moved {
+            tracing::info!(from = %old.display(), to = %config.sessions_dir().display(), "sessions moved");
+        }
         let lanes = SessionLanes::shared(store.backend().clone());
         let (runner, reports) = EmbeddedRunner::start(config).await?;
         let host = Self {

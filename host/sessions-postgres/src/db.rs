@@ -131,6 +131,18 @@ impl Db {
         })
     }
 
+    /// `e` naming this database: where a connection failed, or whose
+    /// answer it is.
+    pub(crate) fn at(&self, e: SessionError) -> SessionError {
+        match e {
+            SessionError::Unavailable(m) => {
+                SessionError::Unavailable(format!("connecting to {}: {m}", self.name))
+            }
+            SessionError::Store(m) => SessionError::Store(format!("{}: {m}", self.name)),
+            other => other,
+        }
+    }
+
     /// Run `call` on the store's runtime and wait for it, blocking this
     /// thread (any thread, in or out of a runtime).
     pub(crate) fn block<T, F>(&self, call: F) -> Result<T, SessionError>

@@ -45,14 +45,6 @@ impl PostgresBackend {
     /// refused login, or a schema newer than this build's.
     pub async fn connect(url: &str, pool: usize) -> Result<Self, SessionError> {
         let db = db::Db::new(url, pool)?;
-        let name = db.name.clone();
-        let at = |e: SessionError| match e {
-            SessionError::Unavailable(m) => {
-                SessionError::Unavailable(format!("connecting to {name}: {m}"))
-            }
-            SessionError::Store(m) => SessionError::Store(format!("{name}: {m}")),
-            other => other,
-        };
         let pool = db.pool.clone();
         db.run(async move {
             let mut client = pool.get().await.map_err(db::pool_err)?;
@@ -68,7 +60,7 @@ impl PostgresBackend {
                 .map(drop)
         })
         .await
-        .map_err(at)?;
+        .map_err(|e| db.at(e))?;
         let relay = relay::Relay::start(db.clone());
         let lanes = lock::Lanes::new(db.clone());
         Ok(Self { db, relay, lanes })
@@ -79,32 +71,13 @@ impl PostgresBackend {
 /// changing nothing; a version newer than this build's is an error.
 pub async fn probe(url: &str) -> Result<i32, SessionError> {
     let db = db::Db::new(url, 2)?;
-    let name = db.name.clone();
     let pool = db.pool.clone();
-    let version = db
-        .run(async move {
-            let client = pool.get().await.map_err(db::pool_err)?;
-            let row = client
-                .query_one("SELECT to_regclass('clawhost_schema') IS NOT NULL", &[])
-                .await
-                .map_err(db::db_err)?;
-            if !row.get::<_, bool>(0) {
-                return Ok(0);
-            }
-            let row = client
-                .query_one("SELECT coalesce(max(version), 0) FROM clawhost_schema", &[])
-                .await
-                .map_err(db::db_err)?;
-            Ok(row.get::<_, i32>(0))
-        })
-        .await
-        .map_err(|e| SessionError::Unavailable(format!("connecting to {name}: {e}")))?;
-    if version > SCHEMA_VERSION {
-        return Err(SessionError::Store(format!(
-            "{name}: the clawhost schema is version {version}, newer than this build's {SCHEMA_VERSION}"
-        )));
-    }
-    Ok(version)
+    db.run(async move {
+        let client = pool.get().await.map_err(db::pool_err)?;
+        schema::version(&client).await
+    })
+    .await
+    .map_err(|e| db.at(e))
 }
 
 impl Backend for PostgresBackend {

@@ -54,11 +54,7 @@ pub(crate) async fn migrate(client: &mut tokio_postgres::Client) -> Result<(), S
         .await
         .map_err(db_err)?;
     let current: i32 = row.get(0);
-    if current > SCHEMA_VERSION {
-        return Err(SessionError::Store(format!(
-            "the database's clawhost schema is version {current}, newer than this build's {SCHEMA_VERSION}: run a clawhost at least as new (nothing was changed)"
-        )));
-    }
+    refuse_newer(current)?;
     for (at, sql) in MIGRATIONS.iter().enumerate().skip(current as usize) {
         tx.batch_execute(sql).await.map_err(db_err)?;
         tx.execute(
@@ -69,4 +65,33 @@ pub(crate) async fn migrate(client: &mut tokio_postgres::Client) -> Result<(), S
         .map_err(db_err)?;
     }
     tx.commit().await.map_err(db_err)
+}
+
+/// Refuse a schema newer than this build's.
+fn refuse_newer(current: i32) -> Result<(), SessionError> {
+    if current > SCHEMA_VERSION {
+        return Err(SessionError::Store(format!(
+            "the database's clawhost schema is version {current}, newer than this build's {SCHEMA_VERSION}: run a clawhost at least as new (nothing was changed)"
+        )));
+    }
+    Ok(())
+}
+
+/// The schema version of the database (0: none yet), read without
+/// creating anything; refused when newer than this build's.
+pub(crate) async fn version(client: &tokio_postgres::Client) -> Result<i32, SessionError> {
+    let row = client
+        .query_one("SELECT to_regclass('clawhost_schema') IS NOT NULL", &[])
+        .await
+        .map_err(db_err)?;
+    if !row.get::<_, bool>(0) {
+        return Ok(0);
+    }
+    let row = client
+        .query_one("SELECT coalesce(max(version), 0) FROM clawhost_schema", &[])
+        .await
+        .map_err(db_err)?;
+    let current: i32 = row.get(0);
+    refuse_newer(current)?;
+    Ok(current)
 }

@@ -368,6 +368,11 @@ impl Transcript {
         }
     }
 
+    /// The error for a write to a transcript opened read-only.
+    fn read_only(&self) -> SessionError {
+        SessionError::ReadOnly { path: self.place() }
+    }
+
     /// The current leaf (the entry new ones follow).
     pub fn leaf(&self) -> Option<&str> {
         self.leaf.as_deref()
@@ -410,12 +415,9 @@ impl Transcript {
     /// A file: write the entry's line now. Rows: only check the transcript
     /// takes entries (they are stored at the commit).
     fn write_entry(&mut self, entry: &Entry) -> Result<(), SessionError> {
-        let place = self.place();
         match &mut self.sink {
             Sink::Rows { writable: true } => Ok(()),
-            Sink::Rows { writable: false } | Sink::File { file: None, .. } => {
-                Err(SessionError::ReadOnly { path: place })
-            }
+            Sink::Rows { writable: false } | Sink::File { file: None, .. } => Err(self.read_only()),
             Sink::File {
                 path,
                 file: Some(file),
@@ -434,10 +436,9 @@ impl Transcript {
     /// A file: hand everything written so far to the kernel, and with
     /// `durable` make it durable (fsync). Rows: nothing to do.
     pub(crate) fn flush(&mut self, durable: bool) -> Result<(), SessionError> {
-        let place = self.place();
         match &mut self.sink {
             Sink::Rows { .. } => Ok(()),
-            Sink::File { file: None, .. } => Err(SessionError::ReadOnly { path: place }),
+            Sink::File { file: None, .. } => Err(self.read_only()),
             Sink::File {
                 path,
                 file: Some(file),
