@@ -23,8 +23,15 @@ use crate::{ApiError, Gateway};
 /// when replicas share one.
 #[derive(Default)]
 pub struct Pending {
-    waiting: Mutex<HashMap<String, oneshot::Sender<ApprovalDecision>>>,
+    waiting: Mutex<HashMap<String, Waiting>>,
     relay: Option<Arc<dyn ApprovalRelay>>,
+}
+
+/// A request waiting on this replica.
+struct Waiting {
+    answer: oneshot::Sender<ApprovalDecision>,
+    /// Recorded in the shared store, which then decides the first answer.
+    offered: bool,
 }
 
 /// An answer's decision from its name.
@@ -50,13 +57,17 @@ impl Pending {
         // Unguessable and unique across replicas.
         let id = format!("appr-{:016x}", fastrand::u64(..));
         let (tx, rx) = oneshot::channel();
-        self.lock().insert(id.clone(), tx);
+        self.lock().insert(
+            id.clone(),
+            Waiting {
+                answer: tx,
+                offered: false,
+            },
+        );
         (id, rx)
     }
 
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, oneshot::Sender<ApprovalDecision>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Waiting>> {
         clawhost_agent_core::lock(&self.waiting)
     }
 }
@@ -87,8 +98,15 @@ impl Approver for ClientApprover {
         let (id, answer) = pending.open();
         let _forget = Forget(pending, id.clone());
         if let Some(relay) = &pending.relay {
-            if let Err(e) = relay.offer(&id).await {
-                tracing::warn!(error = %e, "the approval request is answerable on this replica only");
+            match relay.offer(&id).await {
+                Ok(()) => {
+                    if let Some(w) = pending.lock().get_mut(&id) {
+                        w.offered = true;
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "the approval request is answerable on this replica only")
+                }
             }
         }
         let request = json!({
@@ -142,24 +160,35 @@ pub(crate) async fn answer(
         )));
     };
     let answered = Ok(Json(json!({"id": id, "decision": decision.as_str()})));
-    let waiting = gw.approvals.lock().remove(&id);
-    if let Some(Ok(())) = waiting.map(|tx| tx.send(decision)) {
-        // Answered here: claim it in the store too, so an answer through
-        // another replica now finds it answered (404), not waiting.
-        if let Some(relay) = &gw.approvals.relay {
-            if let Err(e) = relay.answer(&id, decision.as_str()).await {
-                tracing::warn!(error = %e, "could not mark the approval answered in the store");
+    let gone = Err(ApiError::not_found(format!(
+        "no approval request `{id}` is waiting (answered, timed out, or its run ended)"
+    )));
+    // None: not waiting here; Some(offered): waiting here, and recorded in
+    // the shared store.
+    let here = gw.approvals.lock().get(&id).map(|w| w.offered);
+    if let Some(relay) = gw.approvals.relay.as_ref().filter(|_| here != Some(false)) {
+        // Replicas share the store: it decides which answer is the first,
+        // whether the request waits here or on another replica.
+        match relay.answer(&id, decision.as_str()).await {
+            // Ours is the first answer. Waiting here, the request takes it
+            // now (or from the store's notification, if that came first).
+            Ok(true) => {
+                if let Some(w) = gw.approvals.lock().remove(&id) {
+                    let _ = w.answer.send(decision);
+                }
+                return answered;
             }
+            Ok(false) => return gone,
+            // The store is down: a request waiting here is still answered here.
+            Err(e) if here.is_some() => {
+                tracing::warn!(error = %e, "the approval is answered on this replica only");
+            }
+            Err(e) => return Err(e.into()),
         }
+    }
+    let waiting = gw.approvals.lock().remove(&id);
+    if let Some(Ok(())) = waiting.map(|w| w.answer.send(decision)) {
         return answered;
     }
-    // Waiting on another replica of the same store?
-    if let Some(relay) = &gw.approvals.relay {
-        if relay.answer(&id, decision.as_str()).await? {
-            return answered;
-        }
-    }
-    Err(ApiError::not_found(format!(
-        "no approval request `{id}` is waiting (answered, timed out, or its run ended)"
-    )))
+    gone
 }
